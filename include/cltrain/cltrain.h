@@ -1,0 +1,13 @@
+/*
+ * cltrain/cltrain.h - the whole public API.
+ */
+#ifndef CLTRAIN_CLTRAIN_H
+#define CLTRAIN_CLTRAIN_H
+
+#include "cltrain/common.h"
+#include "cltrain/context.h"
+#include "cltrain/device.h"
+#include "cltrain/gemm.h"
+#include "cltrain/opencl.h"
+
+#endif /* CLTRAIN_CLTRAIN_H */

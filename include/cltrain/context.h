@@ -1,0 +1,105 @@
+/*
+ * cltrain/context.h - a context: one OpenCL device, its queue, its compiled
+ * kernel programs (built from the embedded .cl sources, cached on disk) and
+ * its last error.
+ *
+ * A context is used from one thread at a time. Data-parallel training makes
+ * one context per device, so devices of different platforms work together.
+ */
+#ifndef CLTRAIN_CONTEXT_H
+#define CLTRAIN_CONTEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cltrain/common.h"
+#include "cltrain/device.h"
+#include "cltrain/opencl.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ct_context ct_context;
+
+enum ct_log_level { CT_LOG_ERROR = 0, CT_LOG_WARN = 1, CT_LOG_INFO = 2, CT_LOG_DEBUG = 3 };
+typedef void (*ct_log_fn)(void *user, int level, const char *message);
+
+enum ct_cache_mode {
+    CT_CACHE_AUTO = 0,  /* on, unless CLTRAIN_CACHE=off */
+    CT_CACHE_ON = 1,
+    CT_CACHE_OFF = 2,
+};
+
+typedef struct ct_context_options {
+    const char *device;     /* a selector (ct_device_select) naming one device; NULL: CLTRAIN_DEVICE, else best */
+    const char *cache_dir;  /* NULL: CLTRAIN_CACHE_DIR, else $XDG_CACHE_HOME/cltrain, else ~/.cache/cltrain */
+    const char *kernel_dir; /* NULL: CLTRAIN_KERNEL_DIR; .cl files there replace the embedded ones */
+    const char *build_options; /* extra OpenCL compiler options, appended to "-cl-std=CL1.2" */
+    int cache;              /* enum ct_cache_mode */
+    int lazy_kernels;       /* build each program at its first use instead of at creation */
+    int profiling;          /* create the queue with CL_QUEUE_PROFILING_ENABLE */
+    ct_log_fn log;          /* NULL: warnings and errors go to stderr */
+    void *log_user;
+    int log_level;          /* messages above this level are dropped; default CT_LOG_WARN */
+} ct_context_options;
+
+CT_API void ct_context_defaults(ct_context_options *options);
+
+/* Creates a context on the selected device. Unless options->lazy_kernels is
+ * set, every kernel program is built (or loaded from the cache) here, so a
+ * compiler error surfaces at once. On failure *ctx is NULL and
+ * ct_last_error() says why. */
+CT_API int ct_context_create(const ct_context_options *options, ct_context **ctx);
+CT_API void ct_context_free(ct_context **ctx);
+
+/* The last error raised through this context, or "" if none. */
+CT_API const char *ct_context_last_error(const ct_context *ctx);
+
+CT_API const ct_device_info *ct_context_device(const ct_context *ctx);
+CT_API cl_context ct_context_cl(const ct_context *ctx);
+CT_API cl_command_queue ct_context_queue(const ct_context *ctx);
+
+/* Waits until every command queued on the context has finished. */
+CT_API int ct_context_finish(ct_context *ctx);
+
+/* How one kernel program came to be ready. */
+typedef enum ct_program_origin {
+    CT_PROGRAM_NOT_BUILT = 0,
+    CT_PROGRAM_CACHE_HIT = 1,      /* loaded from a cached binary */
+    CT_PROGRAM_COMPILED = 2,       /* compiled from source: cache miss, or cache off */
+    CT_PROGRAM_CACHE_REJECTED = 3, /* a cached file was corrupt, truncated or foreign; recompiled */
+} ct_program_origin;
+
+typedef struct ct_program_info {
+    const char *name;        /* the .cl file's base name: "eltwise" for cl_kernels/eltwise.cl */
+    ct_program_origin origin;
+    double build_seconds;    /* wall time of the build or cache load */
+    size_t source_bytes;     /* prelude + common.cl + the program's own source */
+    int from_kernel_dir;     /* the source came from CLTRAIN_KERNEL_DIR */
+    char cache_key[65];      /* hex SHA-256 of the cache key material; "" if the cache is off */
+} ct_program_info;
+
+/* The number of kernel programs the library holds. */
+CT_API size_t ct_program_count(void);
+
+/* Builds every program not yet built. */
+CT_API int ct_context_build_all(ct_context *ctx);
+
+/* How program `index` (0 .. ct_program_count()-1) was built in this context. */
+CT_API int ct_context_program_info(const ct_context *ctx, size_t index, ct_program_info *info);
+
+/* The directory the binary cache uses, or NULL when the cache is off. */
+CT_API const char *ct_context_cache_dir(const ct_context *ctx);
+
+/* Device buffers. Offsets and sizes are in bytes. */
+CT_API int ct_buffer_create(ct_context *ctx, size_t bytes, cl_mem *buffer);
+CT_API void ct_buffer_release(cl_mem *buffer);
+CT_API int ct_buffer_write(ct_context *ctx, cl_mem buffer, size_t offset, size_t bytes, const void *src);
+CT_API int ct_buffer_read(ct_context *ctx, cl_mem buffer, size_t offset, size_t bytes, void *dst);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CLTRAIN_CONTEXT_H */

@@ -1,0 +1,50 @@
+/*
+ * cltrain/gemm.h - single-precision matrix product on device buffers.
+ *
+ *   C = alpha * op(A) * op(B) + beta * C,  row-major, op(X) = X or X^T
+ *
+ * with op(A) m x k, op(B) k x n and C m x n. Operands are (cl_mem, offset)
+ * pairs with offsets and leading dimensions in elements, so views into one
+ * large buffer need no sub-buffers.
+ *
+ * Two paths compute it: CLBlast on the device, and on a device that shares
+ * host memory (CPU devices such as pocl's) the host's BLAS on mapped buffers,
+ * which is an order of magnitude faster there. CLTRAIN_GEMM=clblast|host
+ * forces one; the default picks the host path where memory is shared.
+ */
+#ifndef CLTRAIN_GEMM_H
+#define CLTRAIN_GEMM_H
+
+#include <stddef.h>
+
+#include "cltrain/common.h"
+#include "cltrain/context.h"
+#include "cltrain/opencl.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum ct_gemm_path {
+    CT_GEMM_AUTO = 0,
+    CT_GEMM_CLBLAST = 1,
+    CT_GEMM_HOST = 2,
+} ct_gemm_path;
+
+CT_API int ct_gemm(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t n, size_t k,
+                   float alpha, cl_mem a, size_t a_offset, size_t lda,
+                   cl_mem b, size_t b_offset, size_t ldb,
+                   float beta, cl_mem c, size_t c_offset, size_t ldc);
+
+/* The path ct_gemm takes in this context, and a way to force one
+ * (CT_GEMM_HOST fails with CT_ERR_UNSUPPORTED on a device without shared
+ * host memory). */
+CT_API ct_gemm_path ct_gemm_get_path(const ct_context *ctx);
+CT_API int ct_gemm_set_path(ct_context *ctx, ct_gemm_path path);
+CT_API const char *ct_gemm_path_str(ct_gemm_path path);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CLTRAIN_GEMM_H */

@@ -1,0 +1,288 @@
+/*
+ * context.c - context creation on one selected device, logging, buffers.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cl/runtime.h"
+
+void ct_context_store_error(struct ct_context *ctx, const char *message)
+{
+    snprintf(ctx->last_error, sizeof ctx->last_error, "%s", message);
+}
+
+static void log_stderr(void *user, int level, const char *message)
+{
+    (void)user;
+    static const char *const names[] = { "error", "warning", "info", "debug" };
+    fprintf(stderr, "cltrain: %s: %s\n", names[level < 0 ? 0 : level > 3 ? 3 : level], message);
+}
+
+void ct_log(struct ct_context *ctx, int level, const char *fmt, ...)
+{
+    if (level > ctx->log_level)
+        return;
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    ctx->log(ctx->log_user, level, msg);
+}
+
+int ct_cl_fail(struct ct_context *ctx, cl_int err, const char *what)
+{
+    const char *hint = "";
+    if (err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES ||
+        err == CL_INVALID_BUFFER_SIZE)
+        hint = " HINT: the device ran out of memory or resources; try a smaller batch";
+    return ct_fail(ctx, err, "%s failed on %s: %s.%s", what, ctx ? ctx->dev.name : "?",
+                   ct_status_str(err), hint);
+}
+
+void ct_context_defaults(ct_context_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->cache = CT_CACHE_AUTO;
+    o->log_level = CT_LOG_WARN;
+}
+
+static int pick_device(const char *selector, ct_device_info *out)
+{
+    ct_device_info *devs = NULL;
+    size_t count = 0, idx[2], n = 0;
+    int st = ct_device_list(&devs, &count);
+    if (st)
+        return st;
+    st = ct_device_select(devs, count, selector, idx, CT_ARRAY_LEN(idx), &n);
+    if (st == CT_OK && n != 1)
+        st = ct_fail(NULL, CT_ERR_INVALID_ARG,
+                     "device selector '%s' names %zu devices; a context uses one (several "
+                     "devices train together through data-parallel training)",
+                     selector ? selector : "", n);
+    if (st == CT_OK)
+        *out = devs[idx[0]];
+    ct_device_list_free(&devs);
+    return st;
+}
+
+int ct_context_create(const ct_context_options *options, ct_context **out)
+{
+    CT_VALIDATE(NULL, out);
+    *out = NULL;
+    ct_context_options defaults;
+    if (!options) {
+        ct_context_defaults(&defaults);
+        options = &defaults;
+    }
+    CT_VALIDATE(NULL, options->cache >= CT_CACHE_AUTO && options->cache <= CT_CACHE_OFF);
+
+    ct_context *ctx = calloc(1, sizeof *ctx);
+    if (!ctx)
+        return ct_fail(NULL, CT_ERR_NO_MEMORY, "out of host memory creating a context");
+    ctx->log = options->log ? options->log : log_stderr;
+    ctx->log_user = options->log_user;
+    ctx->log_level = options->log_level;
+
+    cl_int err = CL_SUCCESS;
+    int st = pick_device(options->device, &ctx->dev);
+    if (st)
+        goto fail;
+    ctx->device = ctx->dev.cl_device;
+
+    cl_context_properties props[] = { CL_CONTEXT_PLATFORM,
+                                      (cl_context_properties)ctx->dev.cl_platform, 0 };
+    ctx->cl = clCreateContext(props, 1, &ctx->device, NULL, NULL, &err);
+    if (err != CL_SUCCESS) {
+        st = ct_cl_fail(ctx, err, "clCreateContext");
+        goto fail;
+    }
+    ctx->queue = clCreateCommandQueue(ctx->cl, ctx->device,
+                                      options->profiling ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
+    if (err != CL_SUCCESS) {
+        st = ct_cl_fail(ctx, err, "clCreateCommandQueue");
+        goto fail;
+    }
+
+    ctx->prelude = ct_prelude_make(&ctx->dev);
+    if (!ctx->prelude) {
+        st = ct_fail(ctx, CT_ERR_NO_MEMORY, "out of host memory");
+        goto fail;
+    }
+    int n = snprintf(ctx->build_options, sizeof ctx->build_options, "-cl-std=CL1.2%s%s",
+                     options->build_options ? " " : "",
+                     options->build_options ? options->build_options : "");
+    if (n < 0 || (size_t)n >= sizeof ctx->build_options) {
+        st = ct_fail(ctx, CT_ERR_INVALID_ARG, "build options too long (%d bytes)", n);
+        goto fail;
+    }
+
+    const char *kdir = options->kernel_dir ? options->kernel_dir : getenv("CLTRAIN_KERNEL_DIR");
+    if (kdir && *kdir) {
+        char probe[4096];
+        snprintf(probe, sizeof probe, "%s/.", kdir);
+        FILE *f = fopen(probe, "r");
+        if (!f) {
+            st = ct_fail(ctx, CT_ERR_IO, "kernel directory '%s' (CLTRAIN_KERNEL_DIR) cannot be "
+                         "opened. HINT: point it at a directory of .cl files, or unset it",
+                         kdir);
+            goto fail;
+        }
+        fclose(f);
+        ctx->kernel_dir = ct_strdup(kdir);
+    }
+
+    st = ct_cache_setup(ctx, options->cache_dir, options->cache);
+    if (st)
+        goto fail;
+
+    const char *gemm = getenv("CLTRAIN_GEMM");
+    if (gemm && *gemm && strcmp(gemm, "auto")) {
+        if (!strcmp(gemm, "clblast"))
+            st = ct_gemm_set_path(ctx, CT_GEMM_CLBLAST);
+        else if (!strcmp(gemm, "host"))
+            st = ct_gemm_set_path(ctx, CT_GEMM_HOST);
+        else
+            st = ct_fail(ctx, CT_ERR_INVALID_ARG,
+                         "CLTRAIN_GEMM='%s': expected clblast, host or auto", gemm);
+        if (st)
+            goto fail;
+    } else {
+        ct_gemm_set_path(ctx, CT_GEMM_AUTO);
+    }
+
+    if (!options->lazy_kernels && (st = ct_context_build_all(ctx)) != CT_OK)
+        goto fail;
+    *out = ctx;
+    return CT_OK;
+
+fail:
+    ct_fail_keep(NULL, st); /* the thread-local message already holds the reason */
+    ct_context_free(&ctx);
+    return st;
+}
+
+void ct_context_free(ct_context **pctx)
+{
+    if (!pctx || !*pctx)
+        return;
+    ct_context *ctx = *pctx;
+    if (ctx->queue)
+        clFinish(ctx->queue);
+    for (size_t i = 0; i < ctx->kernel_cap; i++) {
+        if (ctx->kernels[i].kernel)
+            clReleaseKernel(ctx->kernels[i].kernel);
+        free(ctx->kernels[i].name);
+    }
+    free(ctx->kernels);
+    ct_programs_release(ctx);
+    if (ctx->queue)
+        clReleaseCommandQueue(ctx->queue);
+    if (ctx->cl)
+        clReleaseContext(ctx->cl);
+    free(ctx->prelude);
+    free(ctx->cache_dir);
+    free(ctx->kernel_dir);
+    free(ctx);
+    *pctx = NULL;
+}
+
+const char *ct_context_last_error(const ct_context *ctx)
+{
+    return ctx ? ctx->last_error : "";
+}
+
+const ct_device_info *ct_context_device(const ct_context *ctx)
+{
+    return ctx ? &ctx->dev : NULL;
+}
+
+cl_context ct_context_cl(const ct_context *ctx)
+{
+    return ctx ? ctx->cl : NULL;
+}
+
+cl_command_queue ct_context_queue(const ct_context *ctx)
+{
+    return ctx ? ctx->queue : NULL;
+}
+
+const char *ct_context_cache_dir(const ct_context *ctx)
+{
+    return ctx ? ctx->cache_dir : NULL;
+}
+
+int ct_context_finish(ct_context *ctx)
+{
+    CT_VALIDATE(ctx, ctx);
+    cl_int err = clFinish(ctx->queue);
+    return err == CL_SUCCESS ? CT_OK : ct_cl_fail(ctx, err, "clFinish");
+}
+
+int ct_context_build_all(ct_context *ctx)
+{
+    CT_VALIDATE(ctx, ctx);
+    for (int i = 0; i < CT_PROG_COUNT; i++) {
+        cl_program p;
+        int st = ct_program_get(ctx, i, &p);
+        if (st)
+            return st;
+    }
+    return CT_OK;
+}
+
+int ct_context_program_info(const ct_context *ctx, size_t index, ct_program_info *info)
+{
+    CT_VALIDATE(NULL, ctx && info && index < CT_PROG_COUNT);
+    *info = ctx->pinfo[index];
+    info->name = ct_program_names[index];
+    return CT_OK;
+}
+
+int ct_buffer_create(ct_context *ctx, size_t bytes, cl_mem *buffer)
+{
+    CT_VALIDATE(ctx, ctx && buffer && bytes > 0);
+    *buffer = NULL;
+    if (bytes > ctx->dev.max_alloc_bytes)
+        return ct_fail(ctx, CL_INVALID_BUFFER_SIZE,
+                       "a buffer of %zu bytes exceeds the largest allocation %s allows "
+                       "(%llu bytes). HINT: use a smaller batch or model",
+                       bytes, ctx->dev.name, (unsigned long long)ctx->dev.max_alloc_bytes);
+    cl_int err = CL_SUCCESS;
+    *buffer = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    if (err != CL_SUCCESS) {
+        *buffer = NULL;
+        char what[96];
+        snprintf(what, sizeof what, "allocating a buffer of %zu bytes", bytes);
+        return ct_cl_fail(ctx, err, what);
+    }
+    return CT_OK;
+}
+
+void ct_buffer_release(cl_mem *buffer)
+{
+    if (buffer && *buffer) {
+        clReleaseMemObject(*buffer);
+        *buffer = NULL;
+    }
+}
+
+int ct_buffer_write(ct_context *ctx, cl_mem buffer, size_t offset, size_t bytes, const void *src)
+{
+    CT_VALIDATE(ctx, ctx && buffer && (src || !bytes));
+    if (!bytes)
+        return CT_OK;
+    cl_int err = clEnqueueWriteBuffer(ctx->queue, buffer, CL_TRUE, offset, bytes, src, 0, NULL, NULL);
+    return err == CL_SUCCESS ? CT_OK : ct_cl_fail(ctx, err, "clEnqueueWriteBuffer");
+}
+
+int ct_buffer_read(ct_context *ctx, cl_mem buffer, size_t offset, size_t bytes, void *dst)
+{
+    CT_VALIDATE(ctx, ctx && buffer && (dst || !bytes));
+    if (!bytes)
+        return CT_OK;
+    cl_int err = clEnqueueReadBuffer(ctx->queue, buffer, CL_TRUE, offset, bytes, dst, 0, NULL, NULL);
+    return err == CL_SUCCESS ? CT_OK : ct_cl_fail(ctx, err, "clEnqueueReadBuffer");
+}

@@ -1,0 +1,123 @@
+/*
+ * kernel.c - kernel objects by name (created once per context) and launches.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cl/runtime.h"
+
+static uint64_t hash_name(int prog, const char *name)
+{
+    uint64_t h = 1469598103934665603ull ^ (uint64_t)prog;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    return h;
+}
+
+static int table_grow(struct ct_context *ctx)
+{
+    size_t cap = ctx->kernel_cap ? ctx->kernel_cap * 2 : 64;
+    ct_kernel_entry *t = calloc(cap, sizeof *t);
+    if (!t)
+        return ct_fail(ctx, CT_ERR_NO_MEMORY, "out of host memory");
+    for (size_t i = 0; i < ctx->kernel_cap; i++) {
+        ct_kernel_entry *e = &ctx->kernels[i];
+        if (!e->name)
+            continue;
+        size_t j = hash_name(e->prog, e->name) & (cap - 1);
+        while (t[j].name)
+            j = (j + 1) & (cap - 1);
+        t[j] = *e;
+    }
+    free(ctx->kernels);
+    ctx->kernels = t;
+    ctx->kernel_cap = cap;
+    return CT_OK;
+}
+
+int ct_kernel_get(struct ct_context *ctx, int prog, const char *name, ct_kernel_entry **out)
+{
+    if (ctx->kernel_cap) {
+        size_t j = hash_name(prog, name) & (ctx->kernel_cap - 1);
+        for (; ctx->kernels[j].name; j = (j + 1) & (ctx->kernel_cap - 1)) {
+            if (ctx->kernels[j].prog == prog && !strcmp(ctx->kernels[j].name, name)) {
+                *out = &ctx->kernels[j];
+                return CT_OK;
+            }
+        }
+    }
+    cl_program p;
+    int st = ct_program_get(ctx, prog, &p);
+    if (st)
+        return st;
+    cl_int err = CL_SUCCESS;
+    cl_kernel k = clCreateKernel(p, name, &err);
+    if (err != CL_SUCCESS)
+        return ct_fail(ctx, err, "no kernel '%s' in program %s.cl: %s", name,
+                       ct_program_names[prog], ct_status_str(err));
+    size_t wg = 0;
+    if (clGetKernelWorkGroupInfo(k, ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) != CL_SUCCESS || !wg)
+        wg = 1;
+
+    if ((ctx->kernel_count + 1) * 2 > ctx->kernel_cap && (st = table_grow(ctx)) != CT_OK) {
+        clReleaseKernel(k);
+        return st;
+    }
+    size_t j = hash_name(prog, name) & (ctx->kernel_cap - 1);
+    while (ctx->kernels[j].name)
+        j = (j + 1) & (ctx->kernel_cap - 1);
+    ct_kernel_entry *e = &ctx->kernels[j];
+    e->name = ct_strdup(name);
+    if (!e->name) {
+        clReleaseKernel(k);
+        return ct_fail(ctx, CT_ERR_NO_MEMORY, "out of host memory");
+    }
+    e->prog = prog;
+    e->kernel = k;
+    e->max_wg = wg;
+    ctx->kernel_count++;
+    *out = e;
+    return CT_OK;
+}
+
+int ct_run(struct ct_context *ctx, int prog, const char *name, unsigned dims,
+           const size_t *global, const size_t *local, size_t nargs, const ct_karg *args)
+{
+    if (dims < 1 || dims > 3)
+        return ct_fail(ctx, CT_ERR_INTERNAL, "kernel %s launched with %u dimensions", name, dims);
+    ct_kernel_entry *e;
+    int st = ct_kernel_get(ctx, prog, name, &e);
+    if (st)
+        return st;
+    for (size_t i = 0; i < nargs; i++) {
+        cl_int err = clSetKernelArg(e->kernel, (cl_uint)i, args[i].size, args[i].ptr);
+        if (err != CL_SUCCESS)
+            return ct_fail(ctx, err, "setting argument %zu of kernel %s: %s", i, name,
+                           ct_status_str(err));
+    }
+
+    size_t lsz[3] = { 1, 1, 1 }, gsz[3] = { 1, 1, 1 };
+    if (local) {
+        for (unsigned d = 0; d < dims; d++)
+            lsz[d] = local[d];
+    } else if (dims == 1) {
+        lsz[0] = e->max_wg < 256 ? e->max_wg : 256;
+    } else {
+        /* 16x16 (or 8x8 where a kernel is limited), remaining dims 1 */
+        size_t side = e->max_wg >= 256 ? 16 : e->max_wg >= 64 ? 8 : 1;
+        lsz[0] = side;
+        lsz[1] = side;
+    }
+    for (unsigned d = 0; d < dims; d++) {
+        if (global[d] == 0)
+            return CT_OK; /* nothing to do */
+        gsz[d] = (global[d] + lsz[d] - 1) / lsz[d] * lsz[d];
+    }
+    cl_int err = clEnqueueNDRangeKernel(ctx->queue, e->kernel, dims, NULL, gsz, lsz, 0, NULL, NULL);
+    if (err != CL_SUCCESS)
+        return ct_fail(ctx, err, "launching kernel %s (global %zux%zux%zu, local %zux%zux%zu) "
+                       "on %s: %s", name, gsz[0], gsz[1], gsz[2], lsz[0], lsz[1], lsz[2],
+                       ctx->dev.name, ct_status_str(err));
+    return CT_OK;
+}

@@ -1,0 +1,113 @@
+/*
+ * runtime.h - the context behind the public handle, the kernel program
+ * registry (one program per cl_kernels/<name>.cl, each built together with
+ * a generated prelude and common.cl) and kernel launch helpers.
+ */
+#ifndef CT_CL_RUNTIME_H
+#define CT_CL_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cltrain/context.h"
+#include "cltrain/device.h"
+#include "cltrain/gemm.h"
+#include "cltrain/opencl.h"
+#include "core/error.h"
+#include "core/util.h"
+#include "kernel_list.h" /* generated: #define CT_PROGRAMS(X) X(fill) X(...) */
+
+enum ct_program_id {
+#define CT_X(name) CT_PROG_##name,
+    CT_PROGRAMS(CT_X)
+#undef CT_X
+    CT_PROG_COUNT
+};
+
+/* Bumped whenever the cache file layout or the way keys are made changes. */
+#define CT_CACHE_FORMAT_VERSION 1u
+
+typedef struct ct_kernel_entry {
+    char *name;
+    int prog;
+    cl_kernel kernel;
+    size_t max_wg;  /* CL_KERNEL_WORK_GROUP_SIZE */
+} ct_kernel_entry;
+
+struct ct_context {
+    ct_device_info dev;
+    cl_context cl;
+    cl_command_queue queue;
+    cl_device_id device;
+
+    cl_program programs[CT_PROG_COUNT];
+    ct_program_info pinfo[CT_PROG_COUNT];
+    char *prelude;          /* generated #defines */
+    char build_options[512];
+
+    ct_kernel_entry *kernels; /* open-addressing table keyed by (prog, name) */
+    size_t kernel_cap;
+    size_t kernel_count;
+
+    char *cache_dir;        /* NULL when the cache is off */
+    char *kernel_dir;       /* CLTRAIN_KERNEL_DIR, or NULL */
+    int cache_warned;
+
+    ct_log_fn log;
+    void *log_user;
+    int log_level;
+
+    ct_gemm_path gemm_path; /* resolved: CLBLAST or HOST */
+
+    char last_error[CT_ERROR_MAX];
+};
+
+void ct_log(struct ct_context *ctx, int level, const char *fmt, ...) CT_PRINTF(3, 4);
+
+/* src/cl/device.c: fills one device's record. */
+int ct_device_query(cl_platform_id platform, cl_device_id device, unsigned p, unsigned d,
+                    ct_device_info *info);
+
+/* src/cl/program.c */
+extern const char *const ct_program_names[CT_PROG_COUNT];
+int ct_program_get(struct ct_context *ctx, int prog, cl_program *out);
+void ct_programs_release(struct ct_context *ctx);
+char *ct_prelude_make(const ct_device_info *dev);
+
+/* src/cl/cache.c: the on-disk binary cache. The digest names the file. */
+int ct_cache_setup(struct ct_context *ctx, const char *dir, int mode);
+/* Returns a malloc'd payload of *size bytes, or NULL on a miss; *rejected is
+ * set when a file existed but could not be trusted. */
+uint8_t *ct_cache_load(struct ct_context *ctx, const char *prog, const uint8_t key[32],
+                       size_t *size, int *rejected);
+void ct_cache_store(struct ct_context *ctx, const char *prog, const uint8_t key[32],
+                    const uint8_t *payload, size_t size);
+/* The path of a program's cache file (for tests and messages); malloc'd. */
+char *ct_cache_path(const struct ct_context *ctx, const char *prog, const uint8_t key[32]);
+
+/* Kernel lookup, launching. */
+typedef struct ct_karg {
+    size_t size;
+    const void *ptr; /* NULL: `size` bytes of local memory */
+} ct_karg;
+
+#define CT_ARG(x) ((ct_karg){ sizeof(x), &(x) })
+#define CT_LOCAL(bytes) ((ct_karg){ (bytes), NULL })
+
+int ct_kernel_get(struct ct_context *ctx, int prog, const char *name, ct_kernel_entry **out);
+
+/* Launches kernel `name` of program `prog` over `global` work-items in
+ * `dims` dimensions. Global sizes are rounded up to a multiple of the local
+ * size, so every kernel guards its index against the true extent it is
+ * passed. local == NULL picks a local size for the device. */
+int ct_run(struct ct_context *ctx, int prog, const char *name, unsigned dims,
+           const size_t *global, const size_t *local, size_t nargs, const ct_karg *args);
+
+#define CT_RUN(ctx, prog, name, dims, global, local, ...)                                       \
+    ct_run((ctx), (prog), (name), (dims), (global), (local),                                    \
+           sizeof((ct_karg[]){ __VA_ARGS__ }) / sizeof(ct_karg), (ct_karg[]){ __VA_ARGS__ })
+
+/* Turns an OpenCL error into a context error naming what failed. */
+int ct_cl_fail(struct ct_context *ctx, cl_int err, const char *what);
+
+#endif /* CT_CL_RUNTIME_H */

@@ -1,0 +1,16 @@
+/*
+ * util.h - small host helpers shared by every floor of the library.
+ */
+#ifndef CT_CORE_UTIL_H
+#define CT_CORE_UTIL_H
+
+#include <stddef.h>
+
+char *ct_strdup(const char *s);
+/* The whole file, NUL-terminated (the NUL is not counted in *size); NULL
+ * with errno set on failure. */
+char *ct_read_file(const char *path, size_t *size);
+/* Monotonic seconds. */
+double ct_now(void);
+
+#endif /* CT_CORE_UTIL_H */

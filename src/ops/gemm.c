@@ -1,0 +1,172 @@
+/*
+ * gemm.c - ct_gemm: row-major SGEMM on (cl_mem, offset) operands, through
+ * CLBlast on the device or, where the device shares host memory, through
+ * the host's CBLAS on mapped buffers (zero-copy on such devices).
+ */
+#include "cl/runtime.h" /* first: sets the OpenCL target version */
+
+#include <cblas.h>
+#include <clblast_c.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *ct_gemm_path_str(ct_gemm_path path)
+{
+    switch (path) {
+    case CT_GEMM_CLBLAST: return "clblast";
+    case CT_GEMM_HOST: return "host";
+    default: return "auto";
+    }
+}
+
+ct_gemm_path ct_gemm_get_path(const ct_context *ctx)
+{
+    return ctx ? ctx->gemm_path : CT_GEMM_AUTO;
+}
+
+int ct_gemm_set_path(ct_context *ctx, ct_gemm_path path)
+{
+    CT_VALIDATE(ctx, ctx && path >= CT_GEMM_AUTO && path <= CT_GEMM_HOST);
+    if (path == CT_GEMM_AUTO)
+        path = ctx->dev.host_unified_memory ? CT_GEMM_HOST : CT_GEMM_CLBLAST;
+    if (path == CT_GEMM_HOST && !ctx->dev.host_unified_memory)
+        return ct_fail(ctx, CT_ERR_UNSUPPORTED,
+                       "the host GEMM path needs a device that shares host memory; %s does not. "
+                       "HINT: use CLTRAIN_GEMM=clblast (the default there)", ctx->dev.name);
+    ctx->gemm_path = path;
+    return CT_OK;
+}
+
+/* One operand: rows x cols elements with leading dimension ld at offset. */
+typedef struct operand {
+    cl_mem buf;
+    size_t off, rows, cols, ld;
+    int write;
+    float *host; /* mapped pointer to element `off` */
+} operand;
+
+static int check_operand(ct_context *ctx, const operand *o, char name)
+{
+    if (!o->buf)
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_gemm: matrix %c is NULL", name);
+    if (o->ld < o->cols || o->ld == 0)
+        return ct_fail(ctx, CT_ERR_INVALID_ARG,
+                       "ct_gemm: leading dimension of %c is %zu, less than its %zu columns",
+                       name, o->ld, o->cols);
+    size_t bytes = 0;
+    cl_int err = clGetMemObjectInfo(o->buf, CL_MEM_SIZE, sizeof bytes, &bytes, NULL);
+    if (err != CL_SUCCESS)
+        return ct_fail(ctx, err, "ct_gemm: matrix %c is not a valid buffer: %s", name,
+                       ct_status_str(err));
+    size_t end = o->off + (o->rows - 1) * o->ld + o->cols; /* one past the last element */
+    if (end > bytes / sizeof(float))
+        return ct_fail(ctx, CT_ERR_INVALID_ARG,
+                       "ct_gemm: matrix %c (%zu x %zu, ld %zu, offset %zu) reaches element %zu "
+                       "of a buffer of %zu floats", name, o->rows, o->cols, o->ld, o->off, end,
+                       bytes / sizeof(float));
+    return CT_OK;
+}
+
+/* Maps every distinct buffer once over the union of the ranges used in it
+ * (mapping one buffer twice for writing is undefined in OpenCL). */
+static int host_gemm(ct_context *ctx, int ta, int tb, size_t m, size_t n, size_t k, float alpha,
+                     operand ops[3], float beta)
+{
+    cl_mem bufs[3];
+    void *maps[3] = { NULL, NULL, NULL };
+    size_t lo[3], hi[3];
+    int wr[3], nb = 0, st = CT_OK;
+    for (int i = 0; i < 3; i++) {
+        size_t a = ops[i].off, b = ops[i].off + (ops[i].rows - 1) * ops[i].ld + ops[i].cols;
+        int j = 0;
+        while (j < nb && bufs[j] != ops[i].buf)
+            j++;
+        if (j == nb) {
+            bufs[nb] = ops[i].buf;
+            lo[nb] = a;
+            hi[nb] = b;
+            wr[nb] = ops[i].write;
+            nb++;
+        } else {
+            lo[j] = a < lo[j] ? a : lo[j];
+            hi[j] = b > hi[j] ? b : hi[j];
+            wr[j] |= ops[i].write;
+        }
+    }
+    for (int j = 0; j < nb; j++) {
+        cl_int err = CL_SUCCESS;
+        cl_map_flags flags = wr[j] ? (CL_MAP_READ | CL_MAP_WRITE) : CL_MAP_READ;
+        maps[j] = clEnqueueMapBuffer(ctx->queue, bufs[j], CL_TRUE, flags, lo[j] * sizeof(float),
+                                     (hi[j] - lo[j]) * sizeof(float), 0, NULL, NULL, &err);
+        if (err != CL_SUCCESS) {
+            maps[j] = NULL;
+            st = ct_cl_fail(ctx, err, "ct_gemm: mapping a buffer for the host path");
+            goto unmap;
+        }
+    }
+    for (int i = 0; i < 3; i++) {
+        int j = 0;
+        while (bufs[j] != ops[i].buf)
+            j++;
+        ops[i].host = (float *)maps[j] + (ops[i].off - lo[j]);
+    }
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+                (int)m, (int)n, (int)k, alpha, ops[0].host, (int)ops[0].ld, ops[1].host,
+                (int)ops[1].ld, beta, ops[2].host, (int)ops[2].ld);
+unmap:
+    for (int j = 0; j < nb; j++) {
+        if (!maps[j])
+            continue;
+        cl_int err = clEnqueueUnmapMemObject(ctx->queue, bufs[j], maps[j], 0, NULL, NULL);
+        if (err != CL_SUCCESS && st == CT_OK)
+            st = ct_cl_fail(ctx, err, "ct_gemm: unmapping a buffer");
+    }
+    return st;
+}
+
+int ct_gemm(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
+            cl_mem a, size_t a_offset, size_t lda, cl_mem b, size_t b_offset, size_t ldb,
+            float beta, cl_mem c, size_t c_offset, size_t ldc)
+{
+    CT_VALIDATE(NULL, ctx);
+    if (m == 0 || n == 0)
+        return CT_OK;
+    if (m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff)
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_gemm: %zu x %zu x %zu is too large", m, n, k);
+    operand ops[3] = {
+        { a, a_offset, trans_a ? k : m, trans_a ? m : k, lda, 0, NULL },
+        { b, b_offset, trans_b ? n : k, trans_b ? k : n, ldb, 0, NULL },
+        { c, c_offset, m, n, ldc, 1, NULL },
+    };
+    int st;
+    if (k == 0) {
+        /* C = beta * C: CLBlast rejects k = 0, so scale C with a kernel */
+        if ((st = check_operand(ctx, &ops[2], 'C')))
+            return st;
+        cl_uint mm = (cl_uint)m, nn = (cl_uint)n, ld = (cl_uint)ldc;
+        cl_ulong off = c_offset;
+        size_t global[2] = { n, m };
+        return CT_RUN(ctx, CT_PROG_fill, "scale2d_f32", 2, global, NULL, CT_ARG(c), CT_ARG(off),
+                      CT_ARG(ld), CT_ARG(mm), CT_ARG(nn), CT_ARG(beta));
+    }
+    if ((st = check_operand(ctx, &ops[0], 'A')) || (st = check_operand(ctx, &ops[1], 'B')) ||
+        (st = check_operand(ctx, &ops[2], 'C')))
+        return st;
+    if (ops[0].ld > 0x7fffffff || ops[1].ld > 0x7fffffff || ops[2].ld > 0x7fffffff)
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_gemm: leading dimension too large");
+
+    if (ctx->gemm_path == CT_GEMM_HOST)
+        return host_gemm(ctx, trans_a, trans_b, m, n, k, alpha, ops, beta);
+
+    cl_command_queue q = ctx->queue;
+    CLBlastStatusCode s = CLBlastSgemm(CLBlastLayoutRowMajor,
+                                       trans_a ? CLBlastTransposeYes : CLBlastTransposeNo,
+                                       trans_b ? CLBlastTransposeYes : CLBlastTransposeNo, m, n, k,
+                                       alpha, a, a_offset, lda, b, b_offset, ldb, beta, c, c_offset,
+                                       ldc, &q, NULL);
+    if (s != CLBlastSuccess)
+        return ct_fail(ctx, (int)s, "ct_gemm: CLBlast SGEMM %s%s %zux%zux%zu on %s failed: %s",
+                       trans_a ? "T" : "N", trans_b ? "T" : "N", m, n, k, ctx->dev.name,
+                       ct_status_str((int)s));
+    return CT_OK;
+}

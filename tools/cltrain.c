@@ -1,0 +1,225 @@
+/*
+ * cltrain - the command-line tool. It uses only the public API.
+ *
+ * Exit codes: 0 success, 1 an error (the message says what to do), 2 a
+ * usage error (a bad flag or argument).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cltrain/cltrain.h>
+
+static const char usage_text[] =
+    "usage: cltrain [--devices [--json]] | COMMAND [options]\n"
+    "\n"
+    "Trains neural networks on any OpenCL device.\n"
+    "\n"
+    "commands:\n"
+    "  --devices, devices [--json]\n"
+    "        list every OpenCL platform and device with its selector P:D\n"
+    "  kernels [--device SEL] [--json]\n"
+    "        build every kernel program for a device (or load it from the cache)\n"
+    "        and report how each was obtained and how long it took\n"
+    "  --help, help      this text\n"
+    "  --version         the version\n"
+    "\n"
+    "device selectors (--device, or CLTRAIN_DEVICE):\n"
+    "  P:D               a device as --devices numbers it, e.g. 0:1\n"
+    "  gpu, cpu, accelerator, best\n"
+    "                    the best device of that type (best: any type)\n"
+    "  all, all-gpu, all-cpu\n"
+    "                    every device (of that type)\n"
+    "  TEXT              the best device whose name, vendor or platform contains TEXT\n"
+    "  A,B,...           several devices\n"
+    "\n"
+    "environment:\n"
+    "  CLTRAIN_DEVICE      default device selector\n"
+    "  CLTRAIN_CACHE_DIR   kernel binary cache (default $XDG_CACHE_HOME/cltrain)\n"
+    "  CLTRAIN_CACHE=off   compile kernels at every start\n"
+    "  CLTRAIN_KERNEL_DIR  load .cl files from this directory instead of the built-in ones\n"
+    "  CLTRAIN_GEMM        clblast | host | auto: how matrix products run\n";
+
+static int usage_error(const char *what, const char *arg)
+{
+    fprintf(stderr, "cltrain: %s '%s'\nRun `cltrain --help` for usage.\n", what, arg);
+    return 2;
+}
+
+static void json_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            printf("\\%c", c);
+        else if (c < 0x20)
+            printf("\\u%04x", c);
+        else
+            putchar(c);
+    }
+    putchar('"');
+}
+
+static double mib(uint64_t bytes)
+{
+    return (double)bytes / (1024.0 * 1024.0);
+}
+
+static int cmd_devices(int json)
+{
+    ct_device_info *devs = NULL;
+    size_t n = 0;
+    int st = ct_device_list(&devs, &n);
+    if (st) {
+        fprintf(stderr, "cltrain: %s\n", ct_last_error());
+        return 1;
+    }
+    if (json) {
+        printf("[");
+        for (size_t i = 0; i < n; i++) {
+            const ct_device_info *d = &devs[i];
+            printf("%s\n  {\"selector\": \"%u:%u\", \"type\": \"%s\", \"name\": ", i ? "," : "",
+                   d->platform_index, d->device_index, ct_device_type_str(d->type));
+            json_string(d->name);
+            printf(", \"vendor\": ");
+            json_string(d->vendor);
+            printf(", \"platform\": ");
+            json_string(d->platform_name);
+            printf(", \"platform_version\": ");
+            json_string(d->platform_version);
+            printf(", \"device_version\": ");
+            json_string(d->device_version);
+            printf(", \"driver_version\": ");
+            json_string(d->driver_version);
+            printf(", \"opencl_c_version\": ");
+            json_string(d->opencl_c_version);
+            printf(", \"compute_units\": %u, \"max_clock_mhz\": %u, \"global_mem_bytes\": %llu, "
+                   "\"max_alloc_bytes\": %llu, \"local_mem_bytes\": %llu, "
+                   "\"max_work_group_size\": %zu, \"fp16\": %s, \"fp64\": %s, "
+                   "\"subgroups\": %s, \"host_unified_memory\": %s}",
+                   d->compute_units, d->max_clock_mhz, (unsigned long long)d->global_mem_bytes,
+                   (unsigned long long)d->max_alloc_bytes, (unsigned long long)d->local_mem_bytes,
+                   d->max_work_group_size, d->fp16 ? "true" : "false", d->fp64 ? "true" : "false",
+                   d->subgroups ? "true" : "false", d->host_unified_memory ? "true" : "false");
+        }
+        printf("%s]\n", n ? "\n" : "");
+    } else if (n == 0) {
+        printf("OpenCL platforms were found, but none has a device.\n");
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            const ct_device_info *d = &devs[i];
+            printf("%u:%u  %-3s  %s | %s | driver %s | %s | %u CU @ %u MHz | mem %.0f MiB, "
+                   "max alloc %.0f MiB, local %.0f KiB | max WG %zu | fp16 %s, fp64 %s, "
+                   "subgroups %s\n",
+                   d->platform_index, d->device_index, ct_device_type_str(d->type), d->name,
+                   d->vendor, d->driver_version, d->opencl_c_version, d->compute_units,
+                   d->max_clock_mhz, mib(d->global_mem_bytes), mib(d->max_alloc_bytes),
+                   (double)d->local_mem_bytes / 1024.0, d->max_work_group_size,
+                   d->fp16 ? "yes" : "no", d->fp64 ? "yes" : "no", d->subgroups ? "yes" : "no");
+        }
+    }
+    ct_device_list_free(&devs);
+    return 0;
+}
+
+static const char *origin_str(ct_program_origin o)
+{
+    switch (o) {
+    case CT_PROGRAM_CACHE_HIT: return "cache hit";
+    case CT_PROGRAM_COMPILED: return "compiled";
+    case CT_PROGRAM_CACHE_REJECTED: return "cache rejected, compiled";
+    default: return "not built";
+    }
+}
+
+static int cmd_kernels(int argc, char **argv)
+{
+    const char *device = NULL;
+    int json = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--device")) {
+            if (++i >= argc)
+                return usage_error("missing value for", "--device");
+            device = argv[i];
+        } else if (!strcmp(argv[i], "--json")) {
+            json = 1;
+        } else {
+            return usage_error("kernels: unknown option", argv[i]);
+        }
+    }
+    ct_context_options o;
+    ct_context_defaults(&o);
+    o.device = device;
+    o.lazy_kernels = 1;
+    ct_context *ctx = NULL;
+    if (ct_context_create(&o, &ctx)) {
+        fprintf(stderr, "cltrain: %s\n", ct_last_error());
+        return 1;
+    }
+    const ct_device_info *d = ct_context_device(ctx);
+    int st = ct_context_build_all(ctx);
+    size_t n = ct_program_count();
+    double total = 0;
+    if (json)
+        printf("{\"device\": \"%u:%u\", \"cache_dir\": ", d->platform_index, d->device_index);
+    else
+        printf("device %u:%u %s; cache %s\n", d->platform_index, d->device_index, d->name,
+               ct_context_cache_dir(ctx) ? ct_context_cache_dir(ctx) : "off");
+    if (json) {
+        if (ct_context_cache_dir(ctx))
+            json_string(ct_context_cache_dir(ctx));
+        else
+            printf("null");
+        printf(", \"programs\": [");
+    }
+    for (size_t i = 0; i < n; i++) {
+        ct_program_info pi;
+        ct_context_program_info(ctx, i, &pi);
+        total += pi.build_seconds;
+        if (json)
+            printf("%s{\"name\": \"%s\", \"origin\": \"%s\", \"seconds\": %.6f, \"source_bytes\": %zu}",
+                   i ? ", " : "", pi.name, origin_str(pi.origin), pi.build_seconds, pi.source_bytes);
+        else
+            printf("  %-16s %-26s %8.3f s  %7zu bytes%s\n", pi.name, origin_str(pi.origin),
+                   pi.build_seconds, pi.source_bytes, pi.from_kernel_dir ? "  (CLTRAIN_KERNEL_DIR)" : "");
+    }
+    if (json)
+        printf("], \"total_seconds\": %.6f, \"ok\": %s}\n", total, st ? "false" : "true");
+    else
+        printf("  %-16s %-26s %8.3f s\n", "total", "", total);
+    if (st)
+        fprintf(stderr, "cltrain: %s\n", ct_context_last_error(ctx));
+    ct_context_free(&ctx);
+    return st ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(usage_text, stdout);
+        return 0;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        fputs(usage_text, stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "--version")) {
+        printf("cltrain %s\n", ct_version());
+        return 0;
+    }
+    if (!strcmp(cmd, "--devices") || !strcmp(cmd, "devices")) {
+        int json = 0;
+        for (int i = 2; i < argc; i++) {
+            if (!strcmp(argv[i], "--json"))
+                json = 1;
+            else
+                return usage_error("--devices: unknown option", argv[i]);
+        }
+        return cmd_devices(json);
+    }
+    if (!strcmp(cmd, "kernels"))
+        return cmd_kernels(argc - 2, argv + 2);
+    return usage_error("unknown command", cmd);
+}
