@@ -9,5 +9,6 @@
 #include "cltrain/device.h"
 #include "cltrain/gemm.h"
 #include "cltrain/opencl.h"
+#include "cltrain/selftest.h"
 
 #endif /* CLTRAIN_CLTRAIN_H */

@@ -1,0 +1,93 @@
+/*
+ * act.c - checks of the activations (src/ops/act.c) against src/ref/act.c.
+ *
+ * Tolerance: one float rounding of x plus the device's libm (OpenCL allows
+ * up to 4 ulp for exp/tanh, 16 for erf): atol 1e-6, rtol 1e-5 forward and
+ * backward, well below any wrong formula.
+ */
+#include <math.h>
+
+#include "check/check.h"
+#include "ref/act.h"
+
+typedef struct act_loss {
+    ct_act act;
+    const double *x, *w;
+    double *y;
+    size_t n;
+} act_loss;
+
+static double loss_of_x(void *user)
+{
+    act_loss *l = user;
+    ct_ref_act_forward(l->act, l->y, l->x, l->n);
+    return ck_dot(l->y, l->w, l->n);
+}
+
+typedef struct act_bench {
+    ct_context *ctx;
+    ct_act act;
+    ct_buf x, y, dy, dx;
+    size_t n;
+} act_bench;
+
+static int bench_run(void *user)
+{
+    act_bench *b = user;
+    int st = ct_act_forward(b->ctx, b->act, b->y, b->x, b->n);
+    return st ? st : ct_act_backward(b->ctx, b->act, b->dx, b->dy, b->x, b->y, b->n);
+}
+
+static void one_case(ct_check *c, ct_act act, size_t n)
+{
+    ct_context *ctx = ck_ctx(c);
+    ck_case(c, "%s n=%zu", ct_act_name(act), n);
+    double *x = ck_host(c, n), *y = ck_host(c, n), *dy = ck_host(c, n), *dx = ck_host(c, n);
+    if (ck_failed(c))
+        return;
+    ck_fill(c, x, n, -4, 4);
+    ck_fill(c, dy, n, -1, 1);
+    /* keep relu-like kinks out of reach of rounding and finite differences */
+    for (size_t i = 0; i < n; i++)
+        if (fabs(x[i]) < 1e-3)
+            x[i] = x[i] < 0 ? -1e-3 : 1e-3;
+    for (size_t i = 0; i < n; i++)
+        x[i] = (double)(float)x[i]; /* the device sees these exact values */
+    ct_ref_act_forward(act, y, x, n);
+    ct_ref_act_backward(act, dx, dy, x, n);
+
+    ct_buf dx_in = ck_dev_in(c, x, n), dy_in = ck_dev_in(c, dy, n);
+    ct_buf d_y = ck_dev_out(c, n), d_dx = ck_dev_out(c, n);
+    if (ck_failed(c))
+        return;
+    if (ck_status(c, ct_act_forward(ctx, act, d_y, dx_in, n), "act forward"))
+        return;
+    ck_expect(c, "forward y", d_y, n, y, 1e-6, 1e-5);
+    if (ck_status(c, ct_act_backward(ctx, act, d_dx, dy_in, dx_in, d_y, n), "act backward"))
+        return;
+    ck_expect(c, "backward dx", d_dx, n, dx, 1e-6, 1e-5);
+
+    act_loss l = { act, x, dy, ck_host(c, n), n };
+    ck_gradcheck(c, "reference dx", loss_of_x, &l, x, n, dx, 32);
+}
+
+void ct_check_act(ct_check *c)
+{
+    for (int a = CT_ACT_RELU; a < CT_ACT_COUNT && !ck_failed(c); a++) {
+        one_case(c, (ct_act)a, 1);
+        ck_case_end(c);
+        for (int it = 0; it < ck_iterations(c) && !ck_failed(c); it++) {
+            one_case(c, (ct_act)a, (size_t)ck_dim(c, 5000));
+            ck_case_end(c);
+        }
+    }
+    if (ck_benchmarking(c) && !ck_failed(c)) {
+        size_t n = (size_t)1 << 22;
+        ck_case(c, "bench gelu n=%zu", n);
+        act_bench b = { ck_ctx(c), CT_ACT_GELU, ck_dev_const(c, n, 0.5), ck_dev_out(c, n),
+                        ck_dev_const(c, n, 1), ck_dev_out(c, n), n };
+        if (!ck_failed(c))
+            ck_bench(c, "gelu 4M", 0.0, 5.0 * 4 * (double)n, bench_run, &b);
+        ck_case_end(c);
+    }
+}

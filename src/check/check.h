@@ -1,0 +1,93 @@
+/*
+ * check.h - the op-check harness (after dav1d's checkasm and ggml's
+ * test-backend-ops), used by tests/checkcl and `cltrain selftest`.
+ *
+ * An op's check, src/check/<op>.c, is `void ct_check_<op>(ct_check *c)`:
+ * for each case it draws shapes and inputs from the seeded RNG, computes
+ * the reference (src/ref/, double), runs the launchers (src/ops/) on device
+ * buffers made here, and compares with ck_expect. Host and device buffers
+ * made through ck_host / ck_dev_* belong to the case and are released by
+ * ck_case_end. A failure is recorded (first one kept, with its index) and
+ * the check goes on; ck_failed tells whether to stop early.
+ *
+ * Device buffers carry guard bands: CK_GUARD elements before and after,
+ * set to a canary, and outputs start as NaN, so a kernel that writes out of
+ * bounds or leaves elements unwritten is caught.
+ */
+#ifndef CT_CHECK_CHECK_H
+#define CT_CHECK_CHECK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cltrain/selftest.h"
+#include "ops/ops.h"
+
+#define CK_GUARD 37 /* odd on purpose: no alignment lines up with it */
+
+typedef struct ct_check ct_check;
+
+/* ---- randomness ---- */
+uint32_t ck_u32(ct_check *c);
+double ck_uniform(ct_check *c, double lo, double hi);
+int ck_int(ct_check *c, int lo, int hi); /* inclusive */
+/* A dimension in [1, hi]: often 1 or hi, otherwise odd-looking values that
+ * are no multiple of a work-group or tile size. */
+int ck_dim(ct_check *c, int hi);
+void ck_fill(ct_check *c, double *x, size_t n, double lo, double hi);
+
+/* ---- case scope ---- */
+/* Starts a case; the description (printf) appears in failure messages. */
+void ck_case(ct_check *c, const char *fmt, ...) CT_PRINTF(2, 3);
+void ck_case_end(ct_check *c);
+int ck_failed(const ct_check *c);      /* a failure so far in this op */
+ct_context *ck_ctx(ct_check *c);
+int ck_iterations(const ct_check *c);  /* random cases to run */
+
+/* Zeroed host doubles owned by the case (never NULL: allocation failure
+ * fails the op and returns a static dummy large enough for nothing, so
+ * check code must test ck_failed before heavy work). */
+double *ck_host(ct_check *c, size_t n);
+/* Device copies of host data (converted to float), with guard bands. */
+ct_buf ck_dev_in(ct_check *c, const double *x, size_t n);
+/* A device output of n elements, pre-filled with NaN. */
+ct_buf ck_dev_out(ct_check *c, size_t n);
+/* A device buffer of n floats set to `value` (for accumulating gradients). */
+ct_buf ck_dev_const(ct_check *c, size_t n, double value);
+
+/* Reports a launcher's failure status as a check failure. Returns status. */
+int ck_status(ct_check *c, int status, const char *what);
+
+/* Reads `got` back (guards included) and compares it with `ref`:
+ * |got - ref| <= atol + rtol * |ref| for every element, the guards intact,
+ * no NaN where ref has none. Returns 1 if it matched. */
+int ck_expect(ct_check *c, const char *what, ct_buf got, size_t n, const double *ref,
+              double atol, double rtol);
+
+/* Checks an analytic gradient against central finite differences of a
+ * scalar loss (double precision). `loss` reads the perturbed x in place.
+ * At most `max_points` elements are probed (chosen at random). */
+typedef double (*ck_loss_fn)(void *user);
+int ck_gradcheck(ct_check *c, const char *what, ck_loss_fn loss, void *user, double *x,
+                 size_t n, const double *analytic, size_t max_points);
+int ck_finite_diff(const ct_check *c); /* finite-difference checks are on */
+
+/* sum(y * w): the usual scalar loss whose gradient w.r.t. y is w. */
+double ck_dot(const double *y, const double *w, size_t n);
+
+/* ---- benchmarks ---- */
+int ck_benchmarking(const ct_check *c);
+/* Times `run` (which enqueues one forward+backward) a few times after a
+ * warm-up and records the median with the op's flops and bytes. */
+typedef int (*ck_run_fn)(void *user);
+void ck_bench(ct_check *c, const char *shape, double flops, double bytes, ck_run_fn run, void *user);
+
+/* The list of op checks (one line each, in the order they run). */
+#define CT_CHECKS(X) \
+    X(act)
+
+#define CT_X(name) void ct_check_##name(ct_check *c);
+CT_CHECKS(CT_X)
+#undef CT_X
+
+#endif /* CT_CHECK_CHECK_H */

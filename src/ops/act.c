@@ -1,0 +1,35 @@
+/*
+ * act.c - activation launchers (cl_kernels/act.cl).
+ */
+#include "ops/act.h"
+
+const char *ct_act_name(ct_act act)
+{
+    static const char *const names[CT_ACT_COUNT] = { "none", "relu", "leaky_relu", "sigmoid",
+                                                     "tanh", "gelu" };
+    return act >= 0 && act < CT_ACT_COUNT ? names[act] : "?";
+}
+
+int ct_act_forward(ct_context *ctx, ct_act act, ct_buf y, ct_buf x, size_t n)
+{
+    if (act < 0 || act >= CT_ACT_COUNT || n > UINT32_MAX)
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_act_forward: activation %d over %zu elements",
+                       (int)act, n);
+    cl_uint nn = (cl_uint)n;
+    cl_int a = act;
+    size_t g[1] = { n };
+    return CT_RUN(ctx, CT_PROG_act, "act_fwd_f32", 1, g, NULL, CT_BUF(y), CT_BUF(x), CT_ARG(nn),
+                  CT_ARG(a));
+}
+
+int ct_act_backward(ct_context *ctx, ct_act act, ct_buf dx, ct_buf dy, ct_buf x, ct_buf y, size_t n)
+{
+    if (act < 0 || act >= CT_ACT_COUNT || n > UINT32_MAX)
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_act_backward: activation %d over %zu elements",
+                       (int)act, n);
+    cl_uint nn = (cl_uint)n;
+    cl_int a = act;
+    size_t g[1] = { n };
+    return CT_RUN(ctx, CT_PROG_act, "act_bwd_f32", 1, g, NULL, CT_BUF(dx), CT_BUF(dy), CT_BUF(x),
+                  CT_BUF(y), CT_ARG(nn), CT_ARG(a));
+}

@@ -1,0 +1,29 @@
+/*
+ * ops.h - what every op launcher shares.
+ *
+ * Conventions (each family in src/ops/<family>.c with its header, kernels in
+ * cl_kernels/<family>.cl, host reference in src/ref/<family>.c, checks in
+ * src/check/<family>.c):
+ *   - launchers are <op>_forward / <op>_backward, kernels <op>_fwd_f32 /
+ *     <op>_bwd_f32; every buffer argument is a ct_buf and says its shape in
+ *     a comment: // (N, C, H, W);
+ *   - parameter gradients accumulate (+=, the trainer zeroes them once per
+ *     step); input gradients are written (=) unless a launcher says otherwise;
+ *   - launchers only enqueue work: no clFinish, no host reads;
+ *   - sizes travel to kernels as uint, offsets as ulong (elements).
+ */
+#ifndef CT_OPS_OPS_H
+#define CT_OPS_OPS_H
+
+#include "cl/runtime.h"
+#include "tensor.h"
+
+/* The two kernel arguments of a ct_buf: the buffer and its element offset. */
+#define CT_BUF(b) CT_ARG((b).mem), CT_ARG((b).off)
+
+/* x[0..n) = value */
+int ct_fill(ct_context *ctx, ct_buf x, size_t n, float value);
+/* dst[0..n) = src[0..n) */
+int ct_copy(ct_context *ctx, ct_buf dst, ct_buf src, size_t n);
+
+#endif /* CT_OPS_OPS_H */
