@@ -1,0 +1,304 @@
+/*
+ * safetensors.c - a strict reader of safetensors files (cJSON parses the
+ * header). Nothing in a file is trusted: every length, offset and shape is
+ * checked against the others before a tensor is handed out.
+ */
+#include <cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/util.h"
+#include "io/safetensors.h"
+
+#define MAX_HEADER (100u << 20)
+
+static const struct {
+    const char *name;
+    size_t size;
+} dtypes[] = {
+    [CT_ST_F32] = { "F32", 4 }, [CT_ST_F64] = { "F64", 8 }, [CT_ST_I64] = { "I64", 8 },
+    [CT_ST_I32] = { "I32", 4 }, [CT_ST_U8] = { "U8", 1 },   [CT_ST_F16] = { "F16", 2 },
+    [CT_ST_BF16] = { "BF16", 2 },
+};
+
+const char *ct_st_dtype_name(ct_st_dtype dtype)
+{
+    return (unsigned)dtype < CT_ARRAY_LEN(dtypes) ? dtypes[dtype].name : "?";
+}
+
+void ct_st_free(ct_st_file **pf)
+{
+    if (!pf || !*pf)
+        return;
+    ct_st_file *f = *pf;
+    for (size_t i = 0; i < f->count; i++)
+        free(f->tensors[i].name);
+    for (size_t i = 0; i < f->meta_count; i++) {
+        free(f->meta_keys[i]);
+        free(f->meta_values[i]);
+    }
+    free(f->tensors);
+    free(f->meta_keys);
+    free(f->meta_values);
+    free(f->bytes);
+    free(f);
+    *pf = NULL;
+}
+
+static int as_u64(const cJSON *n, uint64_t *out)
+{
+    if (!cJSON_IsNumber(n))
+        return 0;
+    double v = n->valuedouble;
+    if (!(v >= 0) || v > 9007199254740992.0 || floor(v) != v)
+        return 0;
+    *out = (uint64_t)v;
+    return 1;
+}
+
+static int cmp_begin(const void *a, const void *b)
+{
+    const ct_st_tensor *x = a, *y = b;
+    return (x->data > y->data) - (x->data < y->data);
+}
+
+int ct_st_parse(uint8_t *bytes, size_t size, const char *name, ct_st_file **out)
+{
+    *out = NULL;
+    ct_st_file *f = calloc(1, sizeof *f);
+    if (!f) {
+        free(bytes);
+        return ct_fail(NULL, CT_ERR_NO_MEMORY, "%s: out of host memory", name);
+    }
+    f->bytes = bytes;
+    f->size = size;
+    int st = CT_OK;
+    cJSON *root = NULL;
+    ct_st_tensor *sorted = NULL;
+
+    if (size < 8) {
+        st = ct_fail(NULL, CT_ERR_CORRUPT, "%s: %zu bytes is too short for a safetensors file "
+                     "(it starts with an 8-byte header length)", name, size);
+        goto fail;
+    }
+    uint64_t hlen = 0;
+    for (int i = 0; i < 8; i++)
+        hlen |= (uint64_t)bytes[i] << (8 * i);
+    if (hlen > MAX_HEADER || hlen > size - 8) {
+        st = ct_fail(NULL, CT_ERR_CORRUPT, "%s: header length %llu does not fit in the file "
+                     "(%zu bytes): truncated or not a safetensors file", name,
+                     (unsigned long long)hlen, size);
+        goto fail;
+    }
+    const uint8_t *data = bytes + 8 + hlen;
+    size_t data_size = size - 8 - (size_t)hlen;
+    root = cJSON_ParseWithLength((const char *)bytes + 8, (size_t)hlen);
+    if (!root || !cJSON_IsObject(root)) {
+        const char *at = cJSON_GetErrorPtr();
+        long col = at ? (long)(at - (const char *)bytes - 8) : -1;
+        st = ct_fail(NULL, CT_ERR_CORRUPT, "%s: the JSON header is malformed%s%ld", name,
+                     col >= 0 ? " near byte " : "", col >= 0 ? col + 8 : 0L);
+        goto fail;
+    }
+    size_t n = 0;
+    for (cJSON *it = root->child; it; it = it->next)
+        n++;
+    f->tensors = calloc(n ? n : 1, sizeof *f->tensors);
+    f->meta_keys = calloc(n ? n : 1, sizeof(char *));
+    f->meta_values = calloc(n ? n : 1, sizeof(char *));
+    if (!f->tensors || !f->meta_keys || !f->meta_values) {
+        st = ct_fail(NULL, CT_ERR_NO_MEMORY, "%s: out of host memory", name);
+        goto fail;
+    }
+    for (cJSON *it = root->child; it; it = it->next) {
+        if (!strcmp(it->string, "__metadata__")) {
+            if (!cJSON_IsObject(it)) {
+                st = ct_fail(NULL, CT_ERR_CORRUPT, "%s: __metadata__ is not an object", name);
+                goto fail;
+            }
+            size_t nm = 0;
+            for (cJSON *m = it->child; m; m = m->next)
+                nm++;
+            free(f->meta_keys);
+            free(f->meta_values);
+            f->meta_keys = calloc(nm ? nm : 1, sizeof(char *));
+            f->meta_values = calloc(nm ? nm : 1, sizeof(char *));
+            if (!f->meta_keys || !f->meta_values) {
+                st = ct_fail(NULL, CT_ERR_NO_MEMORY, "%s: out of host memory", name);
+                goto fail;
+            }
+            for (cJSON *m = it->child; m; m = m->next) {
+                if (!cJSON_IsString(m)) {
+                    st = ct_fail(NULL, CT_ERR_CORRUPT, "%s: metadata '%s' is not a string", name,
+                                 m->string);
+                    goto fail;
+                }
+                f->meta_keys[f->meta_count] = ct_strdup(m->string);
+                f->meta_values[f->meta_count] = ct_strdup(m->valuestring);
+                f->meta_count++;
+                if (!f->meta_keys[f->meta_count - 1] || !f->meta_values[f->meta_count - 1]) {
+                    st = ct_fail(NULL, CT_ERR_NO_MEMORY, "%s: out of host memory", name);
+                    goto fail;
+                }
+            }
+            continue;
+        }
+        ct_st_tensor *t = &f->tensors[f->count];
+        const char *tn = it->string;
+        cJSON *dt = cJSON_GetObjectItemCaseSensitive(it, "dtype");
+        cJSON *shape = cJSON_GetObjectItemCaseSensitive(it, "shape");
+        cJSON *offs = cJSON_GetObjectItemCaseSensitive(it, "data_offsets");
+        if (!cJSON_IsObject(it) || !cJSON_IsString(dt) || !cJSON_IsArray(shape) ||
+            !cJSON_IsArray(offs) || cJSON_GetArraySize(offs) != 2) {
+            st = ct_fail(NULL, CT_ERR_CORRUPT, "%s: tensor '%s' needs \"dtype\", \"shape\" and "
+                         "a two-element \"data_offsets\"", name, tn);
+            goto fail;
+        }
+        int dtype = -1;
+        for (size_t d = 0; d < CT_ARRAY_LEN(dtypes); d++)
+            if (!strcmp(dt->valuestring, dtypes[d].name))
+                dtype = (int)d;
+        if (dtype < 0) {
+            st = ct_fail(NULL, CT_ERR_CORRUPT, "%s: tensor '%s' has dtype '%s', which cltrain "
+                         "does not read (F32, F64, I64, I32, U8, F16, BF16)", name, tn,
+                         dt->valuestring);
+            goto fail;
+        }
+        int nd = cJSON_GetArraySize(shape);
+        if (nd > CT_ST_MAX_DIMS) {
+            st = ct_fail(NULL, CT_ERR_CORRUPT, "%s: tensor '%s' has %d dimensions (at most %d)",
+                         name, tn, nd, CT_ST_MAX_DIMS);
+            goto fail;
+        }
+        uint64_t numel = 1, b0 = 0, b1 = 0;
+        for (int d = 0; d < nd; d++) {
+            uint64_t v = 0;
+            if (!as_u64(cJSON_GetArrayItem(shape, d), &v) || (v && numel > UINT64_MAX / 2 / v)) {
+                st = ct_fail(NULL, CT_ERR_CORRUPT, "%s: tensor '%s': dimension %d of its shape is "
+                             "not a valid size", name, tn, d);
+                goto fail;
+            }
+            t->shape[d] = (int64_t)v;
+            numel *= v;
+        }
+        if (!as_u64(cJSON_GetArrayItem(offs, 0), &b0) || !as_u64(cJSON_GetArrayItem(offs, 1), &b1) ||
+            b0 > b1 || b1 > data_size) {
+            st = ct_fail(NULL, CT_ERR_CORRUPT, "%s: tensor '%s' has data_offsets [%llu, %llu] "
+                         "outside the %zu data bytes: truncated or corrupt file", name, tn,
+                         (unsigned long long)b0, (unsigned long long)b1, data_size);
+            goto fail;
+        }
+        if (numel > UINT64_MAX / 8 || b1 - b0 != numel * dtypes[dtype].size) {
+            st = ct_fail(NULL, CT_ERR_CORRUPT, "%s: tensor '%s' has %llu bytes but its shape and "
+                         "dtype %s need %llu", name, tn, (unsigned long long)(b1 - b0),
+                         dt->valuestring, (unsigned long long)(numel * dtypes[dtype].size));
+            goto fail;
+        }
+        for (size_t j = 0; j < f->count; j++)
+            if (!strcmp(f->tensors[j].name, tn)) {
+                st = ct_fail(NULL, CT_ERR_CORRUPT, "%s: tensor '%s' appears twice", name, tn);
+                goto fail;
+            }
+        t->name = ct_strdup(tn);
+        if (!t->name) {
+            st = ct_fail(NULL, CT_ERR_NO_MEMORY, "%s: out of host memory", name);
+            goto fail;
+        }
+        t->dtype = (ct_st_dtype)dtype;
+        t->ndim = nd;
+        t->numel = (size_t)numel;
+        t->nbytes = (size_t)(b1 - b0);
+        t->data = data + b0;
+        f->count++;
+    }
+    /* tensors must not overlap */
+    sorted = malloc((f->count ? f->count : 1) * sizeof *sorted);
+    if (!sorted) {
+        st = ct_fail(NULL, CT_ERR_NO_MEMORY, "%s: out of host memory", name);
+        goto fail;
+    }
+    memcpy(sorted, f->tensors, f->count * sizeof *sorted);
+    qsort(sorted, f->count, sizeof *sorted, cmp_begin);
+    for (size_t i = 1; i < f->count; i++)
+        if (sorted[i - 1].data + sorted[i - 1].nbytes > sorted[i].data) {
+            st = ct_fail(NULL, CT_ERR_CORRUPT, "%s: the data of tensors '%s' and '%s' overlap",
+                         name, sorted[i - 1].name, sorted[i].name);
+            goto fail;
+        }
+    free(sorted);
+    cJSON_Delete(root);
+    *out = f;
+    return CT_OK;
+
+fail:
+    free(sorted);
+    cJSON_Delete(root);
+    ct_st_free(&f);
+    return st;
+}
+
+int ct_st_read(const char *path, ct_st_file **out)
+{
+    *out = NULL;
+    size_t size = 0;
+    char *bytes = ct_read_file(path, &size);
+    if (!bytes)
+        return ct_fail(NULL, CT_ERR_IO, "cannot read %s: %s", path, strerror(errno));
+    return ct_st_parse((uint8_t *)bytes, size, path, out);
+}
+
+const ct_st_tensor *ct_st_find(const ct_st_file *f, const char *name)
+{
+    for (size_t i = 0; i < f->count; i++)
+        if (!strcmp(f->tensors[i].name, name))
+            return &f->tensors[i];
+    return NULL;
+}
+
+const char *ct_st_meta(const ct_st_file *f, const char *key)
+{
+    for (size_t i = 0; i < f->meta_count; i++)
+        if (!strcmp(f->meta_keys[i], key))
+            return f->meta_values[i];
+    return NULL;
+}
+
+static uint64_t le(const uint8_t *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < n; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+int ct_st_to_double(const ct_st_tensor *t, double *out)
+{
+    for (size_t i = 0; i < t->numel; i++) {
+        switch (t->dtype) {
+        case CT_ST_F32: {
+            uint32_t u = (uint32_t)le(t->data + 4 * i, 4);
+            float f;
+            memcpy(&f, &u, 4);
+            out[i] = f;
+            break;
+        }
+        case CT_ST_F64: {
+            uint64_t u = le(t->data + 8 * i, 8);
+            double d;
+            memcpy(&d, &u, 8);
+            out[i] = d;
+            break;
+        }
+        case CT_ST_I64: out[i] = (double)(int64_t)le(t->data + 8 * i, 8); break;
+        case CT_ST_I32: out[i] = (double)(int32_t)(uint32_t)le(t->data + 4 * i, 4); break;
+        case CT_ST_U8: out[i] = t->data[i]; break;
+        default:
+            return ct_fail(NULL, CT_ERR_UNSUPPORTED, "tensor '%s': converting %s is not supported",
+                           t->name, ct_st_dtype_name(t->dtype));
+        }
+    }
+    return CT_OK;
+}

@@ -1,0 +1,61 @@
+/*
+ * safetensors.h - reading safetensors files: an 8-byte little-endian header
+ * length, a JSON header {name: {dtype, shape, data_offsets}, "__metadata__":
+ * {str: str}}, then the raw little-endian tensor bytes.
+ *
+ * Every malformed input (truncated file, bad JSON, offsets out of range or
+ * overlapping, a shape that disagrees with the byte count, an unknown dtype)
+ * is CT_ERR_CORRUPT with a message naming the file and what is wrong.
+ */
+#ifndef CT_IO_SAFETENSORS_H
+#define CT_IO_SAFETENSORS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CT_ST_MAX_DIMS 8
+
+typedef enum ct_st_dtype {
+    CT_ST_F32 = 0,
+    CT_ST_F64,
+    CT_ST_I64,
+    CT_ST_I32,
+    CT_ST_U8,
+    CT_ST_F16,
+    CT_ST_BF16,
+} ct_st_dtype;
+
+typedef struct ct_st_tensor {
+    char *name;
+    ct_st_dtype dtype;
+    int ndim;                       /* 0 for a scalar */
+    int64_t shape[CT_ST_MAX_DIMS];
+    size_t numel;
+    size_t nbytes;
+    const uint8_t *data;            /* into the file's bytes; not aligned */
+} ct_st_tensor;
+
+typedef struct ct_st_file {
+    uint8_t *bytes;
+    size_t size;
+    ct_st_tensor *tensors;
+    size_t count;
+    char **meta_keys;
+    char **meta_values;
+    size_t meta_count;
+} ct_st_file;
+
+/* Reads and validates a whole file. */
+int ct_st_read(const char *path, ct_st_file **out);
+/* Parses bytes already in memory (takes ownership of `bytes` on success
+ * and failure alike); `name` appears in error messages. */
+int ct_st_parse(uint8_t *bytes, size_t size, const char *name, ct_st_file **out);
+void ct_st_free(ct_st_file **file);
+
+const ct_st_tensor *ct_st_find(const ct_st_file *file, const char *name);
+const char *ct_st_meta(const ct_st_file *file, const char *key);
+const char *ct_st_dtype_name(ct_st_dtype dtype);
+/* Converts F32/F64/I64/I32/U8 elements to double (out has numel entries). */
+int ct_st_to_double(const ct_st_tensor *t, double *out);
+
+#endif /* CT_IO_SAFETENSORS_H */

@@ -1,0 +1,66 @@
+/*
+ * golden.h - the runner of PyTorch golden vectors (the .safetensors files of tests/golden/data,
+ * or any directory of such files): each file holds one op's inputs,
+ * parameters, output y, an upstream gradient dy and PyTorch's gradients d<name>;
+ * `__metadata__` holds "op" and its arguments.
+ *
+ * An adapter, tests/golden/<family>.c, is `void golden_<family>(golden *g)`:
+ * it runs BOTH the host reference (src/ref/) and the OpenCL launchers
+ * (src/ops/) on the file's inputs and compares each with PyTorch's values.
+ * Everything allocated through golden_* belongs to the file and is freed
+ * after it. A failure is recorded (with the file, tensor and index) and the
+ * adapter may go on.
+ *
+ * Tolerances: |a - b| <= atol + rtol |b|, 1e-5 + 1e-4 |b| for element-wise
+ * results (float32 against float32), looser for reductions over many terms:
+ * each adapter states its own.
+ */
+#ifndef CT_TESTS_GOLDEN_H
+#define CT_TESTS_GOLDEN_H
+
+#include <stddef.h>
+
+#include "io/safetensors.h"
+#include "ops/ops.h"
+
+typedef struct golden golden;
+
+ct_context *golden_ctx(golden *g);
+const char *golden_op(golden *g);                       /* metadata "op" */
+const char *golden_meta(golden *g, const char *key);    /* NULL if absent */
+int golden_meta_int(golden *g, const char *key, int fallback);
+double golden_meta_double(golden *g, const char *key, double fallback);
+int golden_meta_bool(golden *g, const char *key, int fallback); /* "true"/"false" */
+
+/* A tensor of the file as doubles, or NULL (and a recorded failure) if the
+ * file lacks it. shape gets up to 8 dims, ndim their count (either may be NULL). */
+double *golden_tensor(golden *g, const char *name, size_t *numel, int *shape, int *ndim);
+int golden_has(golden *g, const char *name);
+
+double *golden_host(golden *g, size_t n);              /* zeroed */
+ct_buf golden_dev(golden *g, const double *x, size_t n); /* a float copy on the device */
+ct_buf golden_dev_zero(golden *g, size_t n);
+
+/* Compare a host result (the reference) or a device result (the kernel)
+ * with the file's tensor `expected`. Return 1 on a match. */
+int golden_expect_host(golden *g, const char *what, const double *got, const char *expected,
+                       double atol, double rtol);
+int golden_expect_dev(golden *g, const char *what, ct_buf got, const char *expected,
+                      double atol, double rtol);
+/* Records a failing status (returns it). */
+int golden_status(golden *g, int status, const char *what);
+void golden_failf(golden *g, const char *fmt, ...) CT_PRINTF(2, 3);
+
+/* op name in the file's metadata -> adapter. One line per op. */
+#define GOLDEN_OPS(X)          \
+    X("relu", golden_act)      \
+    X("leaky_relu", golden_act) \
+    X("sigmoid", golden_act)   \
+    X("tanh", golden_act)      \
+    X("gelu", golden_act)
+
+#define GOLDEN_X(op, fn) void fn(golden *g);
+GOLDEN_OPS(GOLDEN_X)
+#undef GOLDEN_X
+
+#endif /* CT_TESTS_GOLDEN_H */
