@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# test_cli.sh CLTRAIN - the command-line tool as a user meets it: device
+# listing (text and JSON), exit codes (0 ok, 1 error, 2 usage), no OpenCL
+# platform at all, and a bad device selector. A signal (exit > 128) always fails.
+set -u
+cltrain=$1
+fails=0; checks=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+expect() { # expect NAME WANT_RC PATTERN -- CMD...
+    local name=$1 want=$2 pattern=$3; shift 4
+    checks=$((checks + 1))
+    "$@" >"$tmp/out" 2>"$tmp/err"
+    local rc=$?
+    if [ "$rc" -ne "$want" ]; then
+        echo "FAIL $name: exit $rc, want $want"; sed 's/^/  | /' "$tmp/out" "$tmp/err"; fails=$((fails + 1)); return
+    fi
+    if [ -n "$pattern" ] && ! grep -qE -- "$pattern" "$tmp/out" "$tmp/err"; then
+        echo "FAIL $name: output lacks /$pattern/"; sed 's/^/  | /' "$tmp/out" "$tmp/err"; fails=$((fails + 1)); return
+    fi
+    echo "ok   $name"
+}
+
+expect "--help" 0 "usage: cltrain" -- "$cltrain" --help
+expect "--version" 0 "^cltrain [0-9]+\.[0-9]+\.[0-9]+" -- "$cltrain" --version
+expect "--devices lists a device" 0 "^0:0  (cpu|gpu|accelerator|other)  .+ \| driver .+ \| OpenCL C [0-9.]+.* \| [0-9]+ CU .*max alloc .* local .* max WG [0-9]+ \| fp16 (yes|no), fp64 (yes|no), subgroups (yes|no)" -- "$cltrain" --devices
+expect "--devices --json" 0 '"selector": "0:0"' -- "$cltrain" --devices --json
+checks=$((checks + 1))
+if "$cltrain" --devices --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert isinstance(d, list) and d, "empty"
+for k in ("selector", "type", "name", "vendor", "driver_version", "opencl_c_version", "compute_units",
+          "global_mem_bytes", "max_alloc_bytes", "local_mem_bytes", "max_work_group_size", "fp16", "fp64", "subgroups"):
+    assert k in d[0], k
+'; then echo "ok   --devices --json parses with every field"; else echo "FAIL --devices --json is not valid JSON with every field"; fails=$((fails + 1)); fi
+
+expect "unknown command is a usage error" 2 "unknown command 'frobnicate'" -- "$cltrain" frobnicate
+expect "unknown flag is a usage error" 2 "unknown option '--colour'" -- "$cltrain" --devices --colour
+expect "kernels builds every program" 0 "total" -- "$cltrain" kernels
+expect "bad device selector" 1 "no device 7:7.*HINT" -- "$cltrain" kernels --device 7:7
+expect "malformed device selector" 1 "malformed device selector term '0:x'" -- "$cltrain" kernels --device 0:x
+CLTRAIN_DEVICE=no-such-gpu expect "bad CLTRAIN_DEVICE" 1 "CLTRAIN_DEVICE 'no-such-gpu'" -- "$cltrain" kernels
+
+mkdir -p "$tmp/no-vendors"
+OCL_ICD_VENDORS="$tmp/no-vendors" expect "no OpenCL platform" 1 "no OpenCL platform found.*HINT: install an OpenCL driver" -- "$cltrain" --devices
+OCL_ICD_VENDORS="$tmp/no-vendors" expect "no OpenCL platform (kernels)" 1 "pocl-opencl-icd" -- "$cltrain" kernels
+
+echo "test_cli: $checks checks, $fails failed"
+[ "$fails" -eq 0 ]

@@ -1,0 +1,164 @@
+/*
+ * test_gemm - ct_gemm against cblas_sgemm, on both paths (CLBlast and the
+ * host BLAS on mapped buffers), for every transpose and sizes 1, 7, 33 and
+ * 1000 in each of m, n, k, with offsets, padded leading dimensions, operands
+ * sharing one buffer, k = 0 and invalid arguments.
+ *
+ * Tolerance: both sides sum k float products in different orders; each
+ * result's rounding error is bounded by about k * 2^-24 * sum_k |a_ik b_kj|
+ * (Higham, Accuracy and Stability, 3.5), so we allow 2k * 2^-24 times that
+ * sum (computed with cblas on |A| and |B|) plus 1e-30 for exact zeros.
+ */
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cl/runtime.h"
+#include "tcheck.h"
+
+static uint64_t rng = 42;
+static float frand(void)
+{
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    return (float)((double)(rng >> 40) / (double)(1ull << 24)) * 2.0f - 1.0f;
+}
+
+typedef struct mat {
+    size_t rows, cols, ld, off;
+} mat;
+
+static mat make(size_t rows, size_t cols, int pad)
+{
+    mat m = { rows, cols, cols + (pad ? 3 : 0), pad ? 5 : 0 };
+    return m;
+}
+
+static size_t span(mat m)
+{
+    return m.off + m.rows * m.ld;
+}
+
+static int one(ct_context *ctx, int ta, int tb, size_t m, size_t n, size_t k, float alpha,
+               float beta, int pad, int shared)
+{
+    mat A = make(ta ? k : m, ta ? m : k, pad), B = make(tb ? n : k, tb ? k : n, pad), C = make(m, n, pad);
+    size_t na = span(A) + 1, nb = span(B) + 1, nc = span(C); /* +1: k = 0 leaves A or B empty */
+    if (shared) { /* A and C in one buffer: C after A */
+        C.off = na + 7;
+        nc = span(C);
+    }
+    float *a = malloc(na * sizeof *a), *b = malloc(nb * sizeof *b), *c = malloc(nc * sizeof *c);
+    float *want = malloc(nc * sizeof *c), *bound = calloc(nc, sizeof *c);
+    float *aa = malloc(na * sizeof *a), *ab = malloc(nb * sizeof *b);
+    for (size_t i = 0; i < na; i++)
+        a[i] = frand(), aa[i] = fabsf(a[i]);
+    for (size_t i = 0; i < nb; i++)
+        b[i] = frand(), ab[i] = fabsf(b[i]);
+    for (size_t i = 0; i < nc; i++)
+        c[i] = frand();
+    if (shared)
+        memcpy(c, a, na * sizeof *a);
+    memcpy(want, c, nc * sizeof *c);
+    const float *asrc = shared ? c : a;
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+                (int)m, (int)n, (int)k, alpha, asrc + A.off, (int)A.ld, b + B.off, (int)B.ld, beta,
+                want + C.off, (int)C.ld);
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+                (int)m, (int)n, (int)k, fabsf(alpha), aa + A.off, (int)A.ld, ab + B.off, (int)B.ld,
+                0.0f, bound + C.off, (int)C.ld);
+
+    cl_mem ma = NULL, mb = NULL, mc = NULL;
+    int ok = 1;
+    if (ct_buffer_create(ctx, na * sizeof *a, &ma) || ct_buffer_create(ctx, nb * sizeof *b, &mb) ||
+        ct_buffer_create(ctx, nc * sizeof *c, &mc) ||
+        ct_buffer_write(ctx, ma, 0, na * sizeof *a, a) || ct_buffer_write(ctx, mb, 0, nb * sizeof *b, b) ||
+        ct_buffer_write(ctx, mc, 0, nc * sizeof *c, c)) {
+        CHECK(0, "buffers: %s", ct_context_last_error(ctx));
+        ok = 0;
+    }
+    if (ok) {
+        int st = ct_gemm(ctx, ta, tb, m, n, k, alpha, shared ? mc : ma, A.off, A.ld, mb, B.off, B.ld,
+                         beta, mc, C.off, C.ld);
+        CHECK(st == CT_OK, "ct_gemm %c%c %zux%zux%zu: %s", ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k,
+              ct_context_last_error(ctx));
+        ok = st == CT_OK && ct_buffer_read(ctx, mc, 0, nc * sizeof *c, c) == CT_OK;
+    }
+    for (size_t i = 0; ok && i < nc; i++) {
+        /* elements outside C (padding, A's copy) must be untouched */
+        size_t r = (i - C.off) / C.ld, col = (i - C.off) % C.ld;
+        int inside = i >= C.off && r < m && col < n;
+        double tol = inside ? 2.0 * (double)(k + 1) * 5.96e-8 * ((double)bound[i] + fabs(beta * want[i])) + 1e-30 : 0;
+        if (!(fabs((double)c[i] - (double)want[i]) <= tol)) {
+            CHECK(0, "%s %c%c m=%zu n=%zu k=%zu pad=%d shared=%d: element %zu (%s) is %.9g, cblas "
+                  "gives %.9g (tolerance %.3g)", ct_gemm_path_str(ct_gemm_get_path(ctx)),
+                  ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, pad, shared, i,
+                  inside ? "inside C" : "outside C", c[i], want[i], tol);
+            ok = 0;
+        }
+    }
+    ct_buffer_release(&ma);
+    ct_buffer_release(&mb);
+    ct_buffer_release(&mc);
+    free(a), free(b), free(c), free(want), free(bound), free(aa), free(ab);
+    return ok;
+}
+
+static void errors(ct_context *ctx)
+{
+    cl_mem m = NULL;
+    ct_buffer_create(ctx, 64 * sizeof(float), &m);
+    int st = ct_gemm(ctx, 0, 0, 4, 4, 4, 1, m, 0, 3, m, 0, 4, 0, m, 32, 4);
+    CHECK(st == CT_ERR_INVALID_ARG && strstr(ct_context_last_error(ctx), "leading dimension of A"),
+          "small lda: %d %s", st, ct_context_last_error(ctx));
+    st = ct_gemm(ctx, 0, 0, 8, 8, 8, 1, m, 0, 8, m, 0, 8, 0, m, 32, 8);
+    CHECK(st == CT_ERR_INVALID_ARG && strstr(ct_context_last_error(ctx), "reaches element"),
+          "out of range: %d %s", st, ct_context_last_error(ctx));
+    st = ct_gemm(ctx, 0, 0, 4, 4, 4, 1, NULL, 0, 4, m, 0, 4, 0, m, 32, 4);
+    CHECK(st == CT_ERR_INVALID_ARG, "NULL A: %d", st);
+    ct_buffer_release(&m);
+}
+
+int main(int argc, char **argv)
+{
+    ct_context_options o;
+    ct_context_defaults(&o);
+    o.lazy_kernels = 1;
+    ct_context *ctx = NULL;
+    if (ct_context_create(&o, &ctx)) {
+        fprintf(stderr, "%s\n", ct_last_error());
+        return 1;
+    }
+    const ct_gemm_path paths[2] = { CT_GEMM_HOST, CT_GEMM_CLBLAST };
+    const size_t sizes[4] = { 1, 7, 33, 1000 };
+    for (int p = 0; p < 2; p++) {
+        if (argc > 1 && strcmp(argv[1], ct_gemm_path_str(paths[p])))
+            continue;
+        if (ct_gemm_set_path(ctx, paths[p])) {
+            printf("skipping the %s path: %s\n", ct_gemm_path_str(paths[p]), ct_context_last_error(ctx));
+            continue;
+        }
+        int cases = 0, passed = 0;
+        for (int t = 0; t < 4; t++)
+            for (int i = 0; i < 4; i++)
+                for (int j = 0; j < 4; j++)
+                    for (int l = 0; l < 4; l++) {
+                        size_t m = sizes[i], n = sizes[j], k = sizes[l];
+                        if (m * n * k > 40000000 && t != 0 && t != 3)
+                            continue; /* the 1000^3 product only as NN and TT */
+                        int pad = (i + j + l + t) & 1;
+                        cases++;
+                        passed += one(ctx, t & 1, t >> 1, m, n, k, 0.75f, (i + l) & 1 ? 0.5f : 0.0f,
+                                      pad, 0);
+                    }
+        cases += 4;
+        passed += one(ctx, 0, 1, 33, 7, 65, 1.0f, 1.0f, 1, 1);   /* A and C share a buffer */
+        passed += one(ctx, 1, 0, 7, 33, 17, -2.0f, 0.0f, 0, 1);
+        passed += one(ctx, 0, 0, 7, 5, 0, 1.0f, 0.5f, 1, 0);     /* k = 0: C = beta C */
+        passed += one(ctx, 0, 0, 7, 5, 0, 1.0f, 0.0f, 0, 0);
+        printf("%s path: %d of %d cases match cblas_sgemm\n", ct_gemm_path_str(paths[p]), passed, cases);
+        errors(ctx);
+    }
+    ct_context_free(&ctx);
+    return tcheck_done("test_gemm");
+}
