@@ -21,6 +21,9 @@ static const char usage_text[] =
     "  kernels [--device SEL] [--json]\n"
     "        build every kernel program for a device (or load it from the cache)\n"
     "        and report how each was obtained and how long it took\n"
+    "  selftest [--device SEL] [--filter OP] [--iterations N] [--seed N] [--bench]\n"
+    "        check every op on the device against the host reference (forward and\n"
+    "        backward, random shapes, guard bands); one line per op; exit 1 on any failure\n"
     "  --help, help      this text\n"
     "  --version         the version\n"
     "\n"
@@ -194,6 +197,87 @@ static int cmd_kernels(int argc, char **argv)
     return st ? 1 : 0;
 }
 
+static int parse_count(const char *flag, const char *v, long lo, long hi, long *out)
+{
+    char *end = NULL;
+    long x = v ? strtol(v, &end, 10) : 0;
+    if (!v || end == v || *end || x < lo || x > hi) {
+        fprintf(stderr, "cltrain: %s needs an integer in [%ld, %ld], got '%s'\n"
+                "Run `cltrain --help` for usage.\n", flag, lo, hi, v ? v : "");
+        return 0;
+    }
+    *out = x;
+    return 1;
+}
+
+static void selftest_line(void *user, const ct_selftest_result *r)
+{
+    (void)user;
+    printf("%-4s %-12s %4d cases  max abs err %-9.3g (%.3g of tolerance)", r->passed ? "ok" : "FAIL",
+           r->op, r->cases, r->max_abs_err, r->max_rel_err);
+    if (r->bench_ms > 0)
+        printf("  %s: %.3f ms, %.2f GFLOP/s, %.2f GB/s", r->bench_shape, r->bench_ms, r->gflops,
+               r->gbytes);
+    printf("\n");
+    if (!r->passed)
+        printf("     %s\n", r->message);
+    fflush(stdout);
+}
+
+static int cmd_selftest(int argc, char **argv)
+{
+    ct_selftest_options so;
+    ct_selftest_defaults(&so);
+    const char *device = NULL;
+    long v = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--device") && val) {
+            device = val;
+            i++;
+        } else if (!strcmp(a, "--filter") && val) {
+            so.filter = val;
+            i++;
+        } else if (!strcmp(a, "--iterations")) {
+            if (!parse_count(a, val, 1, 100000, &v))
+                return 2;
+            so.iterations = (int)v;
+            i++;
+        } else if (!strcmp(a, "--seed")) {
+            if (!parse_count(a, val, 0, 0x7fffffffL, &v))
+                return 2;
+            so.seed = (uint64_t)v;
+            i++;
+        } else if (!strcmp(a, "--bench")) {
+            so.bench = 1;
+        } else {
+            return usage_error("selftest: unknown or incomplete option", a);
+        }
+    }
+    ct_context_options o;
+    ct_context_defaults(&o);
+    o.device = device;
+    ct_context *ctx = NULL;
+    if (ct_context_create(&o, &ctx)) {
+        fprintf(stderr, "cltrain: %s\n", ct_last_error());
+        return 1;
+    }
+    const ct_device_info *d = ct_context_device(ctx);
+    printf("selftest on %u:%u %s (%s, driver %s), GEMM %s, seed %llu\n", d->platform_index,
+           d->device_index, d->name, d->platform_name, d->driver_version,
+           ct_gemm_path_str(ct_gemm_get_path(ctx)), (unsigned long long)so.seed);
+    int st = ct_selftest_run(ctx, &so, selftest_line, NULL);
+    if (st == CT_ERR_CORRUPT)
+        printf("FAILED: this device computes wrong numbers in the ops marked FAIL; do not train "
+               "on it with this driver. Please report the lines above.\n");
+    else if (st)
+        fprintf(stderr, "cltrain: %s\n", ct_context_last_error(ctx));
+    else
+        printf("all ops passed\n");
+    ct_context_free(&ctx);
+    return st ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -221,5 +305,7 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "kernels"))
         return cmd_kernels(argc - 2, argv + 2);
+    if (!strcmp(cmd, "selftest"))
+        return cmd_selftest(argc - 2, argv + 2);
     return usage_error("unknown command", cmd);
 }

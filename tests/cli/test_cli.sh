@@ -43,6 +43,10 @@ expect "bad device selector" 1 "no device 7:7.*HINT" -- "$cltrain" kernels --dev
 expect "malformed device selector" 1 "malformed device selector term '0:x'" -- "$cltrain" kernels --device 0:x
 CLTRAIN_DEVICE=no-such-gpu expect "bad CLTRAIN_DEVICE" 1 "CLTRAIN_DEVICE 'no-such-gpu'" -- "$cltrain" kernels
 
+expect "selftest passes" 0 "^ok +act .*all ops passed|all ops passed" -- "$cltrain" selftest --filter act --iterations 2
+expect "selftest bad filter" 1 "no op matches 'nonesuch'" -- "$cltrain" selftest --filter nonesuch
+expect "selftest bad iterations" 2 "--iterations needs an integer" -- "$cltrain" selftest --iterations many
+
 mkdir -p "$tmp/no-vendors"
 OCL_ICD_VENDORS="$tmp/no-vendors" expect "no OpenCL platform" 1 "no OpenCL platform found.*HINT: install an OpenCL driver" -- "$cltrain" --devices
 OCL_ICD_VENDORS="$tmp/no-vendors" expect "no OpenCL platform (kernels)" 1 "pocl-opencl-icd" -- "$cltrain" kernels
