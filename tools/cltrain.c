@@ -197,6 +197,39 @@ static int cmd_kernels(int argc, char **argv)
     return st ? 1 : 0;
 }
 
+static int cmd_zoo(int argc, char **argv)
+{
+    if (argc > 1)
+        return usage_error("zoo: takes at most one model name, got", argv[1]);
+    if (argc == 1) {
+        const char *text = ct_zoo_text(argv[0]);
+        if (!text) {
+            fprintf(stderr, "cltrain: no model '%s' in the zoo. HINT: `cltrain zoo` lists them\n", argv[0]);
+            return 1;
+        }
+        fputs(text, stdout);
+        return 0;
+    }
+    for (const char *const *n = ct_zoo_names(); *n; n++)
+        printf("%-10s %s\n", *n, ct_zoo_description(*n));
+    return 0;
+}
+
+static void print_layers(const ct_model *m)
+{
+    printf("%-16s %-22s %-20s %-16s %12s\n", "layer", "type", "reads", "output", "params");
+    for (size_t i = 0; i < ct_model_layer_count(m); i++) {
+        ct_layer_info li;
+        ct_model_layer_info(m, i, &li);
+        char shape[64];
+        int at = 0;
+        for (int d = 0; d < li.ndim && at < (int)sizeof shape; d++)
+            at += snprintf(shape + at, sizeof shape - (size_t)at, "%s%d", d ? "x" : "", li.shape[d]);
+        printf("%-16s %-22s %-20s %-16s %12zu\n", li.name, li.type, li.inputs, shape, li.params);
+    }
+    printf("total trainable parameters: %zu\n", ct_model_param_count(m));
+}
+
 static int parse_count(const char *flag, const char *v, long lo, long hi, long *out)
 {
     char *end = NULL;
@@ -305,6 +338,20 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "kernels"))
         return cmd_kernels(argc - 2, argv + 2);
+    if (!strcmp(cmd, "zoo"))
+        return cmd_zoo(argc - 2, argv + 2);
+    if (!strcmp(cmd, "model")) {
+        if (argc != 3)
+            return usage_error("model: expects one zoo name or model file, got", argc > 3 ? argv[3] : "nothing");
+        ct_model *m = NULL;
+        if (ct_model_open(argv[2], &m)) {
+            fprintf(stderr, "cltrain: %s\n", ct_last_error());
+            return 1;
+        }
+        print_layers(m);
+        ct_model_free(&m);
+        return 0;
+    }
     if (!strcmp(cmd, "selftest"))
         return cmd_selftest(argc - 2, argv + 2);
     return usage_error("unknown command", cmd);

@@ -8,6 +8,7 @@
 #include "cltrain/context.h"
 #include "cltrain/device.h"
 #include "cltrain/gemm.h"
+#include "cltrain/model.h"
 #include "cltrain/opencl.h"
 #include "cltrain/selftest.h"
 

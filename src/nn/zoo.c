@@ -1,0 +1,325 @@
+/*
+ * zoo.c - the built-in models. Small ones are written out; the ResNets are
+ * generated (56 or 50 layers of text), once, on first use.
+ *
+ * The seed benchmark networks follow Shi et al. 2017 ("Benchmarking
+ * State-of-the-Art Deep Learning Software Tools") and their dlbench code;
+ * alexnet-s and resnet50 are torchvision's AlexNet and ResNet-50 (v1.5:
+ * stride in the 3x3 convolution).
+ */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn/model.h"
+
+static const char mlp_text[] =
+    "# 784-256-128-10 multi-layer perceptron for 28x28 images\n"
+    "input shape=1x28x28\n"
+    "fc1: dense out=256 act=relu\n"
+    "fc2: dense out=128 act=relu\n"
+    "fc3: dense out=10\n"
+    "loss: softmax_cross_entropy\n";
+
+static const char cnn_small_text[] =
+    "# two convolutions and two dense layers for 28x28 images\n"
+    "input shape=1x28x28\n"
+    "conv1: conv2d out=32 kernel=3 pad=1 act=relu\n"
+    "pool1: maxpool kernel=2\n"
+    "conv2: conv2d out=64 kernel=3 pad=1 act=relu\n"
+    "pool2: maxpool kernel=2\n"
+    "fc1: dense out=128 act=relu\n"
+    "fc2: dense out=10\n"
+    "loss: softmax_cross_entropy\n";
+
+static const char cnn_text[] =
+    "# the default model: four convolutions with batch normalization for 28x28 images\n"
+    "input shape=1x28x28\n"
+    "conv1: conv2d out=32 kernel=3 pad=1 bias=false\n"
+    "bn1: batchnorm act=relu\n"
+    "conv2: conv2d out=32 kernel=3 pad=1 bias=false\n"
+    "bn2: batchnorm act=relu\n"
+    "pool1: maxpool kernel=2\n"
+    "conv3: conv2d out=64 kernel=3 pad=1 bias=false\n"
+    "bn3: batchnorm act=relu\n"
+    "conv4: conv2d out=64 kernel=3 pad=1 bias=false\n"
+    "bn4: batchnorm act=relu\n"
+    "pool2: maxpool kernel=2\n"
+    "drop1: dropout p=0.25\n"
+    "fc1: dense out=256 act=relu\n"
+    "drop2: dropout p=0.25\n"
+    "fc2: dense out=10\n"
+    "loss: softmax_cross_entropy\n";
+
+static const char fcn_r_text[] =
+    "# FCN-R (Shi et al. 2017): 784-2048-4096-1024-10, sigmoid hidden units, MNIST shapes\n"
+    "input features=784\n"
+    "fc1: dense out=2048 act=sigmoid\n"
+    "fc2: dense out=4096 act=sigmoid\n"
+    "fc3: dense out=1024 act=sigmoid\n"
+    "fc4: dense out=10\n"
+    "loss: softmax_cross_entropy\n";
+
+static const char fcn_s_text[] =
+    "# FCN-S (Shi et al. 2017): 26752-2048-2048-2048-26752, sigmoid hidden units\n"
+    "input features=26752\n"
+    "fc1: dense out=2048 act=sigmoid\n"
+    "fc2: dense out=2048 act=sigmoid\n"
+    "fc3: dense out=2048 act=sigmoid\n"
+    "fc4: dense out=26752\n"
+    "loss: softmax_cross_entropy\n";
+
+static const char alexnet_r_text[] =
+    "# AlexNet-R (Shi et al. 2017): the cuda-convnet CIFAR-10 network\n"
+    "input shape=3x32x32\n"
+    "conv1: conv2d out=32 kernel=5 pad=2\n"
+    "pool1: maxpool kernel=3 stride=2\n"
+    "relu1: relu\n"
+    "norm1: lrn size=3 alpha=5e-05 beta=0.75 k=1\n"
+    "conv2: conv2d out=32 kernel=5 pad=2 act=relu\n"
+    "pool2: maxpool kernel=3 stride=2\n"
+    "norm2: lrn size=3 alpha=5e-05 beta=0.75 k=1\n"
+    "conv3: conv2d out=64 kernel=5 pad=2 act=relu\n"
+    "pool3: maxpool kernel=3 stride=2\n"
+    "norm3: lrn size=3 alpha=5e-05 beta=0.75 k=1\n"
+    "fc: dense out=10\n"
+    "loss: softmax_cross_entropy\n";
+
+static const char alexnet_s_text[] =
+    "# AlexNet-S: torchvision's AlexNet on 3x224x224 inputs, 1000 classes\n"
+    "input shape=3x224x224\n"
+    "conv1: conv2d out=64 kernel=11 stride=4 pad=2 act=relu\n"
+    "pool1: maxpool kernel=3 stride=2\n"
+    "conv2: conv2d out=192 kernel=5 pad=2 act=relu\n"
+    "pool2: maxpool kernel=3 stride=2\n"
+    "conv3: conv2d out=384 kernel=3 pad=1 act=relu\n"
+    "conv4: conv2d out=256 kernel=3 pad=1 act=relu\n"
+    "conv5: conv2d out=256 kernel=3 pad=1 act=relu\n"
+    "pool5: maxpool kernel=3 stride=2\n"
+    "drop6: dropout p=0.5\n"
+    "fc6: dense out=4096 act=relu\n"
+    "drop7: dropout p=0.5\n"
+    "fc7: dense out=4096 act=relu\n"
+    "fc8: dense out=1000\n"
+    "loss: softmax_cross_entropy\n";
+
+static const char lstm_text[] =
+    "# LSTM (Shi et al. 2017): a word-level language model with PTB's shapes\n"
+    "# (vocabulary 10000, 2 layers of 256, sequence 32, next-word prediction)\n"
+    "input tokens=32\n"
+    "embed: embedding vocab=10000 dim=256\n"
+    "lstm: lstm hidden=256 layers=2\n"
+    "decoder: dense out=10000\n"
+    "loss: softmax_cross_entropy\n";
+
+/* ---- generated ---- */
+
+typedef struct sbuf {
+    char *p;
+    size_t n, cap;
+    int oom;
+} sbuf;
+
+static void put(sbuf *b, const char *fmt, ...) CT_PRINTF(2, 3);
+static void put(sbuf *b, const char *fmt, ...)
+{
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int w = vsnprintf(b->p ? b->p + b->n : NULL, b->p ? b->cap - b->n : 0, fmt, ap);
+        va_end(ap);
+        if (w < 0) {
+            b->oom = 1;
+            return;
+        }
+        if (b->p && b->n + (size_t)w < b->cap) {
+            b->n += (size_t)w;
+            return;
+        }
+        size_t cap = (b->cap ? b->cap * 2 : 8192) + (size_t)w;
+        char *q = realloc(b->p, cap);
+        if (!q) {
+            b->oom = 1;
+            return;
+        }
+        b->p = q;
+        b->cap = cap;
+    }
+}
+
+static char *resnet56_make(void)
+{
+    sbuf b = { 0 };
+    put(&b, "# ResNet-56 (He et al. 2016) for CIFAR-10: 3 stages x 9 basic blocks,\n"
+            "# option-A shortcuts (stride-2 subsampling, zero-padded channels)\n"
+            "input shape=3x32x32\n"
+            "conv1: conv2d out=16 kernel=3 pad=1 bias=false\n"
+            "bn1: batchnorm act=relu\n");
+    const char *in = "bn1";
+    char prev[32];
+    int cin = 16;
+    for (int s = 1; s <= 3; s++) {
+        int c = 16 << (s - 1);
+        for (int k = 1; k <= 9; k++) {
+            int stride = (s > 1 && k == 1) ? 2 : 1;
+            char p[16];
+            snprintf(p, sizeof p, "s%db%d", s, k);
+            put(&b, "%s_conv1: conv2d out=%d kernel=3 stride=%d pad=1 bias=false from=%s\n", p, c,
+                stride, in);
+            put(&b, "%s_bn1: batchnorm act=relu\n", p);
+            put(&b, "%s_conv2: conv2d out=%d kernel=3 pad=1 bias=false\n", p, c);
+            put(&b, "%s_bn2: batchnorm\n", p);
+            if (stride != 1 || cin != c) {
+                put(&b, "%s_short: shortcut_a stride=%d out=%d from=%s\n", p, stride, c, in);
+                put(&b, "%s_add: add from=%s_bn2,%s_short\n", p, p, p);
+            } else {
+                put(&b, "%s_add: add from=%s_bn2,%s\n", p, p, in);
+            }
+            put(&b, "%s_out: relu\n", p);
+            snprintf(prev, sizeof prev, "%s_out", p);
+            in = prev;
+            cin = c;
+        }
+    }
+    put(&b, "pool: global_avgpool\nfc: dense out=10\nloss: softmax_cross_entropy\n");
+    if (b.oom) {
+        free(b.p);
+        return NULL;
+    }
+    return b.p;
+}
+
+static char *resnet50_make(void)
+{
+    sbuf b = { 0 };
+    put(&b, "# ResNet-50: torchvision's resnet50 (v1.5) on 3x224x224 inputs, 1000 classes\n"
+            "input shape=3x224x224\n"
+            "conv1: conv2d out=64 kernel=7 stride=2 pad=3 bias=false\n"
+            "bn1: batchnorm act=relu\n"
+            "maxpool: maxpool kernel=3 stride=2 pad=1\n");
+    const int blocks[4] = { 3, 4, 6, 3 };
+    char in[48] = "maxpool";
+    for (int s = 0; s < 4; s++) {
+        int w = 64 << s;
+        for (int k = 0; k < blocks[s]; k++) {
+            int stride = (s > 0 && k == 0) ? 2 : 1;
+            char p[32];
+            snprintf(p, sizeof p, "layer%d_%d", s + 1, k);
+            put(&b, "%s_conv1: conv2d out=%d kernel=1 bias=false from=%s\n", p, w, in);
+            put(&b, "%s_bn1: batchnorm act=relu\n", p);
+            put(&b, "%s_conv2: conv2d out=%d kernel=3 stride=%d pad=1 bias=false\n", p, w, stride);
+            put(&b, "%s_bn2: batchnorm act=relu\n", p);
+            put(&b, "%s_conv3: conv2d out=%d kernel=1 bias=false\n", p, 4 * w);
+            put(&b, "%s_bn3: batchnorm\n", p);
+            if (k == 0) {
+                put(&b, "%s_down: conv2d out=%d kernel=1 stride=%d bias=false from=%s\n", p, 4 * w,
+                    stride, in);
+                put(&b, "%s_downbn: batchnorm\n", p);
+                put(&b, "%s_add: add from=%s_bn3,%s_downbn\n", p, p, p);
+            } else {
+                put(&b, "%s_add: add from=%s_bn3,%s\n", p, p, in);
+            }
+            put(&b, "%s_out: relu\n", p);
+            snprintf(in, sizeof in, "%s_out", p);
+        }
+    }
+    put(&b, "pool: global_avgpool\nfc: dense out=1000\nloss: softmax_cross_entropy\n");
+    if (b.oom) {
+        free(b.p);
+        return NULL;
+    }
+    return b.p;
+}
+
+static char *resnet56_text, *resnet50_text;
+static pthread_once_t generated_once = PTHREAD_ONCE_INIT;
+
+static void generate(void)
+{
+    resnet56_text = resnet56_make();
+    resnet50_text = resnet50_make();
+}
+
+typedef struct zoo_entry {
+    const char *name;
+    const char *description;
+    const char *text;        /* NULL: generated */
+    char **generated;
+} zoo_entry;
+
+static const zoo_entry zoo[] = {
+    { "cnn", "the default: 4 convolutions + batch norm, for 28x28 images (Fashion-MNIST)", cnn_text, NULL },
+    { "cnn-small", "2 convolutions, 2 dense layers, for 28x28 images", cnn_small_text, NULL },
+    { "mlp", "784-256-128-10 perceptron for 28x28 images", mlp_text, NULL },
+    { "fcn-r", "seed benchmark FCN-R: 784-2048-4096-1024-10, sigmoid (batch 1024)", fcn_r_text, NULL },
+    { "fcn-s", "seed benchmark FCN-S: 26752-2048-2048-2048-26752, sigmoid (batch 64)", fcn_s_text, NULL },
+    { "alexnet-r", "seed benchmark AlexNet-R: cuda-convnet CIFAR-10 net (batch 1024)", alexnet_r_text, NULL },
+    { "alexnet-s", "seed benchmark AlexNet-S: torchvision AlexNet, 224x224 (batch 16)", alexnet_s_text, NULL },
+    { "resnet56", "seed benchmark ResNet-56: CIFAR ResNet, option-A shortcuts (batch 128)", NULL, &resnet56_text },
+    { "resnet50", "seed benchmark ResNet-50: torchvision ResNet-50, 224x224 (batch 16)", NULL, &resnet50_text },
+    { "lstm", "seed benchmark LSTM: word-level LM, 10000 words, 2x256, sequence 32 (batch 128)", lstm_text, NULL },
+};
+
+static const char *const zoo_names[] = { "cnn", "cnn-small", "mlp", "fcn-r", "fcn-s", "alexnet-r",
+                                         "alexnet-s", "resnet56", "resnet50", "lstm", NULL };
+
+const char *const *ct_zoo_names(void)
+{
+    return zoo_names;
+}
+
+static const zoo_entry *find(const char *name)
+{
+    for (size_t i = 0; name && i < CT_ARRAY_LEN(zoo); i++)
+        if (!strcmp(zoo[i].name, name))
+            return &zoo[i];
+    return NULL;
+}
+
+const char *ct_zoo_description(const char *name)
+{
+    const zoo_entry *e = find(name);
+    return e ? e->description : NULL;
+}
+
+const char *ct_zoo_text(const char *name)
+{
+    const zoo_entry *e = find(name);
+    if (!e)
+        return NULL;
+    if (e->text)
+        return e->text;
+    pthread_once(&generated_once, generate);
+    return *e->generated;
+}
+
+int ct_model_from_zoo(const char *name, ct_model **out)
+{
+    CT_VALIDATE(NULL, name && out);
+    *out = NULL;
+    const zoo_entry *e = find(name);
+    if (!e) {
+        char list[256];
+        int at = 0;
+        for (size_t i = 0; i < CT_ARRAY_LEN(zoo) && at >= 0 && (size_t)at < sizeof list; i++)
+            at += snprintf(list + at, sizeof list - (size_t)at, "%s%s", i ? ", " : "", zoo[i].name);
+        return ct_fail(NULL, CT_ERR_INVALID_ARG, "no model '%s' in the zoo (%s). HINT: `cltrain zoo` "
+                       "lists them; a model file is given by its path", name, list);
+    }
+    const char *text = ct_zoo_text(name);
+    if (!text)
+        return ct_fail(NULL, CT_ERR_NO_MEMORY, "out of host memory generating model %s", name);
+    char source[64];
+    snprintf(source, sizeof source, "zoo:%s", name);
+    return ct_model_from_text(text, source, out);
+}
+
+int ct_model_open(const char *name_or_path, ct_model **out)
+{
+    CT_VALIDATE(NULL, name_or_path && out);
+    if (find(name_or_path))
+        return ct_model_from_zoo(name_or_path, out);
+    return ct_model_from_file(name_or_path, out);
+}
