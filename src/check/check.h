@@ -84,6 +84,8 @@ void ck_bench(ct_check *c, const char *shape, double flops, double bytes, ck_run
 
 /* The list of op checks (one line each, in the order they run). */
 #define CT_CHECKS(X) \
+    X(embedding) \
+    X(lstm) \
     X(act)
 
 #define CT_X(name) void ct_check_##name(ct_check *c);

@@ -53,6 +53,8 @@ void golden_failf(golden *g, const char *fmt, ...) CT_PRINTF(2, 3);
 
 /* op name in the file's metadata -> adapter. One line per op. */
 #define GOLDEN_OPS(X)          \
+    X("embedding", golden_embedding) \
+    X("lstm", golden_lstm) \
     X("relu", golden_act)      \
     X("leaky_relu", golden_act) \
     X("sigmoid", golden_act)   \

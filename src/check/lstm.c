@@ -1,0 +1,166 @@
+/*
+ * lstm.c - checks of the multi-layer LSTM (src/ops/lstm.c) against
+ * src/ref/lstm.c, on both GEMM paths.
+ *
+ * Tolerances (u = 2^-24, float's unit roundoff). Every gate pre-activation
+ * is a float dot product of K = in + H + 2 terms (in = max(input, H)), and
+ * each step's error reaches later steps through c_t (damped by f < 1) and
+ * through h_{t-1} W_hhᵀ, and the next layer's inputs; so errors add up
+ * over the T steps and L layers. With |terms| <= 1 rounding errors grow
+ * like sqrt(K) (they are not all of one sign; GEMMs block their sums), so
+ * forward:  atol = rtol = 4 u sqrt(K) T L.
+ * The backward repeats this in reverse (dh_{t-1} = dgates W_hh has 4H
+ * terms) and then sums T N products for dW and db:
+ * backward: atol = rtol = 4 u sqrt(max(K, 4H, T N)) T L.
+ * The factor 4 covers the device's tanh/exp (up to 4 ulp in OpenCL) and
+ * the gate derivatives built from rounded activations; over 240 random cases
+ * (seeds 1-12) the worst error was 9% of this tolerance, and the sqrt(K)
+ * T L growth keeps that margin as shapes grow (the recurrence adds errors
+ * more slowly than T L). For the largest random case (T 9, L 3, K 32) it is
+ * 3.7e-5 forward: a wrong gate order, bias or time index errs by 1e-2 or
+ * more, and leaving out the recurrent product of a single step (forward or
+ * backward) is caught too (tried by mutating the launcher).
+ */
+#include <math.h>
+
+#include "check/check.h"
+#include "ref/lstm.h"
+
+#define U_F32 0x1p-24
+
+typedef struct lstm_loss {
+    const ct_lstm_desc *d;
+    const double *x, *params, *dy;
+    double *y;
+} lstm_loss;
+
+static double loss(void *user)
+{
+    lstm_loss *l = user;
+    if (ct_ref_lstm_forward(l->d, l->y, NULL, NULL, l->x, l->params))
+        return NAN;
+    return ck_dot(l->y, l->dy, (size_t)l->d->T * (size_t)l->d->N * (size_t)l->d->hidden);
+}
+
+typedef struct lstm_bench {
+    ct_context *ctx;
+    const ct_lstm_desc *d;
+    ct_buf y, x, params, ws, dy, dx, dparams;
+} lstm_bench;
+
+static int bench_run(void *user)
+{
+    lstm_bench *b = user;
+    ct_buf none = { NULL, 0 };
+    int st = ct_lstm_forward(b->ctx, b->d, b->y, none, none, b->x, b->params, b->ws);
+    return st ? st
+              : ct_lstm_backward(b->ctx, b->d, b->dx, b->dparams, b->dy, b->x, b->params, b->ws);
+}
+
+static void one_case(ct_check *c, const ct_lstm_desc *d)
+{
+    ct_context *ctx = ck_ctx(c);
+    ck_case(c, "T=%d N=%d input=%d hidden=%d layers=%d", d->T, d->N, d->input, d->hidden,
+            d->layers);
+    size_t T = (size_t)d->T, N = (size_t)d->N, H = (size_t)d->hidden, L = (size_t)d->layers;
+    size_t nx = T * N * (size_t)d->input, ny = T * N * H, ns = L * N * H;
+    size_t np = ct_lstm_param_count(d), nws = ct_lstm_workspace_size(d) / sizeof(float);
+    double *x = ck_host(c, nx), *p = ck_host(c, np), *dy = ck_host(c, ny), *y = ck_host(c, ny);
+    double *hn = ck_host(c, ns), *cn = ck_host(c, ns), *dx = ck_host(c, nx);
+    double *dp0 = ck_host(c, np), *g = ck_host(c, np), *dp = ck_host(c, np);
+    if (ck_failed(c))
+        return;
+    double k = 1.0 / sqrt((double)H); /* PyTorch's init range */
+    ck_fill(c, x, nx, -1, 1);
+    ck_fill(c, p, np, -k, k);
+    ck_fill(c, dy, ny, -1, 1);
+    ck_fill(c, dp0, np, -1, 1);
+    for (size_t i = 0; i < nx; i++)
+        x[i] = (double)(float)x[i];
+    for (size_t i = 0; i < np; i++) {
+        p[i] = (double)(float)p[i];
+        dp0[i] = (double)(float)dp0[i];
+    }
+    for (size_t i = 0; i < ny; i++)
+        dy[i] = (double)(float)dy[i];
+    if (ck_status(c, ct_ref_lstm_forward(d, y, hn, cn, x, p), "reference forward") ||
+        ck_status(c, ct_ref_lstm_backward(d, dx, g, dy, x, p), "reference backward"))
+        return;
+    for (size_t i = 0; i < np; i++)
+        dp[i] = dp0[i] + g[i];
+
+    double K = (double)((size_t)d->input > H ? (size_t)d->input : H) + (double)H + 2;
+    double Kb = fmax(fmax(K, 4.0 * (double)H), (double)(T * N));
+    double tol_f = 4 * U_F32 * sqrt(K) * (double)(T * L);
+    double tol_b = 4 * U_F32 * sqrt(Kb) * (double)(T * L);
+
+    ct_buf d_x = ck_dev_in(c, x, nx), d_p = ck_dev_in(c, p, np), d_dy = ck_dev_in(c, dy, ny);
+    ct_buf d_y = ck_dev_out(c, ny), d_hn = ck_dev_out(c, ns), d_cn = ck_dev_out(c, ns);
+    ct_buf d_ws = ck_dev_out(c, nws), d_dx = ck_dev_out(c, nx);
+    ct_buf d_dp0 = ck_dev_in(c, dp0, np), d_dp = ck_dev_out(c, np);
+    if (ck_failed(c))
+        return;
+    /* the accumulated gradient goes to a buffer with output guards */
+    if (ck_status(c, ct_copy(ctx, d_dp, d_dp0, np), "copy") ||
+        ck_status(c, ct_lstm_forward(ctx, d, d_y, d_hn, d_cn, d_x, d_p, d_ws), "lstm forward"))
+        return;
+    ck_expect(c, "forward y", d_y, ny, y, tol_f, tol_f);
+    ck_expect(c, "forward h_n", d_hn, ns, hn, tol_f, tol_f);
+    ck_expect(c, "forward c_n", d_cn, ns, cn, tol_f, tol_f);
+    if (ck_status(c, ct_lstm_backward(ctx, d, d_dx, d_dp, d_dy, d_x, d_p, d_ws), "lstm backward"))
+        return;
+    ck_expect(c, "backward dx", d_dx, nx, dx, tol_b, tol_b);
+    ck_expect(c, "backward dparams (accumulated)", d_dp, np, dp, tol_b, tol_b);
+
+    lstm_loss l = { d, x, p, dy, ck_host(c, ny) };
+    ck_gradcheck(c, "reference dx", loss, &l, x, nx, dx, 24);
+    static const char *const names[4] = { "reference dweight_ih", "reference dweight_hh",
+                                          "reference dbias_ih", "reference dbias_hh" };
+    for (int layer = 0; layer < d->layers && !ck_failed(c); layer++) {
+        ct_lstm_offsets o = ct_lstm_layer_offsets(d, layer), next = ct_lstm_layer_offsets(d, layer + 1);
+        size_t at[5] = { o.w_ih, o.w_hh, o.b_ih, o.b_hh, next.w_ih };
+        for (int t = 0; t < 4; t++)
+            ck_gradcheck(c, names[t], loss, &l, p + at[t], at[t + 1] - at[t], g + at[t], 8);
+    }
+}
+
+static void bench(ct_check *c)
+{
+    /* the seed benchmark's LSTM */
+    ct_lstm_desc d = { 32, 128, 256, 256, 2 };
+    ck_case(c, "bench T=32 N=128 input=256 hidden=256 layers=2");
+    size_t T = 32, N = 128, H = 256, L = 2, in = 256;
+    size_t np = ct_lstm_param_count(&d), nws = ct_lstm_workspace_size(&d) / sizeof(float);
+    size_t S = T * N * H;
+    lstm_bench b = { ck_ctx(c), &d, ck_dev_out(c, S), ck_dev_const(c, T * N * in, 0.5),
+                     ck_dev_const(c, np, 0.01), ck_dev_out(c, nws), ck_dev_const(c, S, 1),
+                     ck_dev_out(c, T * N * in), ck_dev_const(c, np, 0) };
+    /* forward 2 T N 4H (in + H) per layer; the backward twice that (dx and
+     * dW_ih, dh and dW_hh) */
+    double flops = 3.0 * 2.0 * (double)(T * N * 4 * H) * (double)(in + H + H + H);
+    /* parameters read 3 times and dparams updated; saved activations written
+     * and read; the scratch (dgates, dseq) written and read; x, y, dx, dy */
+    double bytes = 4.0 * (5.0 * (double)np + 2.0 * 6.0 * (double)(S * L) + 2.0 * 5.0 * (double)S +
+                          2.0 * (double)(T * N * in) + 2.0 * (double)S);
+    if (!ck_failed(c))
+        ck_bench(c, "T=32 N=128 256->256 x2", flops, bytes, bench_run, &b);
+    ck_case_end(c);
+}
+
+void ct_check_lstm(ct_check *c)
+{
+    static const ct_lstm_desc fixed[] = {
+        { 1, 1, 1, 1, 1 }, { 1, 3, 2, 5, 2 }, { 5, 1, 3, 1, 3 }, { 4, 3, 5, 6, 2 },
+    };
+    for (size_t i = 0; i < CT_ARRAY_LEN(fixed) && !ck_failed(c); i++) {
+        one_case(c, &fixed[i]);
+        ck_case_end(c);
+    }
+    for (int it = 0; it < ck_iterations(c) && !ck_failed(c); it++) {
+        ct_lstm_desc d = { ck_dim(c, 9), ck_dim(c, 7), ck_dim(c, 17), ck_dim(c, 13), ck_int(c, 1, 3) };
+        one_case(c, &d);
+        ck_case_end(c);
+    }
+    if (ck_benchmarking(c) && !ck_failed(c))
+        bench(c);
+}
