@@ -26,3 +26,34 @@ inline float ct_u01(uint x)
 {
     return (float)(x >> 8) * (1.0f / 16777216.0f);
 }
+
+/* Activations, shared by act.cl and the fused bias + activation kernels.
+ * `act` follows enum ct_act (src/ops/act.h). */
+#define CT_LEAKY_SLOPE 0.01f
+#define CT_INV_SQRT2 0.70710678118654752f
+#define CT_INV_SQRT2PI 0.39894228040143268f
+
+inline float ct_act_f(int act, float x)
+{
+    switch (act) {
+    case 1: return fmax(x, 0.0f);
+    case 2: return x > 0.0f ? x : CT_LEAKY_SLOPE * x;
+    case 3: return 1.0f / (1.0f + exp(-x));
+    case 4: return tanh(x);
+    case 5: return 0.5f * x * (1.0f + erf(x * CT_INV_SQRT2));
+    default: return x;
+    }
+}
+
+/* d act / dx at x (forward output y where cheaper) */
+inline float ct_act_df(int act, float x, float y)
+{
+    switch (act) {
+    case 1: return x > 0.0f ? 1.0f : 0.0f;
+    case 2: return x > 0.0f ? 1.0f : CT_LEAKY_SLOPE;
+    case 3: return y * (1.0f - y);
+    case 4: return 1.0f - y * y;
+    case 5: return 0.5f * (1.0f + erf(x * CT_INV_SQRT2)) + x * CT_INV_SQRT2PI * exp(-0.5f * x * x);
+    default: return 1.0f;
+    }
+}

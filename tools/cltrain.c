@@ -24,6 +24,20 @@ static const char usage_text[] =
     "  selftest [--device SEL] [--filter OP] [--iterations N] [--seed N] [--bench]\n"
     "        check every op on the device against the host reference (forward and\n"
     "        backward, random shapes, guard bands); one line per op; exit 1 on any failure\n"
+    "  train [--model NAME|FILE] [--data SPEC] [--epochs N] [--batch N] [--lr X]\n"
+    "        [--optimizer sgd|adam|adamw] [--momentum X] [--nesterov] [--weight-decay X]\n"
+    "        [--schedule constant|step|cosine] [--warmup STEPS] [--step-epochs N] [--gamma X]\n"
+    "        [--clip NORM] [--seed N] [--device SEL] [--out CKPT] [--resume CKPT]\n"
+    "        [--log FILE.jsonl] [--log-every STEPS] [--limit N] [--test-limit N]\n"
+    "        [--augment|--no-augment] [--progress|--no-progress] [--dry-run]\n"
+    "        train a model (default: the zoo's cnn on Fashion-MNIST, 5 epochs, Adam 1e-3,\n"
+    "        cosine schedule, batch 64) and write a checkpoint after every epoch\n"
+    "  eval --weights CKPT [--model NAME|FILE] [--data SPEC] [--batch N] [--limit N]\n"
+    "        loss and accuracy of a checkpoint on the test split\n"
+    "  predict --weights CKPT [--model NAME|FILE] [--data SPEC] [--count N] [--top K]\n"
+    "        the top-k classes of the first N test samples\n"
+    "  zoo [NAME]        list the built-in models, or print one's model file\n"
+    "  model NAME|FILE   the layer table and parameter count of a model\n"
     "  --help, help      this text\n"
     "  --version         the version\n"
     "\n"
@@ -311,6 +325,128 @@ static int cmd_selftest(int argc, char **argv)
     return st ? 1 : 0;
 }
 
+static int parse_float(const char *flag, const char *v, double lo, double hi, float *out)
+{
+    char *end = NULL;
+    double x = v ? strtod(v, &end) : 0;
+    if (!v || end == v || *end || !(x >= lo && x <= hi)) {
+        fprintf(stderr, "cltrain: %s needs a number in [%g, %g], got '%s'\n"
+                "Run `cltrain --help` for usage.\n", flag, lo, hi, v ? v : "");
+        return 0;
+    }
+    *out = (float)x;
+    return 1;
+}
+
+static void epoch_line(void *user, const ct_epoch_report *r)
+{
+    (void)user;
+    printf("epoch %d/%d  train loss %.4f acc %.2f%%  test loss %.4f acc %.2f%%  %.1f s  %.0f samples/s  lr %.3g\n",
+           r->epoch, r->epochs, r->train_loss, 100 * r->train_accuracy, r->test_loss,
+           100 * r->test_accuracy, r->seconds, r->samples_per_second, r->lr);
+    fflush(stdout);
+}
+
+static ct_context *open_context(const char *device, int lazy)
+{
+    ct_context_options o;
+    ct_context_defaults(&o);
+    o.device = device;
+    o.lazy_kernels = lazy;
+    ct_context *ctx = NULL;
+    if (ct_context_create(&o, &ctx)) {
+        fprintf(stderr, "cltrain: %s\n", ct_last_error());
+        return NULL;
+    }
+    return ctx;
+}
+
+/* train, eval and predict share their flags */
+static int cmd_run(const char *cmd, int argc, char **argv)
+{
+    ct_train_options o;
+    ct_train_defaults(&o);
+    const char *device = NULL, *weights = NULL, *model = NULL;
+    long v = 0, count = 10, top = 3, batch = 0;
+    int is_train = !strcmp(cmd, "train");
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        int takes = 1;
+        if (!strcmp(a, "--model") && val) model = val;
+        else if (!strcmp(a, "--data") && val) o.data = val;
+        else if (!strcmp(a, "--device") && val) device = val;
+        else if (!strcmp(a, "--weights") && val && !is_train) weights = val;
+        else if (!strcmp(a, "--out") && val && is_train) o.out = val;
+        else if (!strcmp(a, "--resume") && val && is_train) o.resume = val;
+        else if (!strcmp(a, "--log") && val && is_train) o.log = val;
+        else if (!strcmp(a, "--optimizer") && val && is_train) o.optimizer = val;
+        else if (!strcmp(a, "--schedule") && val && is_train) o.schedule = val;
+        else if (!strcmp(a, "--epochs") && is_train) { if (!parse_count(a, val, 1, 100000, &v)) return 2; o.epochs = (int)v; }
+        else if (!strcmp(a, "--batch")) { if (!parse_count(a, val, 1, 1 << 20, &batch)) return 2; }
+        else if (!strcmp(a, "--seed") && is_train) { if (!parse_count(a, val, 0, 0x7fffffffL, &v)) return 2; o.seed = (uint64_t)v; }
+        else if (!strcmp(a, "--warmup") && is_train) { if (!parse_count(a, val, 0, 1L << 40, &v)) return 2; o.warmup = v; }
+        else if (!strcmp(a, "--step-epochs") && is_train) { if (!parse_count(a, val, 1, 100000, &v)) return 2; o.step_epochs = (int)v; }
+        else if (!strcmp(a, "--log-every") && is_train) { if (!parse_count(a, val, 1, 1L << 40, &v)) return 2; o.log_every = v; }
+        else if (!strcmp(a, "--limit")) { if (!parse_count(a, val, 1, 1L << 40, &v)) return 2; o.train_limit = (size_t)v; }
+        else if (!strcmp(a, "--test-limit") && is_train) { if (!parse_count(a, val, 1, 1L << 40, &v)) return 2; o.test_limit = (size_t)v; }
+        else if (!strcmp(a, "--count") && !strcmp(cmd, "predict")) { if (!parse_count(a, val, 1, 1L << 30, &count)) return 2; }
+        else if (!strcmp(a, "--top") && !strcmp(cmd, "predict")) { if (!parse_count(a, val, 1, 1000, &top)) return 2; }
+        else if (!strcmp(a, "--lr") && is_train) { if (!parse_float(a, val, 1e-12, 100, &o.lr)) return 2; }
+        else if (!strcmp(a, "--momentum") && is_train) { if (!parse_float(a, val, 0, 1, &o.momentum)) return 2; }
+        else if (!strcmp(a, "--weight-decay") && is_train) { if (!parse_float(a, val, 0, 10, &o.weight_decay)) return 2; }
+        else if (!strcmp(a, "--gamma") && is_train) { if (!parse_float(a, val, 0, 10, &o.gamma)) return 2; }
+        else if (!strcmp(a, "--clip") && is_train) { if (!parse_float(a, val, 0, 1e9, &o.clip)) return 2; }
+        else {
+            takes = 0;
+            if (!strcmp(a, "--nesterov") && is_train) o.nesterov = 1;
+            else if (!strcmp(a, "--dry-run") && is_train) o.dry_run = 1;
+            else if (!strcmp(a, "--augment") && is_train) o.augment = 1;
+            else if (!strcmp(a, "--no-augment") && is_train) o.augment = 0;
+            else if (!strcmp(a, "--progress") && is_train) o.progress = 1;
+            else if (!strcmp(a, "--no-progress") && is_train) o.progress = 0;
+            else {
+                fprintf(stderr, "cltrain: %s: unknown option or missing value '%s'\n"
+                        "Run `cltrain --help` for usage.\n", cmd, a);
+                return 2;
+            }
+        }
+        i += takes;
+    }
+    if (!is_train && !weights) {
+        fprintf(stderr, "cltrain: %s needs --weights CKPT\nRun `cltrain --help` for usage.\n", cmd);
+        return 2;
+    }
+    ct_context *ctx = open_context(device, 1);
+    if (!ctx)
+        return 1;
+    int st;
+    if (is_train) {
+        o.model = model ? model : (o.resume ? NULL : "cnn");
+        if (batch)
+            o.batch = (int)batch;
+        o.on_epoch = epoch_line;
+        if (!o.dry_run) {
+            const ct_device_info *d = ct_context_device(ctx);
+            printf("training %s on %s, device %u:%u %s\n", o.model ? o.model : o.resume,
+                   o.data, d->platform_index, d->device_index, d->name);
+            fflush(stdout);
+        }
+        st = ct_train(ctx, &o);
+    } else if (!strcmp(cmd, "eval")) {
+        double loss = 0, acc = 0;
+        size_t n = 0;
+        st = ct_evaluate(ctx, model, weights, o.data, (int)batch, o.train_limit, &loss, &acc, &n);
+        if (!st)
+            printf("%zu samples  loss %.4f  accuracy %.2f%%\n", n, loss, 100 * acc);
+    } else {
+        st = ct_predict(ctx, model, weights, o.data, (size_t)count, (int)top);
+    }
+    if (st)
+        fprintf(stderr, "cltrain: %s\n", ct_context_last_error(ctx));
+    ct_context_free(&ctx);
+    return st ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -338,6 +474,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "kernels"))
         return cmd_kernels(argc - 2, argv + 2);
+    if (!strcmp(cmd, "train") || !strcmp(cmd, "eval") || !strcmp(cmd, "predict"))
+        return cmd_run(cmd, argc - 2, argv + 2);
     if (!strcmp(cmd, "zoo"))
         return cmd_zoo(argc - 2, argv + 2);
     if (!strcmp(cmd, "model")) {

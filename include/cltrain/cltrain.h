@@ -6,10 +6,12 @@
 
 #include "cltrain/common.h"
 #include "cltrain/context.h"
+#include "cltrain/data.h"
 #include "cltrain/device.h"
 #include "cltrain/gemm.h"
 #include "cltrain/model.h"
 #include "cltrain/opencl.h"
 #include "cltrain/selftest.h"
+#include "cltrain/train.h"
 
 #endif /* CLTRAIN_CLTRAIN_H */

@@ -84,9 +84,19 @@ void ck_bench(ct_check *c, const char *shape, double flops, double bytes, ck_run
 
 /* The list of op checks (one line each, in the order they run). */
 #define CT_CHECKS(X) \
+    X(dense) \
+    X(conv) \
     X(embedding) \
     X(lstm) \
-    X(act)
+    X(act) \
+    X(optim) \
+    X(batchnorm) \
+    X(loss) \
+    X(dropout) \
+    X(pool) \
+    X(lrn) \
+    X(shortcut) \
+    X(eltwise)
 
 #define CT_X(name) void ct_check_##name(ct_check *c);
 CT_CHECKS(CT_X)

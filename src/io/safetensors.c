@@ -5,9 +5,12 @@
  */
 #include <cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/error.h"
 #include "core/util.h"
@@ -301,4 +304,131 @@ int ct_st_to_double(const ct_st_tensor *t, double *out)
         }
     }
     return CT_OK;
+}
+
+/* ---- writing ---- */
+
+static int write_full(FILE *f, const void *p, size_t n)
+{
+    return fwrite(p, 1, n, f) == n ? 0 : -1;
+}
+
+int ct_st_write(const char *path, const ct_st_out *tensors, size_t count, const char *const *meta_keys,
+                const char *const *meta_values, size_t nmeta)
+{
+    cJSON *root = cJSON_CreateObject();
+    char *header = NULL, *tmp = NULL;
+    FILE *f = NULL;
+    int st = CT_OK;
+    if (!root)
+        return ct_fail(NULL, CT_ERR_NO_MEMORY, "out of host memory writing %s", path);
+    if (nmeta) {
+        cJSON *meta = cJSON_AddObjectToObject(root, "__metadata__");
+        for (size_t i = 0; meta && i < nmeta; i++)
+            if (!cJSON_AddStringToObject(meta, meta_keys[i], meta_values[i]))
+                meta = NULL;
+        if (!meta) {
+            st = ct_fail(NULL, CT_ERR_NO_MEMORY, "out of host memory writing %s", path);
+            goto done;
+        }
+    }
+    uint64_t off = 0;
+    for (size_t i = 0; i < count; i++) {
+        const ct_st_out *t = &tensors[i];
+        uint64_t numel = 1;
+        cJSON *o = cJSON_AddObjectToObject(root, t->name);
+        cJSON *shape = o ? cJSON_AddArrayToObject(o, "shape") : NULL;
+        cJSON *offs = o ? cJSON_AddArrayToObject(o, "data_offsets") : NULL;
+        if (!o || !shape || !offs || !cJSON_AddStringToObject(o, "dtype", "F32")) {
+            st = ct_fail(NULL, CT_ERR_NO_MEMORY, "out of host memory writing %s", path);
+            goto done;
+        }
+        for (int d = 0; d < t->ndim; d++) {
+            cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)t->shape[d]));
+            numel *= (uint64_t)t->shape[d];
+        }
+        cJSON_AddItemToArray(offs, cJSON_CreateNumber((double)off));
+        off += numel * 4;
+        cJSON_AddItemToArray(offs, cJSON_CreateNumber((double)off));
+    }
+    header = cJSON_PrintUnformatted(root);
+    if (!header) {
+        st = ct_fail(NULL, CT_ERR_NO_MEMORY, "out of host memory writing %s", path);
+        goto done;
+    }
+    size_t hlen = strlen(header), padded = (hlen + 7) & ~(size_t)7; /* 8-byte aligned data */
+    size_t tn = strlen(path) + 32;
+    tmp = malloc(tn);
+    if (!tmp) {
+        st = ct_fail(NULL, CT_ERR_NO_MEMORY, "out of host memory writing %s", path);
+        goto done;
+    }
+    snprintf(tmp, tn, "%s.tmp.%ld", path, (long)getpid());
+    f = fopen(tmp, "wb");
+    if (!f) {
+        st = ct_fail(NULL, CT_ERR_IO, "cannot create %s: %s", tmp, strerror(errno));
+        goto done;
+    }
+    uint8_t len8[8];
+    for (int i = 0; i < 8; i++)
+        len8[i] = (uint8_t)((uint64_t)padded >> (8 * i));
+    int bad = write_full(f, len8, 8) || write_full(f, header, hlen) ||
+              write_full(f, "        ", padded - hlen);
+    for (size_t i = 0; !bad && i < count; i++) {
+        uint64_t numel = 1;
+        for (int d = 0; d < tensors[i].ndim; d++)
+            numel *= (uint64_t)tensors[i].shape[d];
+        /* little-endian float32 on disk */
+        uint8_t buf[4096];
+        for (uint64_t e = 0; !bad && e < numel;) {
+            size_t chunk = numel - e > 1024 ? 1024 : (size_t)(numel - e);
+            for (size_t j = 0; j < chunk; j++) {
+                uint32_t u;
+                memcpy(&u, &tensors[i].data[e + j], 4);
+                buf[4 * j] = (uint8_t)u;
+                buf[4 * j + 1] = (uint8_t)(u >> 8);
+                buf[4 * j + 2] = (uint8_t)(u >> 16);
+                buf[4 * j + 3] = (uint8_t)(u >> 24);
+            }
+            bad = write_full(f, buf, 4 * chunk);
+            e += chunk;
+        }
+    }
+    int saved = errno;
+    if (!bad && fflush(f))
+        bad = 1, saved = errno;
+    if (!bad && fsync(fileno(f)))
+        bad = 1, saved = errno;
+    if (fclose(f) && !bad)
+        bad = 1, saved = errno;
+    f = NULL;
+    if (bad) {
+        unlink(tmp);
+        st = ct_fail(NULL, CT_ERR_IO, "cannot write %s: %s; the previous file (if any) is untouched",
+                     path, strerror(saved ? saved : EIO));
+        goto done;
+    }
+    if (rename(tmp, path)) {
+        saved = errno;
+        unlink(tmp);
+        st = ct_fail(NULL, CT_ERR_IO, "cannot rename %s to %s: %s", tmp, path, strerror(saved));
+        goto done;
+    }
+    /* make the rename itself durable */
+    char *slash = strrchr(tmp, '/');
+    if (slash) {
+        *slash = '\0';
+        int dfd = open(tmp, O_RDONLY);
+        if (dfd >= 0) {
+            fsync(dfd);
+            close(dfd);
+        }
+    }
+done:
+    if (f)
+        fclose(f);
+    free(tmp);
+    cJSON_free(header);
+    cJSON_Delete(root);
+    return st;
 }

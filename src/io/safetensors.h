@@ -58,4 +58,20 @@ const char *ct_st_dtype_name(ct_st_dtype dtype);
 /* Converts F32/F64/I64/I32/U8 elements to double (out has numel entries). */
 int ct_st_to_double(const ct_st_tensor *t, double *out);
 
+/* ---- writing ---- */
+
+typedef struct ct_st_out {
+    const char *name;
+    int ndim;
+    int64_t shape[CT_ST_MAX_DIMS];
+    const float *data;  /* F32, numel elements, host memory */
+} ct_st_out;
+
+/* Writes an F32 safetensors file atomically: to `path`.tmp.<pid>, fsync,
+ * rename over `path`, fsync of the directory. On any failure (a full disk,
+ * a write error) the temporary file is removed and `path` is untouched.
+ * meta_keys/meta_values: `nmeta` strings for __metadata__. */
+int ct_st_write(const char *path, const ct_st_out *tensors, size_t count, const char *const *meta_keys,
+                const char *const *meta_values, size_t nmeta);
+
 #endif /* CT_IO_SAFETENSORS_H */

@@ -35,20 +35,16 @@ static const char cnn_small_text[] =
     "loss: softmax_cross_entropy\n";
 
 static const char cnn_text[] =
-    "# the default model: four convolutions with batch normalization for 28x28 images\n"
+    "# the default model: two convolutions with batch normalization for 28x28 images\n"
     "input shape=1x28x28\n"
     "conv1: conv2d out=32 kernel=3 pad=1 bias=false\n"
     "bn1: batchnorm act=relu\n"
-    "conv2: conv2d out=32 kernel=3 pad=1 bias=false\n"
-    "bn2: batchnorm act=relu\n"
     "pool1: maxpool kernel=2\n"
-    "conv3: conv2d out=64 kernel=3 pad=1 bias=false\n"
-    "bn3: batchnorm act=relu\n"
-    "conv4: conv2d out=64 kernel=3 pad=1 bias=false\n"
-    "bn4: batchnorm act=relu\n"
+    "conv2: conv2d out=64 kernel=3 pad=1 bias=false\n"
+    "bn2: batchnorm act=relu\n"
     "pool2: maxpool kernel=2\n"
     "drop1: dropout p=0.25\n"
-    "fc1: dense out=256 act=relu\n"
+    "fc1: dense out=128 act=relu\n"
     "drop2: dropout p=0.25\n"
     "fc2: dense out=10\n"
     "loss: softmax_cross_entropy\n";
@@ -250,7 +246,7 @@ typedef struct zoo_entry {
 } zoo_entry;
 
 static const zoo_entry zoo[] = {
-    { "cnn", "the default: 4 convolutions + batch norm, for 28x28 images (Fashion-MNIST)", cnn_text, NULL },
+    { "cnn", "the default: 2 convolutions + batch norm, for 28x28 images (Fashion-MNIST)", cnn_text, NULL },
     { "cnn-small", "2 convolutions, 2 dense layers, for 28x28 images", cnn_small_text, NULL },
     { "mlp", "784-256-128-10 perceptron for 28x28 images", mlp_text, NULL },
     { "fcn-r", "seed benchmark FCN-R: 784-2048-4096-1024-10, sigmoid (batch 1024)", fcn_r_text, NULL },

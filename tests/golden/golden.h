@@ -53,8 +53,20 @@ void golden_failf(golden *g, const char *fmt, ...) CT_PRINTF(2, 3);
 
 /* op name in the file's metadata -> adapter. One line per op. */
 #define GOLDEN_OPS(X)          \
+    X("dense", golden_dense) \
+    X("conv2d", golden_conv) \
     X("embedding", golden_embedding) \
     X("lstm", golden_lstm) \
+    X("batchnorm_train", golden_batchnorm) \
+    X("batchnorm_eval", golden_batchnorm) \
+    X("softmax_cross_entropy", golden_loss) \
+    X("mse", golden_loss) \
+    X("maxpool", golden_pool) \
+    X("avgpool", golden_pool) \
+    X("global_avgpool", golden_pool) \
+    X("lrn", golden_lrn) \
+    X("shortcut_a", golden_shortcut) \
+    X("optimizer", golden_optim) \
     X("relu", golden_act)      \
     X("leaky_relu", golden_act) \
     X("sigmoid", golden_act)   \

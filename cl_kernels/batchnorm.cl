@@ -1,0 +1,162 @@
+/*
+ * batchnorm.cl - batch normalisation over (N, C, HW): per channel c the
+ * statistics run over the m = N * HW elements x[n, c, s] (HW = 1 for a
+ * dense layer's (N, F) output).
+ *
+ * Reductions: one work-group per channel, a power-of-two size chosen by the
+ * launcher; each work-item Kahan-sums a strided share, a fixed-order tree in
+ * local memory (`red`) combines the shares. The result is the same every
+ * run on a device, and its error is ~(2 + log2 wg) eps of the sum of
+ * magnitudes whatever m is. The variance takes a second pass over
+ * (x - mean)^2 rather than E[x^2] - mean^2, which loses every digit when
+ * |mean| >> std (ReLU outputs, un-centred inputs).
+ *
+ * The reduction kernels are launched with exactly C work-groups, so the
+ * group id needs no guard: an early return ahead of the barriers, even a
+ * uniform one, hangs pocl's CPU device.
+ *
+ * relu = 1 fuses y = max(0, bn(x)); its backward takes that y and passes the
+ * gradient only where y > 0 (the same as where bn(x) > 0).
+ */
+
+inline void bn_kahan(float *s, float *comp, float v)
+{
+    float y = v - *comp;
+    float t = *s + y;
+    *comp = (t - *s) - y;
+    *s = t;
+}
+
+/* red[0..wg) summed into red[0] in a fixed order; every work-item calls it. */
+inline void bn_tree_sum(__local float *red, uint lid, uint wg)
+{
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = wg / 2; s > 0; s >>= 1) {
+        if (lid < s)
+            red[lid] += red[lid + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
+/* the element j in [0, N * HW) of channel c */
+inline ulong bn_index(uint j, uint c, uint C, uint HW)
+{
+    uint n = j / HW;
+    return ((ulong)n * C + c) * HW + (j - n * HW);
+}
+
+/*
+ * Training statistics, one work-group per channel: mean and 1 / sqrt(var +
+ * eps) with the biased variance, saved for the backward; the running stats
+ * (if not NULL) move towards the batch's with the unbiased variance, as
+ * PyTorch: running = (1 - momentum) running + momentum batch. m >= 2.
+ * x: (N, C, HW), mean, invstd, running_mean, running_var: (C), red: (wg)
+ */
+__kernel void bn_stats_f32(__global float *mean, ulong mean_off, __global float *invstd,
+                           ulong invstd_off, __global float *running_mean, ulong rmean_off,
+                           __global float *running_var, ulong rvar_off, __global const float *x,
+                           ulong x_off, uint N, uint C, uint HW, float momentum, float eps,
+                           __local float *red)
+{
+    uint c = get_group_id(0), lid = get_local_id(0), wg = get_local_size(0);
+    uint m = N * HW;
+    __global const float *xc = x + x_off;
+    float s = 0.0f, comp = 0.0f;
+    for (uint j = lid; j < m; j += wg)
+        bn_kahan(&s, &comp, xc[bn_index(j, c, C, HW)]);
+    red[lid] = s;
+    bn_tree_sum(red, lid, wg);
+    float mu = red[0] / (float)m;
+    barrier(CLK_LOCAL_MEM_FENCE); /* red[0] read by all before reuse */
+    s = comp = 0.0f;
+    for (uint j = lid; j < m; j += wg) {
+        float d = xc[bn_index(j, c, C, HW)] - mu;
+        bn_kahan(&s, &comp, d * d);
+    }
+    red[lid] = s;
+    bn_tree_sum(red, lid, wg);
+    if (lid == 0) {
+        float var = red[0] / (float)m;
+        mean[mean_off + c] = mu;
+        invstd[invstd_off + c] = 1.0f / sqrt(var + eps);
+        if (running_mean) {
+            running_mean[rmean_off + c] = (1.0f - momentum) * running_mean[rmean_off + c] + momentum * mu;
+            running_var[rvar_off + c] = (1.0f - momentum) * running_var[rvar_off + c] +
+                                        momentum * (var * ((float)m / (float)(m - 1)));
+        }
+    }
+}
+
+/*
+ * y = gamma (x - mean) invstd + beta, element-wise. from_var = 0: `stat` is
+ * invstd (training, from bn_stats_f32); 1: `stat` is a variance and invstd
+ * = 1 / sqrt(stat + eps) (inference, running stats). y may alias x.
+ * x, y: (N, C, HW), mean, stat, gamma, beta: (C)
+ */
+__kernel void bn_fwd_f32(__global float *y, ulong y_off, __global const float *x, ulong x_off,
+                         __global const float *mean, ulong mean_off, __global const float *stat,
+                         ulong stat_off, __global const float *gamma, ulong gamma_off,
+                         __global const float *beta, ulong beta_off, uint N, uint C, uint HW,
+                         float eps, int from_var, int relu)
+{
+    uint i = get_global_id(0);
+    if (i >= N * C * HW)
+        return;
+    uint c = (i / HW) % C;
+    float v = stat[stat_off + c];
+    float is = from_var ? 1.0f / sqrt(v + eps) : v;
+    float r = gamma[gamma_off + c] * ((x[x_off + i] - mean[mean_off + c]) * is) + beta[beta_off + c];
+    y[y_off + i] = relu ? fmax(r, 0.0f) : r;
+}
+
+/*
+ * Backward, one work-group per channel. g = dy (times y > 0 with relu),
+ * xhat = (x - mean) invstd; dbeta += sum g, dgamma += sum g xhat, and
+ *   train: dx = gamma invstd (g - sum g / m - xhat sum(g xhat) / m)
+ *   eval:  dx = gamma invstd g   (the statistics are constants)
+ * `stat` as in bn_fwd_f32 (train: the saved invstd; eval: running_var).
+ * Each dx element is written by the work-item that last read its dy, so dx
+ * may alias dy. x, dy, dx, y: (N, C, HW), gamma, mean, stat, dgamma,
+ * dbeta: (C), red: (2 wg)
+ */
+__kernel void bn_bwd_f32(__global float *dx, ulong dx_off, __global float *dgamma, ulong dgamma_off,
+                         __global float *dbeta, ulong dbeta_off, __global const float *dy,
+                         ulong dy_off, __global const float *x, ulong x_off,
+                         __global const float *y, ulong y_off, __global const float *gamma,
+                         ulong gamma_off, __global const float *mean, ulong mean_off,
+                         __global const float *stat, ulong stat_off, uint N, uint C, uint HW,
+                         float eps, int train, int relu, __local float *red)
+{
+    uint c = get_group_id(0), lid = get_local_id(0), wg = get_local_size(0);
+    uint m = N * HW;
+    float mu = mean[mean_off + c], v = stat[stat_off + c];
+    float is = train ? v : 1.0f / sqrt(v + eps);
+    float sg = 0.0f, cg = 0.0f, sgx = 0.0f, cgx = 0.0f;
+    for (uint j = lid; j < m; j += wg) {
+        ulong k = bn_index(j, c, C, HW);
+        float g = dy[dy_off + k];
+        if (relu && !(y[y_off + k] > 0.0f))
+            g = 0.0f;
+        bn_kahan(&sg, &cg, g);
+        bn_kahan(&sgx, &cgx, g * ((x[x_off + k] - mu) * is));
+    }
+    red[lid] = sg;
+    red[wg + lid] = sgx;
+    bn_tree_sum(red, lid, wg);
+    bn_tree_sum(red + wg, lid, wg);
+    sg = red[0];
+    sgx = red[wg];
+    if (lid == 0) {
+        dbeta[dbeta_off + c] += sg;
+        dgamma[dgamma_off + c] += sgx;
+    }
+    float gi = gamma[gamma_off + c] * is;
+    float mg = sg / (float)m, mgx = sgx / (float)m;
+    for (uint j = lid; j < m; j += wg) {
+        ulong k = bn_index(j, c, C, HW);
+        float g = dy[dy_off + k];
+        if (relu && !(y[y_off + k] > 0.0f))
+            g = 0.0f;
+        dx[dx_off + k] = train ? gi * (g - mg - ((x[x_off + k] - mu) * is) * mgx) : gi * g;
+    }
+}

@@ -1,0 +1,153 @@
+/*
+ * loss.cl - losses: softmax + cross-entropy over logits with integer labels,
+ * and mean-squared error. Both forwards reduce to one scalar in a single
+ * work-group: each work-item sums its strided share with Kahan compensation
+ * (error ~2 eps of the sum of magnitudes however long the share), then a
+ * fixed-order tree in local memory (log2(wg) levels) combines the shares, so
+ * the result is deterministic run to run and accurate to ~(2 + log2 wg) eps
+ * relative to sum |term|. Work-group sizes are powers of two, chosen by the
+ * launchers (src/ops/loss.c); `red` is local memory of that many floats.
+ *
+ * A label outside [0, K) is never used as an index: its row contributes a
+ * NaN loss (so the mean is NaN and a trainer notices) and NaN gradients.
+ */
+
+inline void loss_kahan(float *s, float *comp, float v)
+{
+    float y = v - *comp;
+    float t = *s + y;
+    *comp = (t - *s) - y;
+    *s = t;
+}
+
+/* Sums red[0..wg) into red[0] in a fixed order; every work-item must call it. */
+inline void loss_tree_sum(__local float *red, uint lid, uint wg)
+{
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = wg / 2; s > 0; s >>= 1) {
+        if (lid < s)
+            red[lid] += red[lid + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
+inline void loss_tree_max(__local float *red, uint lid, uint wg)
+{
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = wg / 2; s > 0; s >>= 1) {
+        if (lid < s)
+            red[lid] = fmax(red[lid], red[lid + s]);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
+/*
+ * One work-group: loss[0] = mean over rows of logsumexp(x_r) - x_r[label_r],
+ * correct[0] = #rows whose first argmax equals the label (as a float; exact
+ * below 2^24 rows, which the launcher enforces); correct may be NULL.
+ * x: (N, K), labels: (N) int32, loss: (1), correct: (1), red: (2 wg) floats
+ */
+__kernel void softmax_xent_fwd_f32(__global float *loss, ulong loss_off, __global float *correct,
+                                   ulong correct_off, __global const float *x, ulong x_off,
+                                   __global const int *labels, ulong labels_off, uint N, uint K,
+                                   __local float *red)
+{
+    uint lid = get_local_id(0), wg = get_local_size(0);
+    float s = 0.0f, comp = 0.0f, hits = 0.0f;
+    for (uint r = lid; r < N; r += wg) {
+        __global const float *row = x + x_off + (ulong)r * K;
+        float m = row[0];
+        uint am = 0;
+        for (uint k = 1; k < K; k++)
+            if (row[k] > m) { /* strict: ties keep the first index, as torch.argmax */
+                m = row[k];
+                am = k;
+            }
+        float e = 0.0f, ec = 0.0f;
+        for (uint k = 0; k < K; k++)
+            loss_kahan(&e, &ec, exp(row[k] - m));
+        int lab = labels[labels_off + r];
+        float l = NAN;
+        if (lab >= 0 && (uint)lab < K) {
+            l = (m - row[lab]) + log(e);
+            hits += am == (uint)lab ? 1.0f : 0.0f;
+        }
+        loss_kahan(&s, &comp, l);
+    }
+    red[lid] = s;
+    red[wg + lid] = hits;
+    loss_tree_sum(red, lid, wg);
+    loss_tree_sum(red + wg, lid, wg);
+    if (lid == 0) {
+        loss[loss_off] = red[0] / (float)N;
+        if (correct)
+            correct[correct_off] = red[wg];
+    }
+}
+
+/*
+ * One work-group per row, exactly N groups (no guard on the group id: an
+ * early return ahead of barriers hangs pocl's CPU device): dx = (softmax(x_r) - onehot(label_r)) * scale,
+ * scale = dloss_scale / N from the launcher.
+ * x, dx: (N, K), labels: (N) int32, red: (wg) floats
+ */
+__kernel void softmax_xent_bwd_f32(__global float *dx, ulong dx_off, __global const float *x,
+                                   ulong x_off, __global const int *labels, ulong labels_off,
+                                   uint N, uint K, float scale, __local float *red)
+{
+    uint r = get_group_id(0), lid = get_local_id(0), wg = get_local_size(0);
+    __global const float *row = x + x_off + (ulong)r * K;
+    __global float *drow = dx + dx_off + (ulong)r * K;
+    float m = -INFINITY;
+    for (uint k = lid; k < K; k += wg)
+        m = fmax(m, row[k]);
+    red[lid] = m;
+    loss_tree_max(red, lid, wg);
+    m = red[0];
+    barrier(CLK_LOCAL_MEM_FENCE); /* everyone has read red[0] before it is reused */
+    float e = 0.0f, ec = 0.0f;
+    for (uint k = lid; k < K; k += wg)
+        loss_kahan(&e, &ec, exp(row[k] - m));
+    red[lid] = e;
+    loss_tree_sum(red, lid, wg);
+    float inv = 1.0f / red[0];
+    int lab = labels[labels_off + r];
+    int valid = lab >= 0 && (uint)lab < K;
+    for (uint k = lid; k < K; k += wg) {
+        float p = exp(row[k] - m) * inv;
+        drow[k] = valid ? (p - (k == (uint)lab ? 1.0f : 0.0f)) * scale : NAN;
+    }
+}
+
+/* One work-group: loss[0] = mean((x - t)^2). x, t: (n), loss: (1), red: (wg) floats */
+__kernel void mse_fwd_f32(__global float *loss, ulong loss_off, __global const float *x,
+                          ulong x_off, __global const float *t, ulong t_off, uint n,
+                          __local float *red)
+{
+    uint lid = get_local_id(0), wg = get_local_size(0);
+    float s = 0.0f, comp = 0.0f;
+    for (uint i = lid; i < n; i += wg) {
+        float d = x[x_off + i] - t[t_off + i];
+        loss_kahan(&s, &comp, d * d);
+    }
+    red[lid] = s;
+    loss_tree_sum(red, lid, wg);
+    if (lid == 0)
+        loss[loss_off] = red[0] / (float)n;
+}
+
+/* dx = k (x - t), dt = -dx (skipped when dt is NULL), k = 2 dloss_scale / n.
+ * x, t, dx, dt: (n) */
+__kernel void mse_bwd_f32(__global float *dx, ulong dx_off, __global float *dt, ulong dt_off,
+                          __global const float *x, ulong x_off, __global const float *t,
+                          ulong t_off, uint n, float k)
+{
+    uint i = get_global_id(0);
+    if (i >= n)
+        return;
+    float g = k * (x[x_off + i] - t[t_off + i]);
+    if (dx)
+        dx[dx_off + i] = g;
+    if (dt)
+        dt[dt_off + i] = -g;
+}

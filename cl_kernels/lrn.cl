@@ -1,0 +1,77 @@
+/*
+ * lrn.cl - local response normalization across channels (PyTorch's
+ * local_response_norm), forward and exact backward, NCHW with the spatial
+ * dims flattened to hw.
+ *
+ *   s_c = k + alpha/size * sum_{c' = c - size/2}^{c + (size-1)/2} x_{c'}^2
+ *   y_c = x_c * s_c^-beta
+ *
+ * (channels outside [0, C) count as zeros). One work-item per element; the
+ * backward recomputes the few s_c it needs rather than reading a saved copy.
+ */
+
+/* s^e for s > 0, as exp2(e log2 s): pocl's pow takes four times as long as
+ * the pair; the pair's error (3 ulp each, the first amplified by
+ * |e log2 s|) is budgeted in src/check/lrn.c. */
+inline float ct_lrn_pow(float s, float e)
+{
+    return exp2(e * log2(s));
+}
+
+/* s_c at channel c of the column xc (channel stride hw). */
+inline float ct_lrn_scale(__global const float *xc, int c, int channels, uint hw, int size,
+                          float k, float alpha_n)
+{
+    int lo = max(c - size / 2, 0), hi = min(c + (size - 1) / 2, channels - 1);
+    float sum = 0.0f;
+    for (int j = lo; j <= hi; j++) {
+        float v = xc[(ulong)j * hw];
+        sum += v * v;
+    }
+    return k + alpha_n * sum;
+}
+
+/* y, x: (N, C, hw); alpha_n = alpha / size */
+__kernel void lrn_fwd_f32(__global float *y, ulong y_off, __global const float *x, ulong x_off,
+                          uint n, int channels, uint hw, int size, float alpha_n, float beta,
+                          float k)
+{
+    uint i = get_global_id(0);
+    uint plane = (uint)channels * hw;
+    if (i >= n * plane)
+        return;
+    uint b = i / plane, r = i % plane;
+    int c = (int)(r / hw);
+    __global const float *xc = x + x_off + (ulong)b * plane + r % hw;
+    float s = ct_lrn_scale(xc, c, channels, hw, size, k, alpha_n);
+    y[y_off + i] = xc[(ulong)c * hw] * ct_lrn_pow(s, -beta);
+}
+
+/* dx_j = dy_j s_j^-beta
+ *        - 2 alpha_n beta x_j sum_{c : j in window(c)} dy_c x_c s_c^(-beta-1)
+ * dx, dy, x: (N, C, hw); dx is written. */
+__kernel void lrn_bwd_f32(__global float *dx, ulong dx_off, __global const float *dy,
+                          ulong dy_off, __global const float *x, ulong x_off, uint n, int channels,
+                          uint hw, int size, float alpha_n, float beta, float k)
+{
+    uint i = get_global_id(0);
+    uint plane = (uint)channels * hw;
+    if (i >= n * plane)
+        return;
+    uint b = i / plane, r = i % plane;
+    int j = (int)(r / hw);
+    ulong col = (ulong)b * plane + r % hw;
+    __global const float *xc = x + x_off + col;
+    __global const float *dyc = dy + dy_off + col;
+    /* channel j lies in the windows of c in [j - (size-1)/2, j + size/2] */
+    int lo = max(j - (size - 1) / 2, 0), hi = min(j + size / 2, channels - 1);
+    float acc = 0.0f, own = 0.0f;
+    for (int c = lo; c <= hi; c++) {
+        float s = ct_lrn_scale(xc, c, channels, hw, size, k, alpha_n);
+        float p = ct_lrn_pow(s, -beta);
+        if (c == j)
+            own = p;
+        acc += dyc[(ulong)c * hw] * xc[(ulong)c * hw] * p / s;
+    }
+    dx[dx_off + i] = dyc[(ulong)j * hw] * own - 2.0f * alpha_n * beta * xc[(ulong)j * hw] * acc;
+}

@@ -1,0 +1,255 @@
+/*
+ * conv.c - checks of conv2d (src/ops/conv.c) against src/ref/conv.c, over
+ * random geometries (1x1 to 5x5 kernels, square or not, strides 1-3,
+ * dilation 1-2, padding up to beyond the kernel, odd sizes) and all three
+ * workspace regimes: one image per GEMM (direct, including the 1x1 path
+ * without im2col), the recommended size, and room for two images so the
+ * last chunk of three images is short.
+ *
+ * Tolerances. Inputs are rounded to float first, so the error is the
+ * device's float32 arithmetic only. A float32 sum of K products, in any
+ * order, with or without FMA, is within K * u * sum|a*b| of the exact sum
+ * (u = 2^-24; Higham's gamma_K bound to first order). sum|a*b| is computed
+ * exactly by running the reference on |inputs|; atol = (K + 2) * u * its
+ * maximum, the +2 for the bias add or the += into an accumulating gradient
+ * and the final rounding. K per result:
+ *   y:  c_in kh kw (one GEMM over the columns);
+ *   dx: c_out + kh kw (a GEMM over c_out, then col2im adds up to kh kw of
+ *       those partial sums);
+ *   dw: n oh ow + n (GEMM over each chunk's columns, += once per chunk);
+ *   db: n oh ow.
+ * Inputs lie in [-1, 1]: a missing or misplaced term (~0.25) is orders of
+ * magnitude above these bounds (~1e-4 at the sizes used here).
+ */
+#include <math.h>
+
+#include "check/check.h"
+#include "ops/conv.h"
+#include "ref/conv.h"
+
+#define U_F32 (1.0 / 16777216.0) /* float32 unit roundoff, 2^-24 */
+
+static double sum_atol(size_t terms, const double *abs_ref, size_t n)
+{
+    double m = 0;
+    for (size_t i = 0; i < n; i++)
+        m = fabs(abs_ref[i]) > m ? fabs(abs_ref[i]) : m;
+    return (double)(terms + 2) * U_F32 * m;
+}
+
+static void fill_f32(ct_check *c, double *x, size_t n)
+{
+    ck_fill(c, x, n, -1, 1);
+    for (size_t i = 0; i < n; i++)
+        x[i] = (double)(float)x[i];
+}
+
+static double *abs_of(ct_check *c, const double *x, size_t n)
+{
+    double *a = ck_host(c, n);
+    if (!ck_failed(c))
+        for (size_t i = 0; i < n; i++)
+            a[i] = fabs(x[i]);
+    return a;
+}
+
+typedef struct conv_loss {
+    const ct_conv2d_desc *d;
+    const double *x, *w, *b, *dy;
+    double *y;
+    size_t ny;
+} conv_loss;
+
+static double conv_loss_fn(void *user)
+{
+    conv_loss *l = user;
+    ct_ref_conv2d_forward(l->d, l->y, l->x, l->w, l->b);
+    return ck_dot(l->y, l->dy, l->ny);
+}
+
+enum { WS_MIN, WS_RECOMMENDED, WS_TWO_IMAGES };
+
+static void conv_case(ct_check *c, const ct_conv2d_desc *d, int has_bias, int ws_mode)
+{
+    ct_context *ctx = ck_ctx(c);
+    int oh = 0, ow = 0;
+    ck_case(c, "conv2d x (%d, %d, %d, %d) w (%d, %d, %d, %d) stride %dx%d pad %dx%d dil %dx%d "
+            "bias=%d ws=%s", d->n, d->c_in, d->h, d->w, d->c_out, d->c_in, d->kh, d->kw,
+            d->stride_h, d->stride_w, d->pad_h, d->pad_w, d->dil_h, d->dil_w, has_bias,
+            ws_mode == WS_MIN ? "min" : ws_mode == WS_RECOMMENDED ? "recommended" : "two images");
+    if (ck_status(c, ct_conv2d_out_shape(ctx, d, &oh, &ow), "conv2d output shape"))
+        return;
+    size_t K = (size_t)d->c_in * d->kh * d->kw, P = (size_t)oh * ow;
+    size_t nx = (size_t)d->n * d->c_in * d->h * d->w, nw = (size_t)d->c_out * K;
+    size_t ny = (size_t)d->n * d->c_out * P, nb = (size_t)d->c_out;
+    size_t ws_elems = ws_mode == WS_MIN             ? K * P
+                      : ws_mode == WS_RECOMMENDED ? ct_conv2d_workspace(d)
+                                                  : 2 * (K + nb) * P + 5;
+    double *x = ck_host(c, nx), *w = ck_host(c, nw), *b = ck_host(c, nb), *dy = ck_host(c, ny);
+    double *y = ck_host(c, ny), *dx = ck_host(c, nx), *gw = ck_host(c, nw), *gb = ck_host(c, nb);
+    double *dw = ck_host(c, nw), *db = ck_host(c, nb);
+    double *ay = ck_host(c, ny), *adx = ck_host(c, nx), *adw = ck_host(c, nw), *adb = ck_host(c, nb);
+    if (ck_failed(c))
+        return;
+    fill_f32(c, x, nx);
+    fill_f32(c, w, nw);
+    fill_f32(c, b, nb);
+    fill_f32(c, dy, ny);
+    const double *bias = has_bias ? b : NULL;
+    ct_ref_conv2d_forward(d, y, x, w, bias);
+    ct_ref_conv2d_backward(d, dx, gw, gb, dy, x, w);
+    /* on the device dw and db start at 0.5 and 0.25: they must accumulate */
+    for (size_t i = 0; i < nw; i++)
+        dw[i] = 0.5 + gw[i], adw[i] = 0.5;
+    for (size_t i = 0; i < nb; i++)
+        db[i] = 0.25 + gb[i], adb[i] = 0.25;
+    double *ax = abs_of(c, x, nx), *aw = abs_of(c, w, nw), *ab = abs_of(c, b, nb);
+    double *ady = abs_of(c, dy, ny);
+    if (ck_failed(c))
+        return;
+    ct_ref_conv2d_forward(d, ay, ax, aw, has_bias ? ab : NULL);
+    ct_ref_conv2d_backward(d, adx, adw, adb, ady, ax, aw);
+
+    ct_buf d_x = ck_dev_in(c, x, nx), d_w = ck_dev_in(c, w, nw), d_dy = ck_dev_in(c, dy, ny);
+    ct_buf d_b = has_bias ? ck_dev_in(c, b, nb) : (ct_buf){ NULL, 0 };
+    ct_buf d_y = ck_dev_out(c, ny), d_dx = ck_dev_out(c, nx);
+    ct_buf d_dw = ck_dev_const(c, nw, 0.5), d_db = ck_dev_const(c, nb, 0.25);
+    /* the workspace starts as NaN: nothing may be read before it is written */
+    ct_buf d_ws = ck_dev_out(c, ws_elems);
+    if (ck_failed(c))
+        return;
+    if (ck_status(c, ct_conv2d_forward(ctx, d, d_y, d_x, d_w, d_b, d_ws, ws_elems),
+                  "conv2d forward"))
+        return;
+    ck_expect(c, "forward y", d_y, ny, y, sum_atol(K, ay, ny), 0);
+    if (ck_status(c, ct_conv2d_backward(ctx, d, d_dx, d_dw, has_bias ? d_db : (ct_buf){ NULL, 0 },
+                                        d_dy, d_x, d_w, d_ws, ws_elems), "conv2d backward"))
+        return;
+    ck_expect(c, "backward dx", d_dx, nx, dx,
+              sum_atol((size_t)d->c_out + (size_t)d->kh * d->kw, adx, nx), 0);
+    ck_expect(c, "backward dw", d_dw, nw, dw, sum_atol((size_t)d->n * (P + 1), adw, nw), 0);
+    if (has_bias)
+        ck_expect(c, "backward db", d_db, nb, db, sum_atol((size_t)d->n * P, adb, nb), 0);
+
+    conv_loss l = { d, x, w, bias, dy, ck_host(c, ny), ny };
+    if (ck_failed(c))
+        return;
+    ck_gradcheck(c, "reference dx", conv_loss_fn, &l, x, nx, dx, 16);
+    ck_gradcheck(c, "reference dw", conv_loss_fn, &l, w, nw, gw, 16);
+    if (has_bias)
+        ck_gradcheck(c, "reference db", conv_loss_fn, &l, b, nb, gb, 16);
+}
+
+/* Bad geometry and a short workspace must be refused with the right status. */
+static void error_cases(ct_check *c)
+{
+    ct_context *ctx = ck_ctx(c);
+    ck_case(c, "conv2d refuses an empty output and a short workspace");
+    /* a dilated 3x3 (extent 5) on a 4x4 input without padding: no output */
+    ct_conv2d_desc bad = { 1, 1, 4, 4, 1, 3, 3, 1, 1, 0, 0, 2, 2 };
+    int oh = -1, ow = -1;
+    int st = ct_conv2d_out_shape(ctx, &bad, &oh, &ow);
+    if (st != CT_ERR_SHAPE || ct_conv2d_workspace(&bad) != 0)
+        ck_status(c, CT_ERR_INTERNAL, "an empty conv2d output was not refused");
+    ct_conv2d_desc ok = { 2, 2, 5, 5, 3, 3, 3, 1, 1, 1, 1, 1, 1 };
+    double one = 1;
+    ct_buf t = ck_dev_in(c, &one, 1), ws = ck_dev_out(c, 2 * 9 * 25 - 1);
+    ct_buf big = ck_dev_out(c, 2 * 3 * 25 + 2 * 2 * 25);
+    if (ck_failed(c))
+        return;
+    st = ct_conv2d_forward(ctx, &ok, big, big, big, t, ws, 2 * 9 * 25 - 1);
+    if (st != CT_ERR_INVALID_ARG)
+        ck_status(c, CT_ERR_INTERNAL, "a workspace one float short was not refused");
+}
+
+typedef struct conv_bench {
+    ct_context *ctx;
+    ct_conv2d_desc d;
+    ct_buf x, w, b, y, dy, dx, dw, db, ws;
+    size_t ws_elems;
+} conv_bench;
+
+static int bench_run(void *user)
+{
+    conv_bench *b = user;
+    int st = ct_conv2d_forward(b->ctx, &b->d, b->y, b->x, b->w, b->b, b->ws, b->ws_elems);
+    return st ? st : ct_conv2d_backward(b->ctx, &b->d, b->dx, b->dw, b->db, b->dy, b->x, b->w,
+                                        b->ws, b->ws_elems);
+}
+
+static int pick_kernel(ct_check *c)
+{
+    static const int k[] = { 1, 2, 3, 5 };
+    return k[ck_int(c, 0, 3)];
+}
+
+void ct_check_conv(ct_check *c)
+{
+    /* fixed cases: size-1 everything, the golden shapes' kinds, each workspace regime */
+    static const ct_conv2d_desc fixed[] = {
+        { 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1 },
+        { 2, 3, 5, 6, 2, 1, 1, 1, 1, 0, 0, 1, 1 },  /* 1x1: im2col-free when direct */
+        { 3, 2, 7, 9, 4, 3, 3, 1, 1, 1, 1, 1, 1 },
+        { 3, 2, 11, 8, 5, 5, 5, 2, 2, 2, 2, 1, 1 }, /* stride 2 */
+        { 2, 3, 9, 9, 3, 3, 3, 1, 1, 2, 2, 2, 2 },  /* dilation 2 */
+        { 3, 2, 5, 4, 2, 1, 3, 2, 1, 3, 4, 1, 2 },  /* padding beyond the kernel, non-square */
+        { 1, 1, 1, 1, 3, 3, 3, 1, 1, 1, 1, 1, 1 },  /* 1x1 input, 3x3 kernel: padding only */
+        { 2, 2, 19, 17, 3, 3, 3, 1, 1, 1, 1, 1, 1 }, /* P = 323: reorders span work-groups */
+    };
+    for (size_t f = 0; f < CT_ARRAY_LEN(fixed) && !ck_failed(c); f++)
+        for (int mode = WS_MIN; mode <= WS_TWO_IMAGES && !ck_failed(c); mode++) {
+            conv_case(c, &fixed[f], (int)(f + (size_t)mode) % 2 == 0, mode);
+            ck_case_end(c);
+        }
+    if (!ck_failed(c))
+        error_cases(c);
+    ck_case_end(c);
+    for (int it = 0; it < ck_iterations(c) && !ck_failed(c); it++) {
+        ct_conv2d_desc d;
+        d.n = ck_dim(c, 3);
+        d.c_in = ck_dim(c, 5);
+        d.c_out = ck_dim(c, 6);
+        d.kh = pick_kernel(c);
+        d.kw = ck_int(c, 0, 2) ? d.kh : pick_kernel(c);
+        d.stride_h = ck_int(c, 1, 3);
+        d.stride_w = ck_int(c, 0, 1) ? d.stride_h : ck_int(c, 1, 3);
+        d.dil_h = ck_int(c, 1, 2);
+        d.dil_w = ck_int(c, 0, 1) ? d.dil_h : ck_int(c, 1, 2);
+        d.pad_h = ck_int(c, 0, d.kh + 1);
+        d.pad_w = ck_int(c, 0, 1) ? d.pad_h : ck_int(c, 0, d.kw + 1);
+        /* sizes at least the dilated kernel's extent minus the padding */
+        int min_h = d.dil_h * (d.kh - 1) + 1 - 2 * d.pad_h, min_w = d.dil_w * (d.kw - 1) + 1 - 2 * d.pad_w;
+        d.h = ck_dim(c, 13);
+        d.w = ck_dim(c, 13);
+        d.h = d.h < min_h ? min_h : d.h;
+        d.w = d.w < min_w ? min_w : d.w;
+        conv_case(c, &d, ck_int(c, 0, 1), ck_int(c, WS_MIN, WS_TWO_IMAGES));
+        ck_case_end(c);
+    }
+
+    if (ck_benchmarking(c) && !ck_failed(c)) {
+        /* ResNet-56's first stage */
+        conv_bench b = { .ctx = ck_ctx(c), .d = { 128, 16, 32, 32, 16, 3, 3, 1, 1, 1, 1, 1, 1 } };
+        ck_case(c, "bench conv2d 128x16x32x32 3x3");
+        size_t nx = (size_t)128 * 16 * 32 * 32, nw = 16 * 16 * 9;
+        b.ws_elems = ct_conv2d_workspace(&b.d);
+        b.x = ck_dev_const(c, nx, 0.5);
+        b.w = ck_dev_const(c, nw, 0.01);
+        b.b = ck_dev_const(c, 16, 0.1);
+        b.y = ck_dev_out(c, nx);
+        b.dy = ck_dev_const(c, nx, 1);
+        b.dx = ck_dev_out(c, nx);
+        b.dw = ck_dev_const(c, nw, 0);
+        b.db = ck_dev_const(c, 16, 0);
+        b.ws = ck_dev_out(c, b.ws_elems);
+        /* three GEMMs of 2 c_out K n P flops; bytes: each pass's reads and
+         * writes of x, y (or dy, dx), the columns and the reordered
+         * products: 3 x + 6 columns + 8 y floats over forward + backward */
+        double K = 16 * 9, nP = 128.0 * 32 * 32;
+        double flops = 3 * 2 * 16 * K * nP;
+        double bytes = 4 * (3.0 * (double)nx + 6 * K * nP + 8.0 * (double)nx);
+        if (!ck_failed(c))
+            ck_bench(c, "128x16x32x32 3x3", flops, bytes, bench_run, &b);
+        ck_case_end(c);
+    }
+}

@@ -1,0 +1,263 @@
+/*
+ * dense.c - checks of the dense layer and the bias pieces (src/ops/dense.c)
+ * against src/ref/dense.c.
+ *
+ * Tolerances. Inputs are rounded to float before the reference sees them,
+ * so the only error is the device's float32 arithmetic. A float32 sum of K
+ * products, in any order, with or without FMA, is off by at most
+ * K * u * sum|a*b| (u = 2^-24; Higham's gamma_K bound to first order). The
+ * checks compute sum|a*b| exactly, by running the reference on |inputs|,
+ * and allow (K + 2) * u * max sum|a*b|: the +2 covers the bias add or the
+ * += into an accumulating gradient, and the final rounding. That bound can
+ * not be beaten by a correct kernel and is far below what a wrong index,
+ * factor or missing term gives (inputs are in [-1, 1], a typical term
+ * ~0.25 against a bound ~K^2/4 * 6e-8 ~ 1e-3 at K = 129).
+ * The fused bias + activation: one rounding of x + b (|x + b| <= 5, the
+ * activations' slopes <= 1.13, so <= 3.4e-7) plus the device libm, within
+ * the activations' own 1e-6 + 1e-5 |y| (src/check/act.c).
+ */
+#include <math.h>
+
+#include "check/check.h"
+#include "ops/dense.h"
+#include "ref/act.h"
+#include "ref/dense.h"
+
+#define U_F32 (1.0 / 16777216.0) /* float32 unit roundoff, 2^-24 */
+
+/* The bound above, for `terms` products whose absolute sums are abs_ref. */
+static double sum_atol(size_t terms, const double *abs_ref, size_t n)
+{
+    double m = 0;
+    for (size_t i = 0; i < n; i++)
+        m = fabs(abs_ref[i]) > m ? fabs(abs_ref[i]) : m;
+    return (double)(terms + 2) * U_F32 * m;
+}
+
+static void round_f32(double *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = (double)(float)x[i];
+}
+
+static double *abs_copy(ct_check *c, const double *x, size_t n)
+{
+    double *a = ck_host(c, n);
+    if (!ck_failed(c) && x)
+        for (size_t i = 0; i < n; i++)
+            a[i] = fabs(x[i]);
+    return x ? a : NULL;
+}
+
+/* ---- dense ---- */
+
+typedef struct dense_loss {
+    const double *x, *w, *b, *dy;
+    double *y;
+    int n, in, out;
+} dense_loss;
+
+static double dense_loss_fn(void *user)
+{
+    dense_loss *l = user;
+    ct_ref_dense_forward(l->y, l->x, l->w, l->b, l->n, l->in, l->out);
+    return ck_dot(l->y, l->dy, (size_t)l->n * (size_t)l->out);
+}
+
+static void dense_case(ct_check *c, int n, int in, int out, int has_bias)
+{
+    ct_context *ctx = ck_ctx(c);
+    ck_case(c, "dense n=%d in=%d out=%d bias=%d", n, in, out, has_bias);
+    size_t nx = (size_t)n * in, nw = (size_t)out * in, ny = (size_t)n * out, nb = (size_t)out;
+    double *x = ck_host(c, nx), *w = ck_host(c, nw), *b = ck_host(c, nb), *dy = ck_host(c, ny);
+    double *y = ck_host(c, ny), *dx = ck_host(c, nx), *gw = ck_host(c, nw), *gb = ck_host(c, nb);
+    double *dw = ck_host(c, nw), *db = ck_host(c, nb);
+    double *ay = ck_host(c, ny), *adx = ck_host(c, nx), *adw = ck_host(c, nw), *adb = ck_host(c, nb);
+    if (ck_failed(c))
+        return;
+    ck_fill(c, x, nx, -1, 1);
+    ck_fill(c, w, nw, -1, 1);
+    ck_fill(c, b, nb, -1, 1);
+    ck_fill(c, dy, ny, -1, 1);
+    round_f32(x, nx);
+    round_f32(w, nw);
+    round_f32(b, nb);
+    round_f32(dy, ny);
+    const double *bias = has_bias ? b : NULL;
+
+    /* pure gradients for the finite differences; dw, db start at 0.5 and
+     * 0.25 on the device to check that they accumulate */
+    ct_ref_dense_forward(y, x, w, bias, n, in, out);
+    ct_ref_dense_backward(dx, gw, gb, dy, x, w, n, in, out);
+    for (size_t i = 0; i < nw; i++)
+        dw[i] = 0.5 + gw[i], adw[i] = 0.5;
+    for (size_t i = 0; i < nb; i++)
+        db[i] = 0.25 + gb[i], adb[i] = 0.25;
+    double *ax = abs_copy(c, x, nx), *aw = abs_copy(c, w, nw), *ab = abs_copy(c, bias, nb);
+    double *ady = abs_copy(c, dy, ny);
+    if (ck_failed(c))
+        return;
+    ct_ref_dense_forward(ay, ax, aw, ab, n, in, out);
+    ct_ref_dense_backward(adx, adw, adb, ady, ax, aw, n, in, out);
+
+    ct_buf d_x = ck_dev_in(c, x, nx), d_w = ck_dev_in(c, w, nw), d_dy = ck_dev_in(c, dy, ny);
+    ct_buf d_b = has_bias ? ck_dev_in(c, b, nb) : (ct_buf){ NULL, 0 };
+    ct_buf d_y = ck_dev_out(c, ny), d_dx = ck_dev_out(c, nx);
+    ct_buf d_dw = ck_dev_const(c, nw, 0.5), d_db = ck_dev_const(c, nb, 0.25);
+    if (ck_failed(c))
+        return;
+    if (ck_status(c, ct_dense_forward(ctx, d_y, d_x, d_w, d_b, n, in, out), "dense forward"))
+        return;
+    ck_expect(c, "forward y", d_y, ny, y, sum_atol((size_t)in, ay, ny), 0);
+    if (ck_status(c, ct_dense_backward(ctx, d_dx, d_dw, has_bias ? d_db : (ct_buf){ NULL, 0 },
+                                       d_dy, d_x, d_w, n, in, out), "dense backward"))
+        return;
+    ck_expect(c, "backward dx", d_dx, nx, dx, sum_atol((size_t)out, adx, nx), 0);
+    ck_expect(c, "backward dw", d_dw, nw, dw, sum_atol((size_t)n, adw, nw), 0);
+    if (has_bias)
+        ck_expect(c, "backward db", d_db, nb, db, sum_atol((size_t)n, adb, nb), 0);
+
+    dense_loss l = { x, w, bias, dy, ck_host(c, ny), n, in, out };
+    if (ck_failed(c))
+        return;
+    ck_gradcheck(c, "reference dx", dense_loss_fn, &l, x, nx, dx, 24);
+    ck_gradcheck(c, "reference dw", dense_loss_fn, &l, w, nw, gw, 24);
+    if (has_bias)
+        ck_gradcheck(c, "reference db", dense_loss_fn, &l, b, nb, gb, 24);
+}
+
+/* ---- bias + activation, bias gradient ---- */
+
+typedef struct bias_loss {
+    const double *x, *dy;
+    double *b, *y;
+    int n, c, hw;
+    ct_act act;
+} bias_loss;
+
+static double bias_loss_fn(void *user)
+{
+    bias_loss *l = user;
+    ct_ref_bias_act_forward(l->y, l->x, l->b, l->n, l->c, l->hw, l->act);
+    return ck_dot(l->y, l->dy, (size_t)l->n * (size_t)l->c * (size_t)l->hw);
+}
+
+static void bias_case(ct_check *c, int n, int ch, int hw, ct_act act, int in_place)
+{
+    ct_context *ctx = ck_ctx(c);
+    ck_case(c, "bias_act %s n=%d c=%d hw=%d%s", ct_act_name(act), n, ch, hw,
+            in_place ? " in place" : "");
+    size_t total = (size_t)n * ch * hw;
+    double *x = ck_host(c, total), *b = ck_host(c, (size_t)ch), *dy = ck_host(c, total);
+    double *y = ck_host(c, total), *g = ck_host(c, total), *pre = ck_host(c, total);
+    double *db = ck_host(c, (size_t)ch), *gb = ck_host(c, (size_t)ch), *adb = ck_host(c, (size_t)ch);
+    double *ady = ck_host(c, total);
+    if (ck_failed(c))
+        return;
+    ck_fill(c, x, total, -4, 4);
+    ck_fill(c, b, (size_t)ch, -1, 1);
+    ck_fill(c, dy, total, -1, 1);
+    round_f32(x, total);
+    round_f32(b, (size_t)ch);
+    round_f32(dy, total);
+    /* keep x + b off the relu-like kinks, for rounding and finite differences */
+    for (size_t i = 0; i < total; i++) {
+        double bb = b[(i / (size_t)hw) % (size_t)ch];
+        if (fabs(x[i] + bb) < 1e-3)
+            x[i] = (double)(float)(-bb + (x[i] + bb < 0 ? -2e-3 : 2e-3));
+    }
+    ct_ref_bias_act_forward(y, x, b, n, ch, hw, act);
+
+    /* the reference bias gradient of sum(act(x + b) * dy): db = sums of dy * act'(x + b) */
+    ct_ref_bias_act_forward(pre, x, b, n, ch, hw, CT_ACT_NONE);
+    ct_ref_act_backward(act, g, dy, pre, total);
+    ct_ref_bias_backward(gb, g, n, ch, hw);
+    /* the device's bias gradient, of dy itself, into db starting at 0.25 */
+    for (int k = 0; k < ch; k++)
+        db[k] = adb[k] = 0.25;
+    ct_ref_bias_backward(db, dy, n, ch, hw);
+    for (size_t i = 0; i < total; i++)
+        ady[i] = fabs(dy[i]);
+    ct_ref_bias_backward(adb, ady, n, ch, hw);
+
+    ct_buf d_x = ck_dev_in(c, x, total), d_b = ck_dev_in(c, b, (size_t)ch);
+    ct_buf d_dy = ck_dev_in(c, dy, total), d_db = ck_dev_const(c, (size_t)ch, 0.25);
+    ct_buf d_y = in_place ? ck_dev_const(c, total, 0) : ck_dev_out(c, total);
+    if (ck_failed(c))
+        return;
+    if (in_place && ck_status(c, ct_copy(ctx, d_y, d_x, total), "copy"))
+        return;
+    ct_buf src = in_place ? d_y : d_x;
+    if (ck_status(c, ct_bias_act_forward(ctx, d_y, src, d_b, n, ch, hw, act), "bias_act forward"))
+        return;
+    ck_expect(c, "bias_act y", d_y, total, y, 1e-6, 1e-5);
+    if (ck_status(c, ct_bias_backward(ctx, d_db, d_dy, n, ch, hw), "bias backward"))
+        return;
+    ck_expect(c, "bias db", d_db, (size_t)ch, db, sum_atol((size_t)n * hw, adb, (size_t)ch), 0);
+
+    bias_loss l = { x, dy, b, ck_host(c, total), n, ch, hw, act };
+    if (!ck_failed(c))
+        ck_gradcheck(c, "reference db", bias_loss_fn, &l, b, (size_t)ch, gb, 24);
+}
+
+/* ---- benchmark ---- */
+
+typedef struct dense_bench {
+    ct_context *ctx;
+    ct_buf x, w, b, y, dy, dx, dw, db;
+    int n, in, out;
+} dense_bench;
+
+static int bench_run(void *user)
+{
+    dense_bench *d = user;
+    int st = ct_dense_forward(d->ctx, d->y, d->x, d->w, d->b, d->n, d->in, d->out);
+    return st ? st : ct_dense_backward(d->ctx, d->dx, d->dw, d->db, d->dy, d->x, d->w, d->n,
+                                       d->in, d->out);
+}
+
+void ct_check_dense(ct_check *c)
+{
+    /* size-1 edges: single sample, single input, single output */
+    static const int edges[][4] = { { 1, 1, 1, 1 }, { 1, 7, 1, 0 }, { 5, 1, 3, 1 }, { 3, 4, 1, 1 } };
+    for (size_t e = 0; e < CT_ARRAY_LEN(edges) && !ck_failed(c); e++) {
+        dense_case(c, edges[e][0], edges[e][1], edges[e][2], edges[e][3]);
+        ck_case_end(c);
+    }
+    for (int it = 0; it < ck_iterations(c) && !ck_failed(c); it++) {
+        dense_case(c, ck_dim(c, 33), ck_dim(c, 129), ck_dim(c, 65), ck_int(c, 0, 1));
+        ck_case_end(c);
+    }
+    /* bias + activation: dense-like (hw 1, both bias kernels) and conv-like */
+    bias_case(c, 1, 1, 1, CT_ACT_RELU, 0);
+    ck_case_end(c);
+    if (!ck_failed(c))
+        bias_case(c, 3, 300, 1, CT_ACT_GELU, 1); /* the column kernel (c >= 256) */
+    ck_case_end(c);
+    if (!ck_failed(c))
+        bias_case(c, 2, 3, 300, CT_ACT_TANH, 0); /* rows longer than a work-group */
+    ck_case_end(c);
+    for (int a = CT_ACT_NONE; a < CT_ACT_COUNT && !ck_failed(c); a++)
+        for (int it = 0; it < ck_iterations(c) && !ck_failed(c); it++) {
+            int hw = ck_int(c, 0, 2) == 0 ? 1 : ck_dim(c, 300);
+            bias_case(c, ck_dim(c, 9), ck_dim(c, 17), hw, (ct_act)a, ck_int(c, 0, 1));
+            ck_case_end(c);
+        }
+
+    if (ck_benchmarking(c) && !ck_failed(c)) {
+        int n = 128, in = 1024, out = 1024;
+        size_t nx = (size_t)n * in, nw = (size_t)out * in, ny = (size_t)n * out;
+        ck_case(c, "bench dense %dx%d->%d", n, in, out);
+        dense_bench d = { ck_ctx(c), ck_dev_const(c, nx, 0.5), ck_dev_const(c, nw, 0.01),
+                          ck_dev_const(c, (size_t)out, 0.1), ck_dev_out(c, ny),
+                          ck_dev_const(c, ny, 1), ck_dev_out(c, nx), ck_dev_const(c, nw, 0),
+                          ck_dev_const(c, (size_t)out, 0), n, in, out };
+        /* three GEMMs of 2 n in out flops; bytes: every operand read or
+         * written once per GEMM (dw and y twice: read-modify-write, bias) */
+        double flops = 3.0 * 2.0 * n * in * out;
+        double bytes = 4.0 * (2.0 * nx + 3.0 * nw + 3.0 * ny + 2.0 * ny + nx);
+        if (!ck_failed(c))
+            ck_bench(c, "128x1024->1024", flops, bytes, bench_run, &d);
+        ck_case_end(c);
+    }
+}

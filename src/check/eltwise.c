@@ -1,0 +1,157 @@
+/*
+ * eltwise.c - checks of the element-wise launchers (src/ops/eltwise.c)
+ * against src/ref/eltwise.c, including in-place (aliased) calls.
+ *
+ * Tolerances, with u = 2^-24 (half a float ulp, relative) and operands the
+ * device sees exactly:
+ *   - add, accumulate, scale: one float rounding of an exact result,
+ *     |err| <= u |ref|; checked at atol 0, rtol 2u (one ulp, so the bound
+ *     is not a knife edge in the double comparison);
+ *   - add backward: copies, atol 0, rtol 0;
+ *   - axpy with |a| <= 2, |x|, |y| <= 2: the product may round before the
+ *     add (or fuse into one fma): |err| <= u |a x| + u |ref| <= 4u + u |ref|;
+ *     checked at atol 8u, rtol 2u (one ulp of each).
+ */
+#include "check/check.h"
+#include "ref/eltwise.h"
+
+#define U 5.9604644775390625e-8 /* 2^-24 */
+
+typedef struct add_loss {
+    const double *a, *b, *w;
+    double *y;
+    size_t n;
+} add_loss;
+
+static double loss_of_ab(void *user)
+{
+    add_loss *l = user;
+    ct_ref_add_forward(l->y, l->a, l->b, l->n);
+    return ck_dot(l->y, l->w, l->n);
+}
+
+/* uniform in [lo, hi), rounded to float so the device sees the same values */
+static void fill_f(ct_check *c, double *x, size_t n, double lo, double hi)
+{
+    ck_fill(c, x, n, lo, hi);
+    for (size_t i = 0; i < n; i++)
+        x[i] = (double)(float)x[i];
+}
+
+/* A device copy of x that is also an output (in-place calls write it):
+ * output guard bands, so ck_expect checks them, filled from x. */
+static ct_buf dev_inout(ct_check *c, const double *x, size_t n)
+{
+    ct_buf out = ck_dev_out(c, n), in = ck_dev_in(c, x, n);
+    if (!ck_failed(c))
+        ck_status(c, ct_copy(ck_ctx(c), out, in, n), "copying an in-place operand");
+    return out;
+}
+
+static void one_case(ct_check *c, size_t n)
+{
+    ct_context *ctx = ck_ctx(c);
+    ck_case(c, "eltwise n=%zu", n);
+    double *a = ck_host(c, n), *b = ck_host(c, n), *dy = ck_host(c, n), *y = ck_host(c, n);
+    double *da = ck_host(c, n), *db = ck_host(c, n), *r = ck_host(c, n);
+    if (ck_failed(c))
+        return;
+    fill_f(c, a, n, -1, 1);
+    fill_f(c, b, n, -1, 1);
+    fill_f(c, dy, n, -1, 1);
+    float s = (float)ck_uniform(c, -2, 2), alpha = (float)ck_uniform(c, -2, 2);
+
+    /* add: into a fresh output, then in place over a */
+    ct_buf d_a = dev_inout(c, a, n), d_b = dev_inout(c, b, n), d_dy = dev_inout(c, dy, n);
+    ct_buf d_y = ck_dev_out(c, n), d_da = ck_dev_out(c, n), d_db = ck_dev_out(c, n);
+    ct_buf d_db_only = ck_dev_out(c, n);
+    if (ck_failed(c))
+        return;
+    ct_ref_add_forward(y, a, b, n);
+    if (ck_status(c, ct_add_forward(ctx, d_y, d_a, d_b, n), "add forward"))
+        return;
+    ck_expect(c, "add y", d_y, n, y, 0, 2 * U);
+    if (ck_status(c, ct_add_forward(ctx, d_a, d_a, d_b, n), "add forward in place"))
+        return;
+    ck_expect(c, "add y over a", d_a, n, y, 0, 2 * U);
+
+    /* backward: both targets, one target, and a target that is dy itself */
+    ct_ref_add_backward(da, db, dy, n);
+    ct_buf none = { NULL, 0 };
+    if (ck_status(c, ct_add_backward(ctx, d_da, d_db, d_dy, n), "add backward") ||
+        ck_status(c, ct_add_backward(ctx, none, d_db_only, d_dy, n), "add backward, db only") ||
+        ck_status(c, ct_add_backward(ctx, d_dy, none, d_dy, n), "add backward, da = dy"))
+        return;
+    ck_expect(c, "add da", d_da, n, da, 0, 0);
+    ck_expect(c, "add db", d_db, n, db, 0, 0);
+    ck_expect(c, "add db only", d_db_only, n, db, 0, 0);
+    ck_expect(c, "add dy after da = dy", d_dy, n, dy, 0, 0);
+
+    /* accumulate: dst = b += dy */
+    for (size_t i = 0; i < n; i++)
+        r[i] = b[i];
+    ct_ref_add_accumulate(r, dy, n);
+    if (ck_status(c, ct_add_accumulate(ctx, d_b, d_dy, n), "add accumulate"))
+        return;
+    ck_expect(c, "accumulate dst", d_b, n, r, 0, 2 * U);
+
+    /* scale dy in place by s */
+    for (size_t i = 0; i < n; i++)
+        r[i] = dy[i];
+    ct_ref_scale(r, s, n);
+    if (ck_status(c, ct_scale(ctx, d_dy, s, n), "scale"))
+        return;
+    ck_expect(c, "scale x", d_dy, n, r, 0, 2 * U);
+
+    /* axpy: y (the add's output, a + b in float) += alpha * a_new, where
+     * a_new is the in-place sum now in d_a: both read back as the floats */
+    double *yf = ck_host(c, n);
+    if (ck_failed(c))
+        return;
+    for (size_t i = 0; i < n; i++)
+        yf[i] = (double)(float)y[i];
+    for (size_t i = 0; i < n; i++)
+        r[i] = yf[i];
+    ct_ref_axpy(r, alpha, yf, n);
+    if (ck_status(c, ct_axpy(ctx, d_y, alpha, d_a, n), "axpy"))
+        return;
+    ck_expect(c, "axpy y", d_y, n, r, 8 * U, 2 * U);
+
+    add_loss l = { a, b, dy, ck_host(c, n), n };
+    ck_gradcheck(c, "reference da", loss_of_ab, &l, a, n, da, 16);
+    ck_gradcheck(c, "reference db", loss_of_ab, &l, b, n, db, 16);
+}
+
+typedef struct eltwise_bench {
+    ct_context *ctx;
+    ct_buf a, b, y, g;
+    size_t n;
+} eltwise_bench;
+
+/* A residual join: y = a + b forward, then the fan-out's second gradient
+ * accumulated into the first. */
+static int bench_run(void *user)
+{
+    eltwise_bench *e = user;
+    int st = ct_add_forward(e->ctx, e->y, e->a, e->b, e->n);
+    return st ? st : ct_add_accumulate(e->ctx, e->a, e->g, e->n);
+}
+
+void ct_check_eltwise(ct_check *c)
+{
+    one_case(c, 1);
+    ck_case_end(c);
+    for (int it = 0; it < ck_iterations(c) && !ck_failed(c); it++) {
+        one_case(c, (size_t)ck_dim(c, 5000));
+        ck_case_end(c);
+    }
+    if (ck_benchmarking(c) && !ck_failed(c)) {
+        size_t n = (size_t)1 << 22;
+        ck_case(c, "bench add + accumulate n=%zu", n);
+        eltwise_bench e = { ck_ctx(c), ck_dev_const(c, n, 0.5), ck_dev_const(c, n, 0.25),
+                            ck_dev_out(c, n), ck_dev_const(c, n, 0), n };
+        if (!ck_failed(c))
+            ck_bench(c, "add + accumulate 4M", 2.0 * (double)n, 6.0 * 4 * (double)n, bench_run, &e);
+        ck_case_end(c);
+    }
+}

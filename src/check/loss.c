@@ -1,0 +1,235 @@
+/*
+ * loss.c - checks of the losses (src/ops/loss.c) against src/ref/loss.c.
+ *
+ * Tolerances, with eps = FLT_EPSILON = 1.19e-7 (the device may use exp/log
+ * within 3-4 ulp, division within 2.5 ulp, as OpenCL allows):
+ *   softmax-xent loss: a row's loss (m - x_label) + log(s) has error
+ *     <= ~eps |m - x_label| (one subtraction) + ~6 eps (s, a Kahan sum of
+ *     exps each within 4 ulp, enters log) + ~3 eps |log s| (log's own
+ *     ulps, log s <= log K <= 6) ~ 26 eps + eps * loss; the mean over rows
+ *     adds (2 + log2 wg) eps of the sum: atol 4e-6 (> 26 eps = 3.1e-6),
+ *     rtol 1e-5 (> 11 eps = 1.3e-6). Independent of N: each work-item's
+ *     share is Kahan-summed and the tree has log2(wg) <= 8 levels.
+ *   correct count: exact (same float logits, same first-index rule).
+ *   softmax-xent dx: p = exp(x - m) / s has relative error <= ~14 eps, and
+ *     p - 1 for the label keeps that error absolutely: atol 4e-6 * scale / N,
+ *     rtol 4e-6 (~33 eps).
+ *   mse loss: positive terms, each (x - t)^2 within 3 eps, Kahan + tree
+ *     ~10 eps, the division 1 eps: rtol 2e-6 (~17 eps), atol 0.
+ *   mse dx, dt: x - t exact up to one rounding, times k = 2 scale / n
+ *     (two float roundings): rtol 1e-6 (~8 eps), atol 0.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "check/check.h"
+#include "ref/loss.h"
+
+/* ---- int32 labels: the harness makes float buffers only ---- */
+
+static cl_mem labels_dev(ct_check *c, const int32_t *labels, size_t n)
+{
+    cl_mem m = NULL;
+    int st = ct_buffer_create(ck_ctx(c), n * sizeof(int32_t), &m);
+    if (!st)
+        st = ct_buffer_write(ck_ctx(c), m, 0, n * sizeof(int32_t), labels);
+    if (st) {
+        ck_status(c, st, "allocating the labels buffer");
+        ct_buffer_release(&m);
+    }
+    return m;
+}
+
+/* Releases after the queue drains (the kernels may still read the labels). */
+static void labels_release(ct_check *c, cl_mem *m)
+{
+    if (*m)
+        ct_context_finish(ck_ctx(c));
+    ct_buffer_release(m);
+}
+
+/* ---- softmax + cross-entropy ---- */
+
+typedef struct xent_loss {
+    const double *x;
+    const int32_t *labels;
+    size_t N, K;
+    double scale;
+} xent_loss;
+
+static double xent_of_x(void *user)
+{
+    xent_loss *l = user;
+    double loss;
+    ct_ref_softmax_xent_forward(&loss, NULL, l->x, l->labels, l->N, l->K);
+    return loss * l->scale;
+}
+
+/* kind: 0 plain, 1 wide logits (exp overflows without the max shift),
+ * 2 ties for the maximum, 3 one label out of range */
+static void xent_case(ct_check *c, size_t N, size_t K, int kind, double scale)
+{
+    ct_context *ctx = ck_ctx(c);
+    static const char *const kinds[] = { "plain", "wide", "ties", "bad label" };
+    ck_case(c, "softmax_xent N=%zu K=%zu %s scale=%g", N, K, kinds[kind], scale);
+    double *x = ck_host(c, N * K), *dx = ck_host(c, N * K);
+    int32_t *labels = (int32_t *)ck_host(c, N); /* N int32 in N doubles' room */
+    cl_mem d_lab = NULL;
+    if (ck_failed(c))
+        return;
+    ck_fill(c, x, N * K, kind == 1 ? -150 : -5, kind == 1 ? 150 : 5);
+    for (size_t r = 0; r < N; r++)
+        labels[r] = (int32_t)ck_int(c, 0, (int)K - 1);
+    for (size_t r = 0; kind == 2 && K > 1 && r < N; r += 2) {
+        /* copy the row's maximum elsewhere; the label sits on either copy */
+        double *row = x + r * K;
+        size_t am = 0, other = (size_t)ck_int(c, 0, (int)K - 2);
+        for (size_t k = 1; k < K; k++)
+            if (row[k] > row[am])
+                am = k;
+        other += other >= am;
+        row[other] = row[am];
+        labels[r] = (int32_t)(ck_int(c, 0, 1) ? am : other);
+    }
+    if (kind == 3)
+        labels[ck_int(c, 0, (int)N - 1)] = ck_int(c, 0, 1) ? (int32_t)K : -1;
+    for (size_t i = 0; i < N * K; i++)
+        x[i] = (double)(float)x[i];
+    double loss, correct;
+    ct_ref_softmax_xent_forward(&loss, &correct, x, labels, N, K);
+    ct_ref_softmax_xent_backward(dx, x, labels, N, K, scale);
+
+    ct_buf d_x = ck_dev_in(c, x, N * K), d_loss = ck_dev_out(c, 1), d_corr = ck_dev_out(c, 1);
+    ct_buf d_dx = ck_dev_out(c, N * K);
+    d_lab = labels_dev(c, labels, N);
+    ct_buf b_lab = { d_lab, 0 };
+    if (ck_failed(c))
+        goto done;
+    if (ck_status(c, ct_softmax_xent_forward(ctx, d_loss, d_corr, d_x, b_lab, N, K),
+                  "softmax_xent forward"))
+        goto done;
+    ck_expect(c, "forward loss", d_loss, 1, &loss, 4e-6, 1e-5);
+    ck_expect(c, "forward correct count", d_corr, 1, &correct, 0, 0);
+    if (ck_status(c, ct_softmax_xent_backward(ctx, d_dx, d_x, b_lab, N, K, (float)scale),
+                  "softmax_xent backward"))
+        goto done;
+    ck_expect(c, "backward dx", d_dx, N * K, dx, 4e-6 * scale / (double)N, 4e-6);
+
+    if (kind != 3) {
+        xent_loss l = { x, labels, N, K, scale };
+        ck_gradcheck(c, "reference dx", xent_of_x, &l, x, N * K, dx, 32);
+    }
+done:
+    labels_release(c, &d_lab);
+}
+
+/* ---- mean-squared error ---- */
+
+typedef struct mse_loss {
+    const double *x, *t;
+    size_t n;
+    double scale;
+} mse_loss;
+
+static double mse_of(void *user)
+{
+    mse_loss *l = user;
+    double loss;
+    ct_ref_mse_forward(&loss, l->x, l->t, l->n);
+    return loss * l->scale;
+}
+
+static void mse_case(ct_check *c, size_t n, double scale, int with_dt)
+{
+    ct_context *ctx = ck_ctx(c);
+    ck_case(c, "mse n=%zu scale=%g%s", n, scale, with_dt ? "" : " no dt");
+    double *x = ck_host(c, n), *t = ck_host(c, n), *dx = ck_host(c, n), *dt = ck_host(c, n);
+    if (ck_failed(c))
+        return;
+    ck_fill(c, x, n, -3, 3);
+    ck_fill(c, t, n, -3, 3);
+    for (size_t i = 0; i < n; i++) {
+        x[i] = (double)(float)x[i];
+        t[i] = (double)(float)t[i];
+    }
+    double loss;
+    ct_ref_mse_forward(&loss, x, t, n);
+    ct_ref_mse_backward(dx, dt, x, t, n, scale);
+
+    ct_buf d_x = ck_dev_in(c, x, n), d_t = ck_dev_in(c, t, n), d_loss = ck_dev_out(c, 1);
+    ct_buf d_dx = ck_dev_out(c, n), d_dt = with_dt ? ck_dev_out(c, n) : (ct_buf){ NULL, 0 };
+    if (ck_failed(c))
+        return;
+    if (ck_status(c, ct_mse_forward(ctx, d_loss, d_x, d_t, n), "mse forward"))
+        return;
+    ck_expect(c, "mse loss", d_loss, 1, &loss, 0, 2e-6);
+    if (ck_status(c, ct_mse_backward(ctx, d_dx, d_dt, d_x, d_t, n, (float)scale), "mse backward"))
+        return;
+    ck_expect(c, "mse dx", d_dx, n, dx, 0, 1e-6);
+    if (with_dt)
+        ck_expect(c, "mse dt", d_dt, n, dt, 0, 1e-6);
+
+    mse_loss l = { x, t, n, scale };
+    ck_gradcheck(c, "reference mse dx", mse_of, &l, x, n, dx, 32);
+    ck_gradcheck(c, "reference mse dt", mse_of, &l, t, n, dt, 32);
+}
+
+/* ---- benchmark: softmax-xent at an ImageNet-like classifier head ---- */
+
+typedef struct xent_bench {
+    ct_context *ctx;
+    ct_buf x, loss, correct, dx, labels;
+    size_t N, K;
+} xent_bench;
+
+static int bench_run(void *user)
+{
+    xent_bench *b = user;
+    int st = ct_softmax_xent_forward(b->ctx, b->loss, b->correct, b->x, b->labels, b->N, b->K);
+    return st ? st : ct_softmax_xent_backward(b->ctx, b->dx, b->x, b->labels, b->N, b->K, 1.0f);
+}
+
+static void bench(ct_check *c)
+{
+    size_t N = 128, K = 1000;
+    ck_case(c, "bench softmax_xent N=%zu K=%zu", N, K);
+    int32_t *labels = (int32_t *)ck_host(c, N);
+    if (ck_failed(c))
+        return;
+    for (size_t r = 0; r < N; r++)
+        labels[r] = (int32_t)(r * 7 % K);
+    cl_mem d_lab = labels_dev(c, labels, N);
+    xent_bench b = { ck_ctx(c), ck_dev_const(c, N * K, 0.25), ck_dev_out(c, 1), ck_dev_out(c, 1),
+                     ck_dev_out(c, N * K), { d_lab, 0 }, N, K };
+    /* per logit: forward max, exp of the difference, sum (3, exp as one);
+     * backward max, exp, sum, exp, multiply, subtract-scale (6). Bytes: the
+     * logits read by both passes, dx written. */
+    if (!ck_failed(c))
+        ck_bench(c, "xent 128x1000", 9.0 * (double)(N * K), 12.0 * (double)(N * K), bench_run, &b);
+    labels_release(c, &d_lab);
+}
+
+void ct_check_loss(ct_check *c)
+{
+    xent_case(c, 1, 1, 0, 1.0);
+    ck_case_end(c);
+    if (!ck_failed(c))
+        xent_case(c, 5, 1, 3, 1.0);
+    ck_case_end(c);
+    for (int it = 0; it < ck_iterations(c) && !ck_failed(c); it++) {
+        double scale = it % 2 ? 1.0 : ck_uniform(c, 0.25, 4);
+        xent_case(c, (size_t)ck_dim(c, 300), (size_t)ck_dim(c, 130), it % 4, scale);
+        ck_case_end(c);
+    }
+    if (!ck_failed(c))
+        mse_case(c, 1, 1.0, 1);
+    ck_case_end(c);
+    for (int it = 0; it < ck_iterations(c) && !ck_failed(c); it++) {
+        mse_case(c, (size_t)ck_dim(c, 5000), it % 2 ? 1.0 : ck_uniform(c, 0.25, 4), it % 3 != 2);
+        ck_case_end(c);
+    }
+    if (ck_benchmarking(c) && !ck_failed(c))
+        bench(c);
+    ck_case_end(c);
+}

@@ -1,0 +1,294 @@
+/*
+ * csv.c - tables of numbers with one integer label column. Strict: every
+ * row has the same number of fields, every feature is a finite number that
+ * strtod consumes whole, every label an integer >= 0 that strtol consumes
+ * whole; the first failure is reported as FILE:LINE:COLUMN (both from 1,
+ * the column counting characters, as editors do). Fields may be padded with
+ * blanks and wrapped in double quotes (without embedded commas); blank lines
+ * are skipped. The first row is a header when any of its fields is not a
+ * number (or when told so).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "data/dataset.h"
+
+#define MAX_FILE_BYTES ((size_t)1 << 36)
+
+typedef struct field {
+    const char *s; /* trimmed text, not NUL-terminated */
+    size_t len;
+    size_t col;    /* 1-based column of the field's first character */
+} field;
+
+typedef struct fields {
+    field *f;
+    size_t n, cap;
+} fields;
+
+/* Splits the line [p, end) into trimmed fields. */
+static int split_line(const char *p, const char *end, const char *line_start, fields *out)
+{
+    out->n = 0;
+    for (;;) {
+        const char *q = p;
+        while (q < end && *q != ',')
+            q++;
+        const char *a = p, *b = q;
+        while (a < b && (*a == ' ' || *a == '\t'))
+            a++;
+        while (b > a && (b[-1] == ' ' || b[-1] == '\t'))
+            b--;
+        if (b - a >= 2 && *a == '"' && b[-1] == '"') {
+            a++;
+            b--;
+        }
+        if (out->n == out->cap) {
+            size_t ncap = out->cap ? out->cap * 2 : 64;
+            field *nf = realloc(out->f, ncap * sizeof *nf);
+            if (!nf)
+                return ct_fail(NULL, CT_ERR_NO_MEMORY, "out of memory");
+            out->f = nf;
+            out->cap = ncap;
+        }
+        out->f[out->n++] = (field){ a, (size_t)(b - a), (size_t)(p - line_start) + 1 };
+        if (q == end)
+            return CT_OK;
+        p = q + 1;
+    }
+}
+
+/* A finite number that strtod reads whole. The text is copied so strtod
+ * cannot run past the field (into the next line, say). */
+static int parse_number(const field *f, double *out)
+{
+    char tmp[128];
+    if (f->len == 0 || f->len >= sizeof tmp)
+        return 0;
+    memcpy(tmp, f->s, f->len);
+    tmp[f->len] = 0;
+    char *e = NULL;
+    errno = 0;
+    double v = strtod(tmp, &e);
+    if (e != tmp + f->len || !isfinite(v) || (errno == ERANGE && fabs(v) > 1))
+        return 0;
+    *out = v;
+    return 1;
+}
+
+static int parse_label(const field *f, long *out)
+{
+    char tmp[32];
+    if (f->len == 0 || f->len >= sizeof tmp)
+        return 0;
+    memcpy(tmp, f->s, f->len);
+    tmp[f->len] = 0;
+    char *e = NULL;
+    errno = 0;
+    long v = strtol(tmp, &e, 10);
+    if (e != tmp + f->len || errno || v < 0 || v > INT32_MAX)
+        return 0;
+    *out = v;
+    return 1;
+}
+
+/* The label column: a header name, else a 0-based index. */
+static int label_column(const char *path, const char *want, const fields *hdr, int has_header,
+                        size_t nfields, size_t *col)
+{
+    if (!want) {
+        *col = 0;
+        return CT_OK;
+    }
+    if (has_header)
+        for (size_t i = 0; i < hdr->n; i++)
+            if (strlen(want) == hdr->f[i].len && !strncmp(want, hdr->f[i].s, hdr->f[i].len)) {
+                *col = i;
+                return CT_OK;
+            }
+    char *e = NULL;
+    errno = 0;
+    unsigned long v = (*want >= '0' && *want <= '9') ? strtoul(want, &e, 10) : 0;
+    if (e && !*e && !errno && v < nfields) {
+        *col = v;
+        return CT_OK;
+    }
+    return ct_fail(NULL, CT_ERR_INVALID_ARG,
+                   "%s: no label column '%s'%s; HINT: label= takes a header name or a 0-based "
+                   "column index below %zu",
+                   path, want, has_header ? "" : " (the file has no header row)", nfields);
+}
+
+int ct_csv_load(const char *path, const ct_csv_options *opt, ct_dataset **out)
+{
+    ct_gzin in;
+    uint8_t *text = NULL;
+    size_t size = 0, nfields = 0, lcol = 0, nrows = 0, cap = 0;
+    uint64_t extra = 0;
+    fields row = { 0 }, hdr = { 0 };
+    float *x = NULL;
+    int32_t *y = NULL;
+    long top = -1;
+    int header = opt->header, first = 1;
+    ct_dataset *ds = NULL;
+    char name[4200];
+    *out = NULL;
+    int st = ct_gzin_open(&in, path);
+    if (st)
+        return st;
+    st = ct_gzin_read_alloc(&in, MAX_FILE_BYTES, &text, &size);
+    if (!st)
+        st = ct_gzin_count_rest(&in, &extra);
+    ct_gzin_close(&in);
+    if (st)
+        goto done;
+    if (extra) {
+        st = ct_fail(NULL, CT_ERR_UNSUPPORTED, "%s: larger than %zu bytes", path, MAX_FILE_BYTES);
+        goto done;
+    }
+    const char *p = (const char *)text, *end = p + size;
+    for (size_t line = 1; p < end; line++) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        const char *next = eol ? eol + 1 : end;
+        const char *le = eol ? eol : end;
+        if (le > p && le[-1] == '\r')
+            le--;
+        const char *b = p;
+        while (b < le && (*b == ' ' || *b == '\t'))
+            b++;
+        if (b == le) { /* blank */
+            p = next;
+            continue;
+        }
+        if (memchr(p, 0, (size_t)(le - p))) {
+            st = ct_fail(NULL, CT_ERR_CORRUPT, "%s:%zu:%zu: a NUL byte: not a text file", path, line,
+                         (size_t)((const char *)memchr(p, 0, (size_t)(le - p)) - p) + 1);
+            goto done;
+        }
+        if ((st = split_line(p, le, p, &row)))
+            goto done;
+        if (first) {
+            first = 0;
+            nfields = row.n;
+            if (nfields - 1 > (1u << 24)) {
+                st = ct_fail(NULL, CT_ERR_UNSUPPORTED, "%s:%zu:1: %zu fields, more than cltrain "
+                             "takes (%u features)", path, line, nfields, 1u << 24);
+                goto done;
+            }
+            if (nfields < 2) {
+                st = ct_fail(NULL, CT_ERR_CORRUPT,
+                             "%s:%zu:1: %zu field, want a label and at least one feature; "
+                             "HINT: fields are separated by commas",
+                             path, line, nfields);
+                goto done;
+            }
+            if (header < 0) {
+                double v;
+                header = 0;
+                for (size_t i = 0; i < row.n; i++)
+                    if (!parse_number(&row.f[i], &v))
+                        header = 1;
+            }
+            if (header) {
+                fields t = hdr;
+                hdr = row;
+                row = t;
+            }
+            if ((st = label_column(path, opt->label, &hdr, header, nfields, &lcol)))
+                goto done;
+            if (header) {
+                p = next;
+                continue;
+            }
+        }
+        if (row.n != nfields) {
+            size_t col = row.n > nfields ? row.f[nfields].col : (size_t)(le - p) + 1;
+            st = ct_fail(NULL, CT_ERR_CORRUPT, "%s:%zu:%zu: %zu fields, want %zu as in the first row",
+                         path, line, col, row.n, nfields);
+            goto done;
+        }
+        if (nrows == cap) {
+            size_t ncap = cap ? cap * 2 : 1024;
+            float *nx = realloc(x, ncap * (nfields - 1) * sizeof *nx);
+            if (nx)
+                x = nx;
+            int32_t *ny = nx ? realloc(y, ncap * sizeof *ny) : NULL;
+            if (ny)
+                y = ny;
+            if (!nx || !ny) {
+                st = ct_fail(NULL, CT_ERR_NO_MEMORY, "out of memory reading %s at line %zu", path,
+                             line);
+                goto done;
+            }
+            cap = ncap;
+        }
+        float *xr = x + nrows * (nfields - 1);
+        for (size_t i = 0; i < nfields; i++) {
+            const field *f = &row.f[i];
+            if (i == lcol) {
+                long v;
+                if (!parse_label(f, &v)) {
+                    st = ct_fail(NULL, CT_ERR_CORRUPT,
+                                 "%s:%zu:%zu: label '%.*s' is not a non-negative integer", path,
+                                 line, f->col, (int)(f->len > 40 ? 40 : f->len), f->s);
+                    goto done;
+                }
+                if (opt->classes > 0 && v >= opt->classes) {
+                    st = ct_fail(NULL, CT_ERR_CORRUPT,
+                                 "%s:%zu:%zu: label %ld out of range for classes=%d", path, line,
+                                 f->col, v, opt->classes);
+                    goto done;
+                }
+                if (v > top)
+                    top = v;
+                y[nrows] = (int32_t)v;
+            } else {
+                double v;
+                if (!parse_number(f, &v)) {
+                    st = ct_fail(NULL, CT_ERR_CORRUPT, "%s:%zu:%zu: field %zu '%.*s' is not a %s",
+                                 path, line, f->col, i + 1, (int)(f->len > 40 ? 40 : f->len), f->s,
+                                 f->len ? "finite number" : "number (it is empty)");
+                    goto done;
+                }
+                if (fabs(v) > 3.4e38) {
+                    st = ct_fail(NULL, CT_ERR_CORRUPT, "%s:%zu:%zu: %g does not fit a float", path,
+                                 line, f->col, v);
+                    goto done;
+                }
+                *xr++ = (float)v;
+            }
+        }
+        nrows++;
+        p = next;
+    }
+    if (nrows == 0) {
+        st = ct_fail(NULL, CT_ERR_CORRUPT, "%s: no data rows", path);
+        goto done;
+    }
+    if (top >= INT_MAX) {
+        st = ct_fail(NULL, CT_ERR_CORRUPT, "%s: label %ld is too large", path, top);
+        goto done;
+    }
+    snprintf(name, sizeof name, "csv %s", path);
+    if ((st = ct_dataset_new(name, (int)(nfields - 1), 1, 1, CT_STORE_F32, &ds)))
+        goto done;
+    ds->n = nrows;
+    ds->classes = opt->classes > 0 ? opt->classes : (int)top + 1;
+    ds->f32 = x;
+    ds->labels = y;
+    x = NULL;
+    y = NULL;
+    *out = ds;
+done:
+    free(text);
+    free(row.f);
+    free(hdr.f);
+    free(x);
+    free(y);
+    return st;
+}

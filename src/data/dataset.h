@@ -1,0 +1,90 @@
+/*
+ * dataset.h - the dataset as the readers build it and the loader reads it,
+ * and the readers themselves. Samples are stored as loaded (u8 images or
+ * float tables) and normalized to float only when decoded, so a dataset
+ * costs its file size in memory, not four times that.
+ */
+#ifndef CT_DATA_DATASET_H
+#define CT_DATA_DATASET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <zlib.h>
+
+#include "cltrain/data.h"
+
+typedef enum ct_storage {
+    CT_STORE_U8 = 0,  /* images, 0..255 */
+    CT_STORE_F32 = 1, /* table features */
+} ct_storage;
+
+struct ct_dataset {
+    char *name;
+    size_t n;
+    int c, h, w;
+    int classes;
+    ct_storage storage;
+    uint8_t *u8;      // (N, C, H, W) when storage is CT_STORE_U8
+    float *f32;       // (N, C, H, W) when storage is CT_STORE_F32
+    int32_t *labels;  // (N)
+    float *mean;      // (C)
+    float *std;       // (C)
+};
+
+/* An empty dataset of shape (c, h, w) with mean 0 / std 1; the storage
+ * arrays are left NULL for the reader to fill. */
+int ct_dataset_new(const char *name, int c, int h, int w, ct_storage storage, ct_dataset **out);
+size_t ct_dataset_sample_size(const ct_dataset *ds);
+/* Sample `index` normalized into x (C, H, W), with the CIFAR-style
+ * augmentation: a crop at offset (dy, dx) in [0, 2*pad] of the image padded
+ * by `pad` on each side (padding holds the value a stored 0 normalizes to),
+ * then a horizontal mirror if `flip`. pad 0 and flip 0 is the plain sample. */
+void ct_dataset_decode(const ct_dataset *ds, size_t index, int pad, int dy, int dx, int flip,
+                       float *x /* (C, H, W) */);
+
+/* ---- reading files through zlib: gzip or plain, told apart by content ---- */
+
+typedef struct ct_gzin {
+    gzFile f;
+    const char *path;
+    uint64_t pos; /* decompressed bytes read so far */
+} ct_gzin;
+
+int ct_gzin_open(ct_gzin *in, const char *path);
+/* Reads up to n bytes; *got < n only at the end of the data. */
+int ct_gzin_read(ct_gzin *in, void *buf, size_t n, size_t *got);
+/* Reads up to `limit` bytes into a buffer that grows as data arrives (so a
+ * lying header cannot make it allocate more than the file holds), with one
+ * spare byte after the data for a terminating NUL. */
+int ct_gzin_read_alloc(ct_gzin *in, size_t limit, uint8_t **out, size_t *got);
+/* Reads to the end, counting the bytes. */
+int ct_gzin_count_rest(ct_gzin *in, uint64_t *count);
+void ct_gzin_close(ct_gzin *in);
+
+/* ---- readers ---- */
+
+/* IDX u8 images (N, H, W) + labels (N) from two files. classes > 0 bounds
+ * the labels; classes 0 takes the largest label + 1. */
+int ct_idx_load(const char *images_path, const char *labels_path, int classes, const char *name,
+                ct_dataset **out);
+/* The IDX pair of a split in dir: 0 and both paths (malloc'd) set, or
+ * CT_ERR_IO naming what is missing. */
+int ct_idx_find(const char *dir, int split, char **images_path, char **labels_path);
+
+/* CIFAR-10 binary batches of a split from dir (or dir/cifar-10-batches-bin). */
+int ct_cifar10_load(const char *dir, int split, ct_dataset **out);
+
+typedef struct ct_csv_options {
+    const char *label;  /* column name or 0-based index; NULL: column 0 */
+    int header;         /* -1 auto-detect, 0 none, 1 present */
+    int classes;        /* > 0 bounds the labels; 0: largest label + 1 */
+} ct_csv_options;
+
+int ct_csv_load(const char *path, const ct_csv_options *opt, ct_dataset **out);
+
+/* n samples of (c, h, w) random bytes with labels in [0, classes). */
+int ct_synthetic_create(int c, int h, int w, int classes, size_t n, uint64_t seed, int split,
+                        ct_dataset **out);
+
+#endif /* CT_DATA_DATASET_H */

@@ -1,0 +1,360 @@
+/*
+ * loader.c - the batch loader. With prefetching, one worker thread and two
+ * staging slots: the caller holds one slot (the batch it is working on)
+ * while the worker fills the other with the next batch, in order. All
+ * shared state is guarded by one mutex; the worker decodes outside it, and
+ * ct_loader_start_epoch waits for it to go idle before it rewrites the
+ * order the worker reads. A decoding error travels back in the slot (status
+ * and message, since ct_last_error is per thread) and is raised again on
+ * the caller's thread by ct_loader_next.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "data/dataset.h"
+#include "data/loader.h"
+#include "data/rng.h"
+
+enum { SLOT_FREE, SLOT_FILLING, SLOT_READY, SLOT_HELD };
+
+typedef struct slot {
+    float *x;        // (batch, C, H, W)
+    int32_t *y;      // (batch)
+    size_t *index;   // (batch)
+    size_t n, number;
+    int state;
+    int status;
+    char *msg;       // (CT_ERROR_MAX) the worker's error message
+} slot;
+
+struct ct_loader {
+    const ct_dataset *ds;
+    ct_loader_options o;
+    size_t per;          /* floats per sample */
+    size_t *perm;        // (N) the epoch's order of the whole dataset
+    size_t *mine;        // (count) this rank's part of it
+    size_t count, nbatches;
+    uint64_t epoch;
+    int started;
+    slot slots[2];
+    int held;            /* the slot the caller holds, or -1 */
+    size_t next_fill, next_deliver;
+    int failed;          /* the epoch stopped at an error: repeat it */
+    int fail_status;
+    char *fail_msg;      // (CT_ERROR_MAX)
+    /* prefetching */
+    int threaded;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int quit, busy, resetting, fill_stopped;
+};
+
+void ct_loader_defaults(ct_loader_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->batch = 64;
+    o->shuffle = 1;
+    o->prefetch = 1;
+}
+
+/* Decodes batch b of the epoch into s; runs on the worker or the caller. */
+static int decode_batch(const ct_loader *l, size_t b, slot *s)
+{
+    const ct_dataset *ds = l->ds;
+    size_t start = b * l->o.batch;
+    size_t n = l->count - start < l->o.batch ? l->count - start : l->o.batch;
+    if (l->o.test_fail_batch && b + 1 == l->o.test_fail_batch)
+        return ct_fail(NULL, CT_ERR_INTERNAL,
+                       "%s: decoding batch %zu of epoch %llu failed: injected by the loader's "
+                       "test hook",
+                       ds->name, b, (unsigned long long)l->epoch);
+    for (size_t i = 0; i < n; i++) {
+        size_t idx = l->mine[start + i];
+        int dy = 0, dx = 0, flip = 0;
+        if (l->o.crop_pad || l->o.flip) {
+            ct_rng r;
+            ct_rng_seed(&r, l->o.seed, CT_RNG_AUGMENT, l->epoch, idx);
+            if (l->o.crop_pad) {
+                dy = (int)ct_rng_below(&r, 2 * (uint64_t)l->o.crop_pad + 1);
+                dx = (int)ct_rng_below(&r, 2 * (uint64_t)l->o.crop_pad + 1);
+            }
+            if (l->o.flip)
+                flip = (int)(ct_rng_next(&r) >> 63);
+        }
+        ct_dataset_decode(ds, idx, l->o.crop_pad, dy, dx, flip, s->x + i * l->per);
+        s->y[i] = ds->labels[idx];
+        s->index[i] = idx;
+    }
+    s->n = n;
+    s->number = b;
+    return CT_OK;
+}
+
+static void *worker(void *arg)
+{
+    ct_loader *l = arg;
+    pthread_mutex_lock(&l->mu);
+    while (!l->quit) {
+        int free_slot = -1;
+        if (l->started && !l->resetting && !l->fill_stopped && l->next_fill < l->nbatches)
+            for (int i = 0; i < 2 && free_slot < 0; i++)
+                if (l->slots[i].state == SLOT_FREE)
+                    free_slot = i;
+        if (free_slot < 0) {
+            pthread_cond_wait(&l->cv, &l->mu);
+            continue;
+        }
+        slot *s = &l->slots[free_slot];
+        size_t b = l->next_fill++;
+        s->state = SLOT_FILLING;
+        l->busy = 1;
+        pthread_mutex_unlock(&l->mu);
+        int st = decode_batch(l, b, s);
+        if (st)
+            snprintf(s->msg, CT_ERROR_MAX, "%s", ct_last_error());
+        pthread_mutex_lock(&l->mu);
+        l->busy = 0;
+        s->status = st;
+        s->number = b;
+        s->state = SLOT_READY;
+        if (st)
+            l->fill_stopped = 1;
+        pthread_cond_broadcast(&l->cv);
+    }
+    pthread_mutex_unlock(&l->mu);
+    return NULL;
+}
+
+void ct_loader_free(ct_loader **pl)
+{
+    if (!pl || !*pl)
+        return;
+    ct_loader *l = *pl;
+    if (l->threaded) {
+        pthread_mutex_lock(&l->mu);
+        l->quit = 1;
+        pthread_cond_broadcast(&l->cv);
+        pthread_mutex_unlock(&l->mu);
+        pthread_join(l->thread, NULL);
+        pthread_cond_destroy(&l->cv);
+        pthread_mutex_destroy(&l->mu);
+    }
+    for (int i = 0; i < 2; i++) {
+        free(l->slots[i].x);
+        free(l->slots[i].y);
+        free(l->slots[i].index);
+        free(l->slots[i].msg);
+    }
+    free(l->perm);
+    free(l->mine);
+    free(l->fail_msg);
+    free(l);
+    *pl = NULL;
+}
+
+int ct_loader_create(const ct_dataset *ds, const ct_loader_options *o, ct_loader **out)
+{
+    CT_VALIDATE(NULL, out);
+    *out = NULL;
+    CT_VALIDATE(NULL, ds && o);
+    int world = o->world > 1 ? o->world : 1;
+    if (o->batch < 1 || o->world < 0 || o->rank < 0 || o->rank >= world)
+        return ct_fail(NULL, CT_ERR_INVALID_ARG,
+                       "loader batch %zu, rank %d of world %d; HINT: the batch must be >= 1 and "
+                       "the rank in [0, world)",
+                       o->batch, o->rank, o->world);
+    if (o->crop_pad < 0 || o->crop_pad > 1024 || ((o->crop_pad || o->flip) && ds->h * ds->w == 1))
+        return ct_fail(NULL, CT_ERR_INVALID_ARG,
+                       "%s: crop padding %d%s; HINT: crop and flip augment images (H, W > 1), with "
+                       "a padding in [0, 1024]",
+                       ds->name, o->crop_pad, o->flip ? " with flips" : "");
+    size_t usable = o->even_shards ? ds->n - ds->n % (size_t)world : ds->n;
+    size_t count = usable > (size_t)o->rank ? (usable - (size_t)o->rank + (size_t)world - 1) / (size_t)world : 0;
+    if (count == 0)
+        return ct_fail(NULL, CT_ERR_INVALID_ARG,
+                       "%s: rank %d of %d gets no samples of %zu; HINT: use fewer ranks", ds->name,
+                       o->rank, world, ds->n);
+    size_t nbatches = count / o->batch + (!o->drop_last && count % o->batch ? 1 : 0);
+    if (nbatches == 0)
+        return ct_fail(NULL, CT_ERR_INVALID_ARG,
+                       "%s: %zu samples per epoch make no full batch of %zu; HINT: use a smaller "
+                       "batch or keep the last partial batch",
+                       ds->name, count, o->batch);
+    size_t per = ct_dataset_sample_size(ds);
+    if (o->batch > SIZE_MAX / sizeof(float) / per)
+        return ct_fail(NULL, CT_ERR_INVALID_ARG, "loader batch %zu is too large", o->batch);
+
+    ct_loader *l = calloc(1, sizeof *l);
+    if (!l)
+        return ct_fail(NULL, CT_ERR_NO_MEMORY, "out of memory");
+    l->ds = ds;
+    l->o = *o;
+    l->o.world = world;
+    l->per = per;
+    l->count = count;
+    l->nbatches = nbatches;
+    l->held = -1;
+    l->perm = malloc(ds->n * sizeof *l->perm);
+    l->mine = malloc(count * sizeof *l->mine);
+    l->fail_msg = malloc(CT_ERROR_MAX);
+    int ok = l->perm && l->mine && l->fail_msg;
+    int nslots = o->prefetch ? 2 : 1;
+    for (int i = 0; i < nslots && ok; i++) {
+        slot *s = &l->slots[i];
+        s->x = malloc(o->batch * per * sizeof *s->x);
+        s->y = malloc(o->batch * sizeof *s->y);
+        s->index = malloc(o->batch * sizeof *s->index);
+        s->msg = malloc(CT_ERROR_MAX);
+        ok = s->x && s->y && s->index && s->msg;
+        s->state = SLOT_FREE;
+    }
+    if (!ok) {
+        ct_loader_free(&l);
+        return ct_fail(NULL, CT_ERR_NO_MEMORY, "out of memory for batches of %zu x %zu floats",
+                       o->batch, per);
+    }
+    if (o->prefetch) {
+        int e = pthread_mutex_init(&l->mu, NULL);
+        if (!e && (e = pthread_cond_init(&l->cv, NULL)) != 0)
+            pthread_mutex_destroy(&l->mu);
+        if (!e && (e = pthread_create(&l->thread, NULL, worker, l)) != 0) {
+            pthread_cond_destroy(&l->cv);
+            pthread_mutex_destroy(&l->mu);
+        }
+        if (e) {
+            ct_loader_free(&l);
+            return ct_fail(NULL, CT_ERR_NO_MEMORY,
+                           "cannot start the prefetch thread: %s; HINT: load without prefetching",
+                           strerror(e));
+        }
+        l->threaded = 1;
+    }
+    *out = l;
+    return CT_OK;
+}
+
+/* The epoch's order and this rank's part of it. */
+static void make_order(ct_loader *l)
+{
+    size_t n = l->ds->n, world = (size_t)l->o.world;
+    for (size_t i = 0; i < n; i++)
+        l->perm[i] = i;
+    if (l->o.shuffle)
+        ct_shuffle(l->perm, n, l->o.seed, l->epoch);
+    for (size_t k = 0; k < l->count; k++)
+        l->mine[k] = l->perm[(size_t)l->o.rank + k * world];
+}
+
+int ct_loader_start_epoch(ct_loader *l, uint64_t epoch)
+{
+    CT_VALIDATE(NULL, l);
+    if (l->threaded) {
+        pthread_mutex_lock(&l->mu);
+        l->resetting = 1;
+        while (l->busy)
+            pthread_cond_wait(&l->cv, &l->mu);
+    }
+    for (int i = 0; i < 2; i++)
+        l->slots[i].state = SLOT_FREE;
+    l->held = -1;
+    l->epoch = epoch;
+    make_order(l);
+    l->next_fill = l->next_deliver = 0;
+    l->failed = l->fill_stopped = 0;
+    l->started = 1;
+    if (l->threaded) {
+        l->resetting = 0;
+        pthread_cond_broadcast(&l->cv);
+        pthread_mutex_unlock(&l->mu);
+    }
+    return CT_OK;
+}
+
+static void give(const slot *s, ct_batch *b)
+{
+    b->n = s->n;
+    b->number = s->number;
+    b->x = s->x;
+    b->y = s->y;
+    b->index = s->index;
+}
+
+int ct_loader_next(ct_loader *l, ct_batch *b)
+{
+    CT_VALIDATE(NULL, l && b);
+    memset(b, 0, sizeof *b);
+    if (!l->started)
+        return ct_fail(NULL, CT_ERR_INVALID_ARG,
+                       "%s: no epoch has begun; HINT: call ct_loader_start_epoch first", l->ds->name);
+    if (l->failed)
+        return ct_fail(NULL, l->fail_status, "%s", l->fail_msg);
+    if (!l->threaded) {
+        b->number = l->next_deliver;
+        if (l->next_deliver >= l->nbatches)
+            return CT_OK;
+        int st = decode_batch(l, l->next_deliver, &l->slots[0]);
+        if (st) {
+            l->failed = 1;
+            l->fail_status = st;
+            snprintf(l->fail_msg, CT_ERROR_MAX, "%s", ct_last_error());
+            return st;
+        }
+        l->next_deliver++;
+        give(&l->slots[0], b);
+        return CT_OK;
+    }
+    pthread_mutex_lock(&l->mu);
+    if (l->held >= 0) {
+        l->slots[l->held].state = SLOT_FREE;
+        l->held = -1;
+        pthread_cond_broadcast(&l->cv);
+    }
+    if (l->next_deliver >= l->nbatches) {
+        b->number = l->nbatches;
+        pthread_mutex_unlock(&l->mu);
+        return CT_OK;
+    }
+    int got = -1;
+    for (;;) {
+        for (int i = 0; i < 2 && got < 0; i++)
+            if (l->slots[i].state == SLOT_READY && l->slots[i].number == l->next_deliver)
+                got = i;
+        if (got >= 0)
+            break;
+        pthread_cond_wait(&l->cv, &l->mu);
+    }
+    slot *s = &l->slots[got];
+    s->state = SLOT_HELD;
+    l->held = got;
+    l->next_deliver++;
+    int st = s->status;
+    if (st) {
+        l->failed = 1;
+        l->fail_status = st;
+        snprintf(l->fail_msg, CT_ERROR_MAX, "%s", s->msg);
+    }
+    pthread_mutex_unlock(&l->mu);
+    if (st)
+        return ct_fail(NULL, st, "%s", l->fail_msg);
+    give(s, b);
+    return CT_OK;
+}
+
+size_t ct_loader_samples(const ct_loader *l)
+{
+    return l ? l->count : 0;
+}
+
+size_t ct_loader_batches(const ct_loader *l)
+{
+    return l ? l->nbatches : 0;
+}
+
+const size_t *ct_loader_order(const ct_loader *l)
+{
+    return l && l->started ? l->mine : NULL;
+}

@@ -1,0 +1,86 @@
+/*
+ * net.h - a model bound to a device at a batch size: the memory plan (one
+ * arena each for parameters, gradients, running statistics, activations,
+ * activation gradients and scratch), initialization, and the forward and
+ * backward passes over the layers in file order.
+ */
+#ifndef CT_NN_NET_H
+#define CT_NN_NET_H
+
+#include <stdint.h>
+
+#include "nn/model.h"
+#include "ops/conv.h"
+#include "ops/lrn.h"
+#include "ops/lstm.h"
+#include "ops/pool.h"
+#include "tensor.h"
+
+enum ct_arena_id {
+    CT_ARENA_PARAMS,
+    CT_ARENA_GRADS,
+    CT_ARENA_BUFFERS, /* running statistics: saved, not trained */
+    CT_ARENA_ACTS,    /* layer outputs and what backward needs */
+    CT_ARENA_DACTS,   /* gradients of layer outputs */
+    CT_ARENA_SCRATCH, /* workspaces shared by all layers */
+    CT_ARENA_COUNT
+};
+
+typedef struct ct_lrt {          /* one layer at run time */
+    size_t rows;                 /* batch rows: N, or T*N for sequences */
+    size_t out_n;                /* elements of the output */
+    ct_buf out, dout;            /* (out_n) */
+    ct_buf param, grad;          /* this layer's trainable parameters (flat, PyTorch order) */
+    ct_buf buffers;              /* running statistics */
+    ct_buf saved;                /* what backward needs beyond inputs and output */
+    size_t saved_n;              /* floats */
+    ct_buf preact;               /* pre-activation of a fused gelu */
+    int act;                     /* fused activation (enum ct_act) */
+    int needs_dout;              /* some later layer sends a gradient here */
+    ct_conv2d_desc conv;
+    ct_pool2d pool;
+    ct_lrn lrn;
+    ct_lstm_desc lstm;
+} ct_lrt;
+
+typedef struct ct_net {
+    ct_context *ctx;
+    const ct_model *model;
+    int batch;
+    int seq;                     /* T of a sequence model, 0 otherwise */
+    size_t arena_size[CT_ARENA_COUNT]; /* floats */
+    ct_arena arena[CT_ARENA_COUNT];
+    ct_lrt *rt;
+    size_t scratch_n;            /* floats of shared scratch */
+    ct_buf scratch;              /* conv columns, LSTM and embedding workspaces */
+    ct_buf gtmp;                 /* a gradient on its way to a tensor with several readers */
+    ct_buf labels;               /* (rows) int32 */
+    ct_buf targets;              /* mse targets (input's shape) */
+    ct_buf loss, correct;        /* (1) each */
+    size_t nparams;              /* trainable floats */
+    size_t nbuffers;
+    int allocated;
+} ct_net;
+
+/* Computes the plan without allocating (so a dry run can print it). */
+int ct_net_plan(ct_context *ctx, const ct_model *m, int batch, ct_net *net);
+/* Allocates the arenas of a planned net. */
+int ct_net_alloc(ct_net *net);
+void ct_net_release(ct_net *net);
+
+/* PyTorch's default initialization, from a seeded host RNG. */
+int ct_net_init_params(ct_net *net, uint64_t seed);
+
+/* The input (rows x features, floats or int32 tokens) is at
+ * rt[0].out. training: batch statistics, dropout on. */
+int ct_net_forward(ct_net *net, int training, uint64_t seed, long step);
+/* Gradients of the mean loss; parameter gradients accumulate, so zero
+ * them first (ct_net_zero_grads). */
+int ct_net_backward(ct_net *net, uint64_t seed, long step);
+int ct_net_zero_grads(ct_net *net);
+
+/* Host size of the input of one batch (elements) and of its labels. */
+size_t ct_net_input_elems(const ct_net *net);
+size_t ct_net_label_elems(const ct_net *net);
+
+#endif /* CT_NN_NET_H */

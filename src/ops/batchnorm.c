@@ -1,0 +1,138 @@
+/*
+ * batchnorm.c - batch-norm launchers (cl_kernels/batchnorm.cl): a reduction
+ * kernel with one work-group per channel (power-of-two size, for the tree)
+ * and an element-wise normalisation.
+ */
+#include "ops/batchnorm.h"
+
+#define BN_MAX_WG 256
+
+/* The largest power of two <= min(the kernel's limit, BN_MAX_WG, want). */
+static int pow2_wg(ct_context *ctx, const char *kernel, size_t want, size_t *wg)
+{
+    ct_kernel_entry *e;
+    int st = ct_kernel_get(ctx, CT_PROG_batchnorm, kernel, &e);
+    if (st)
+        return st;
+    size_t cap = e->max_wg < BN_MAX_WG ? e->max_wg : BN_MAX_WG;
+    if (want < cap)
+        cap = want;
+    size_t w = 1;
+    while (w * 2 <= cap)
+        w *= 2;
+    *wg = w;
+    return CT_OK;
+}
+
+static int check_dims(ct_context *ctx, const char *who, size_t N, size_t C, size_t HW, float eps)
+{
+    if (N == 0 || C == 0 || HW == 0)
+        return ct_fail(ctx, CT_ERR_SHAPE, "%s: empty input (N=%zu, C=%zu, HW=%zu)", who, N, C, HW);
+    if (N > UINT32_MAX / C / HW)
+        return ct_fail(ctx, CT_ERR_SHAPE, "%s: (%zu, %zu, %zu) has 2^32 elements or more. "
+                       "HINT: split the batch", who, N, C, HW);
+    if (!(eps > 0.0f))
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "%s: eps %g must be positive", who, (double)eps);
+    return CT_OK;
+}
+
+static int launch_fwd(ct_context *ctx, ct_buf y, ct_buf x, ct_buf mean, ct_buf stat, ct_buf gamma,
+                      ct_buf beta, size_t N, size_t C, size_t HW, float eps, int from_var, int relu)
+{
+    cl_uint n = (cl_uint)N, c = (cl_uint)C, hw = (cl_uint)HW;
+    cl_float e = eps;
+    cl_int fv = from_var, r = relu ? 1 : 0;
+    size_t g[1] = { N * C * HW };
+    return CT_RUN(ctx, CT_PROG_batchnorm, "bn_fwd_f32", 1, g, NULL, CT_BUF(y), CT_BUF(x),
+                  CT_BUF(mean), CT_BUF(stat), CT_BUF(gamma), CT_BUF(beta), CT_ARG(n), CT_ARG(c),
+                  CT_ARG(hw), CT_ARG(e), CT_ARG(fv), CT_ARG(r));
+}
+
+int ct_batchnorm_forward_train(ct_context *ctx, ct_buf y, ct_buf save_mean, ct_buf save_invstd,
+                               ct_buf running_mean, ct_buf running_var, ct_buf x, ct_buf gamma,
+                               ct_buf beta, size_t N, size_t C, size_t HW, float momentum,
+                               float eps, int relu)
+{
+    const char *who = "ct_batchnorm_forward_train";
+    int st = check_dims(ctx, who, N, C, HW, eps);
+    if (st)
+        return st;
+    if (N * HW < 2)
+        return ct_fail(ctx, CT_ERR_SHAPE, "%s: one value per channel (N=%zu, HW=%zu) has no batch "
+                       "variance. HINT: train with a batch of 2 or more, as PyTorch requires", who,
+                       N, HW);
+    if (!(momentum >= 0.0f && momentum <= 1.0f))
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "%s: momentum %g is outside [0, 1]", who,
+                       (double)momentum);
+    if (!y.mem || !x.mem || !gamma.mem || !beta.mem || !save_mean.mem || !save_invstd.mem ||
+        !running_mean.mem != !running_var.mem)
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "%s: a NULL buffer (only the running statistics "
+                       "may be NULL, and then both)", who);
+    size_t wg;
+    if ((st = pow2_wg(ctx, "bn_stats_f32", N * HW, &wg)))
+        return st;
+    cl_uint n = (cl_uint)N, c = (cl_uint)C, hw = (cl_uint)HW;
+    cl_float mom = momentum, e = eps;
+    size_t g[1] = { C * wg }, l[1] = { wg };
+    st = CT_RUN(ctx, CT_PROG_batchnorm, "bn_stats_f32", 1, g, l, CT_BUF(save_mean),
+                CT_BUF(save_invstd), CT_BUF(running_mean), CT_BUF(running_var), CT_BUF(x),
+                CT_ARG(n), CT_ARG(c), CT_ARG(hw), CT_ARG(mom), CT_ARG(e),
+                CT_LOCAL(wg * sizeof(cl_float)));
+    if (st)
+        return st;
+    return launch_fwd(ctx, y, x, save_mean, save_invstd, gamma, beta, N, C, HW, eps, 0, relu);
+}
+
+int ct_batchnorm_forward_eval(ct_context *ctx, ct_buf y, ct_buf x, ct_buf gamma, ct_buf beta,
+                              ct_buf running_mean, ct_buf running_var, size_t N, size_t C,
+                              size_t HW, float eps, int relu)
+{
+    const char *who = "ct_batchnorm_forward_eval";
+    int st = check_dims(ctx, who, N, C, HW, eps);
+    if (st)
+        return st;
+    if (!y.mem || !x.mem || !gamma.mem || !beta.mem || !running_mean.mem || !running_var.mem)
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "%s: a NULL buffer", who);
+    return launch_fwd(ctx, y, x, running_mean, running_var, gamma, beta, N, C, HW, eps, 1, relu);
+}
+
+static int launch_bwd(ct_context *ctx, const char *who, ct_buf dx, ct_buf dgamma, ct_buf dbeta,
+                      ct_buf dy, ct_buf x, ct_buf y, ct_buf gamma, ct_buf mean, ct_buf stat,
+                      size_t N, size_t C, size_t HW, float eps, int train, int relu)
+{
+    int st = check_dims(ctx, who, N, C, HW, eps);
+    if (st)
+        return st;
+    if (!dx.mem || !dgamma.mem || !dbeta.mem || !dy.mem || !x.mem || !gamma.mem || !mean.mem ||
+        !stat.mem || (relu && !y.mem))
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "%s: a NULL buffer (y is needed with relu)", who);
+    size_t wg;
+    if ((st = pow2_wg(ctx, "bn_bwd_f32", N * HW, &wg)))
+        return st;
+    cl_uint n = (cl_uint)N, c = (cl_uint)C, hw = (cl_uint)HW;
+    cl_float e = eps;
+    cl_int t = train, r = relu ? 1 : 0;
+    size_t g[1] = { C * wg }, l[1] = { wg };
+    return CT_RUN(ctx, CT_PROG_batchnorm, "bn_bwd_f32", 1, g, l, CT_BUF(dx), CT_BUF(dgamma),
+                  CT_BUF(dbeta), CT_BUF(dy), CT_BUF(x), CT_BUF(y), CT_BUF(gamma), CT_BUF(mean),
+                  CT_BUF(stat), CT_ARG(n), CT_ARG(c), CT_ARG(hw), CT_ARG(e), CT_ARG(t), CT_ARG(r),
+                  CT_LOCAL(2 * wg * sizeof(cl_float)));
+}
+
+int ct_batchnorm_backward_train(ct_context *ctx, ct_buf dx, ct_buf dgamma, ct_buf dbeta, ct_buf dy,
+                                ct_buf x, ct_buf y, ct_buf gamma, ct_buf save_mean,
+                                ct_buf save_invstd, size_t N, size_t C, size_t HW, int relu)
+{
+    /* eps is unused in training (invstd is saved); 1 passes the check */
+    return launch_bwd(ctx, "ct_batchnorm_backward_train", dx, dgamma, dbeta, dy, x, y, gamma,
+                      save_mean, save_invstd, N, C, HW, 1.0f, 1, relu);
+}
+
+int ct_batchnorm_backward_eval(ct_context *ctx, ct_buf dx, ct_buf dgamma, ct_buf dbeta, ct_buf dy,
+                               ct_buf x, ct_buf y, ct_buf gamma, ct_buf running_mean,
+                               ct_buf running_var, size_t N, size_t C, size_t HW, float eps,
+                               int relu)
+{
+    return launch_bwd(ctx, "ct_batchnorm_backward_eval", dx, dgamma, dbeta, dy, x, y, gamma,
+                      running_mean, running_var, N, C, HW, eps, 0, relu);
+}

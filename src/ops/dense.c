@@ -1,0 +1,113 @@
+/*
+ * dense.c - dense layer launchers (two GEMMs and the bias kernels of
+ * cl_kernels/dense.cl).
+ */
+#include "ops/dense.h"
+
+/* n * c * hw elements must be indexable by the kernels' uint indices. */
+static int check_dims(ct_context *ctx, const char *fn, int n, int c, int hw)
+{
+    if (n < 1 || c < 1 || hw < 1)
+        return ct_fail(ctx, CT_ERR_SHAPE, "%s: shape (%d, %d, %d) has an empty or negative "
+                       "dimension", fn, n, c, hw);
+    if ((uint64_t)n * (uint64_t)c * (uint64_t)hw > UINT32_MAX)
+        return ct_fail(ctx, CT_ERR_SHAPE, "%s: shape (%d, %d, %d) has more than 2^32 - 1 "
+                       "elements. HINT: split the batch", fn, n, c, hw);
+    return CT_OK;
+}
+
+int ct_bias_act_forward(ct_context *ctx, ct_buf y, ct_buf x, ct_buf b, int n, int c, int hw,
+                        ct_act act)
+{
+    int st = check_dims(ctx, "ct_bias_act_forward", n, c, hw);
+    if (st)
+        return st;
+    if (act < 0 || act >= CT_ACT_COUNT || !y.mem || !x.mem)
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_bias_act_forward: activation %d, y %p, x %p",
+                       (int)act, (void *)y.mem, (void *)x.mem);
+    size_t total = (size_t)n * (size_t)c * (size_t)hw;
+    if (!b.mem)
+        return ct_act_forward(ctx, act, y, x, total);
+    cl_uint nn = (cl_uint)n, cc = (cl_uint)c, hh = (cl_uint)hw;
+    cl_int a = act;
+    size_t g[1] = { total };
+    return CT_RUN(ctx, CT_PROG_dense, "bias_act_fwd_f32", 1, g, NULL, CT_BUF(y), CT_BUF(x),
+                  CT_BUF(b), CT_ARG(nn), CT_ARG(cc), CT_ARG(hh), CT_ARG(a));
+}
+
+int ct_bias_backward(ct_context *ctx, ct_buf db, ct_buf dy, int n, int c, int hw)
+{
+    int st = check_dims(ctx, "ct_bias_backward", n, c, hw);
+    if (st)
+        return st;
+    if (!db.mem || !dy.mem)
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_bias_backward: db %p, dy %p",
+                       (void *)db.mem, (void *)dy.mem);
+    cl_uint nn = (cl_uint)n, cc = (cl_uint)c, hh = (cl_uint)hw;
+    /* Many channels of one element each: a work-item per channel keeps
+     * the reads coalesced and the device full. Otherwise a work-group per
+     * channel, so a few channels with long sums still spread out. */
+    if (hw == 1 && c >= 256) {
+        size_t g[1] = { (size_t)c };
+        return CT_RUN(ctx, CT_PROG_dense, "bias_bwd_cols_f32", 1, g, NULL, CT_BUF(db),
+                      CT_BUF(dy), CT_ARG(nn), CT_ARG(cc));
+    }
+    ct_kernel_entry *e;
+    if ((st = ct_kernel_get(ctx, CT_PROG_dense, "bias_bwd_f32", &e)))
+        return st;
+    /* the kernel's local array holds CT_WG_SIZE = min(device limit, 256)
+     * floats; the kernel's own limit is never above the device's */
+    size_t ls = e->max_wg < 256 ? e->max_wg : 256;
+    size_t per = (size_t)n * (size_t)hw;
+    while (ls > 1 && ls / 2 >= per) /* no idle half-groups for short sums */
+        ls /= 2;
+    size_t g[2] = { ls, (size_t)c }, l[2] = { ls, 1 };
+    return CT_RUN(ctx, CT_PROG_dense, "bias_bwd_f32", 2, g, l, CT_BUF(db), CT_BUF(dy), CT_ARG(nn),
+                  CT_ARG(cc), CT_ARG(hh));
+}
+
+int ct_dense_forward(ct_context *ctx, ct_buf y, ct_buf x, ct_buf w, ct_buf b, int n, int in,
+                     int out)
+{
+    int st;
+    if ((st = check_dims(ctx, "ct_dense_forward", n, in, 1)) ||
+        (st = check_dims(ctx, "ct_dense_forward", n, out, 1)) ||
+        (st = check_dims(ctx, "ct_dense_forward", out, in, 1)))
+        return st;
+    if (!y.mem || !x.mem || !w.mem)
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_dense_forward: y %p, x %p, w %p",
+                       (void *)y.mem, (void *)x.mem, (void *)w.mem);
+    size_t N = (size_t)n, I = (size_t)in, O = (size_t)out;
+    /* y (n, out) = x (n, in) . w^T (in, out) */
+    if ((st = ct_gemm(ctx, 0, 1, N, O, I, 1.0f, x.mem, x.off, I, w.mem, w.off, I, 0.0f, y.mem,
+                      y.off, O)))
+        return st;
+    if (!b.mem)
+        return CT_OK;
+    return ct_bias_act_forward(ctx, y, y, b, n, out, 1, CT_ACT_NONE);
+}
+
+int ct_dense_backward(ct_context *ctx, ct_buf dx, ct_buf dw, ct_buf db, ct_buf dy, ct_buf x,
+                      ct_buf w, int n, int in, int out)
+{
+    int st;
+    if ((st = check_dims(ctx, "ct_dense_backward", n, in, 1)) ||
+        (st = check_dims(ctx, "ct_dense_backward", n, out, 1)) ||
+        (st = check_dims(ctx, "ct_dense_backward", out, in, 1)))
+        return st;
+    if (!dy.mem || (dx.mem && !w.mem) || (dw.mem && !x.mem))
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_dense_backward: dy %p, w %p (needed for dx), "
+                       "x %p (needed for dw)", (void *)dy.mem, (void *)w.mem, (void *)x.mem);
+    size_t N = (size_t)n, I = (size_t)in, O = (size_t)out;
+    /* dx (n, in) = dy (n, out) . w (out, in) */
+    if (dx.mem && (st = ct_gemm(ctx, 0, 0, N, I, O, 1.0f, dy.mem, dy.off, O, w.mem, w.off, I,
+                                0.0f, dx.mem, dx.off, I)))
+        return st;
+    /* dw (out, in) += dy^T (out, n) . x (n, in) */
+    if (dw.mem && (st = ct_gemm(ctx, 1, 0, O, I, N, 1.0f, dy.mem, dy.off, O, x.mem, x.off, I,
+                                1.0f, dw.mem, dw.off, I)))
+        return st;
+    if (db.mem)
+        return ct_bias_backward(ctx, db, dy, n, out, 1);
+    return CT_OK;
+}

@@ -1,0 +1,33 @@
+/*
+ * dense.h - fully connected layer as PyTorch's Linear (y = x W^T + b), and
+ * the per-channel bias pieces that dense and conv layers share: a fused
+ * bias + activation forward and the bias gradient.
+ */
+#ifndef CT_OPS_DENSE_H
+#define CT_OPS_DENSE_H
+
+#include "ops/act.h"
+
+/* y = x W^T + b. b.mem == NULL: no bias.
+ * x: (n, in); w: (out, in); b: (out); y: (n, out) */
+int ct_dense_forward(ct_context *ctx, ct_buf y, ct_buf x, ct_buf w, ct_buf b, int n, int in,
+                     int out);
+
+/* dx = dy W (written); dw += dy^T x; db += column sums of dy. Any of dx,
+ * dw, db with mem == NULL is skipped (a first layer needs no dx, a layer
+ * without bias no db).
+ * dy: (n, out); x: (n, in); w: (out, in); dx: (n, in); dw: (out, in); db: (out) */
+int ct_dense_backward(ct_context *ctx, ct_buf dx, ct_buf dw, ct_buf db, ct_buf dy, ct_buf x,
+                      ct_buf w, int n, int in, int out);
+
+/* y = act(x + b[channel]) over the layout (n, c, hw), in one pass; y may
+ * alias x. b.mem == NULL: no bias (a plain activation).
+ * x, y: (n, c, hw); b: (c) */
+int ct_bias_act_forward(ct_context *ctx, ct_buf y, ct_buf x, ct_buf b, int n, int c, int hw,
+                        ct_act act);
+
+/* db += sum of dy over n and hw, deterministic (fixed summation order).
+ * dy: (n, c, hw); db: (c) */
+int ct_bias_backward(ct_context *ctx, ct_buf db, ct_buf dy, int n, int c, int hw);
+
+#endif /* CT_OPS_DENSE_H */

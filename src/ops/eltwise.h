@@ -1,0 +1,27 @@
+/*
+ * eltwise.h - element-wise arithmetic: the residual add (forward and
+ * backward), and the accumulate, scale and axpy the trainer needs where a
+ * tensor fans out or gradients are combined. All operands are (n) and any
+ * output may alias an input of the same call (the same elements, not a
+ * shifted overlap).
+ */
+#ifndef CT_OPS_ELTWISE_H
+#define CT_OPS_ELTWISE_H
+
+#include "ops/ops.h"
+
+/* y = a + b. y, a, b: (n) */
+int ct_add_forward(ct_context *ctx, ct_buf y, ct_buf a, ct_buf b, size_t n);
+/* The add's backward is the identity: da = dy and db = dy (written). Either
+ * target may be {NULL, 0} to skip it, or dy itself (nothing to copy).
+ * da, db, dy: (n) */
+int ct_add_backward(ct_context *ctx, ct_buf da, ct_buf db, ct_buf dy, size_t n);
+/* dst += src: the gradient of a tensor read by two consumers gets the
+ * second one's contribution. dst, src: (n) */
+int ct_add_accumulate(ct_context *ctx, ct_buf dst, ct_buf src, size_t n);
+/* x *= s (a plain product: NaN and infinity in x survive s = 0). x: (n) */
+int ct_scale(ct_context *ctx, ct_buf x, float s, size_t n);
+/* y += a * x. y, x: (n) */
+int ct_axpy(ct_context *ctx, ct_buf y, float a, ct_buf x, size_t n);
+
+#endif /* CT_OPS_ELTWISE_H */

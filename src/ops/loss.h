@@ -1,0 +1,38 @@
+/*
+ * loss.h - losses, mean over the batch: fused softmax + cross-entropy with
+ * integer labels, and mean-squared error. Forwards write their scalar to a
+ * device buffer (no host read here: the trainer reads it when it wants to
+ * log). Backwards take dloss_scale, the gradient of whatever the trainer
+ * minimises with respect to the loss (1 for plain training; a loss-scaling
+ * factor otherwise).
+ *
+ * Labels live on the device as int32 in a buffer passed as a ct_buf (its
+ * offset counts int32 elements). The trainer validates labels on the host
+ * before the upload; a label outside [0, K) that reaches the device anyway
+ * is never used as an index: its row makes the loss NaN, is not counted as
+ * correct, and gets NaN gradients.
+ */
+#ifndef CT_OPS_LOSS_H
+#define CT_OPS_LOSS_H
+
+#include "ops/ops.h"
+
+/* loss[0] = mean_r (logsumexp(x_r) - x_r[labels_r]); correct[0] = the number
+ * of rows whose argmax (first index among ties, as torch.argmax) equals the
+ * label, as a float (exact: N < 2^24); correct.mem may be NULL.
+ * x: (N, K), labels: (N) int32, loss: (1), correct: (1) */
+int ct_softmax_xent_forward(ct_context *ctx, ct_buf loss, ct_buf correct, ct_buf x, ct_buf labels,
+                            size_t N, size_t K);
+/* dx = (softmax(x) - onehot(labels)) / N * dloss_scale (written).
+ * x, dx: (N, K), labels: (N) int32 */
+int ct_softmax_xent_backward(ct_context *ctx, ct_buf dx, ct_buf x, ct_buf labels, size_t N,
+                             size_t K, float dloss_scale);
+
+/* loss[0] = mean((x - t)^2). x, t: (n), loss: (1) */
+int ct_mse_forward(ct_context *ctx, ct_buf loss, ct_buf x, ct_buf t, size_t n);
+/* dx = 2 (x - t) / n * dloss_scale, dt = -dx (both written; dt.mem may be
+ * NULL when the target needs no gradient). x, t, dx, dt: (n) */
+int ct_mse_backward(ct_context *ctx, ct_buf dx, ct_buf dt, ct_buf x, ct_buf t, size_t n,
+                    float dloss_scale);
+
+#endif /* CT_OPS_LOSS_H */

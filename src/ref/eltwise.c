@@ -1,0 +1,38 @@
+/*
+ * eltwise.c - reference element-wise arithmetic, in double.
+ */
+#include "ref/eltwise.h"
+
+void ct_ref_add_forward(double *y, const double *a, const double *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        y[i] = a[i] + b[i];
+}
+
+void ct_ref_add_backward(double *da, double *db, const double *dy, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (da)
+            da[i] = dy[i];
+        if (db)
+            db[i] = dy[i];
+    }
+}
+
+void ct_ref_add_accumulate(double *dst, const double *src, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        dst[i] += src[i];
+}
+
+void ct_ref_scale(double *x, double s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] *= s;
+}
+
+void ct_ref_axpy(double *y, double a, const double *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        y[i] += a * x[i];
+}

@@ -1,0 +1,77 @@
+/*
+ * loss.c - reference losses, in double; the row maximum is subtracted
+ * before exp so large logits stay finite, as in the kernels.
+ */
+#include <math.h>
+
+#include "ref/loss.h"
+
+/* log sum_k exp(row[k]) and the first index of the maximum */
+static double row_lse(const double *row, size_t K, size_t *argmax)
+{
+    size_t am = 0;
+    for (size_t k = 1; k < K; k++)
+        if (row[k] > row[am])
+            am = k;
+    double s = 0;
+    for (size_t k = 0; k < K; k++)
+        s += exp(row[k] - row[am]);
+    if (argmax)
+        *argmax = am;
+    return row[am] + log(s);
+}
+
+void ct_ref_softmax_xent_forward(double *loss, double *correct, const double *x,
+                                 const int32_t *labels, size_t N, size_t K)
+{
+    double sum = 0, hits = 0;
+    for (size_t r = 0; r < N; r++) {
+        const double *row = x + r * K;
+        size_t am;
+        double lse = row_lse(row, K, &am);
+        int32_t lab = labels[r];
+        if (lab < 0 || (size_t)lab >= K) {
+            sum += NAN;
+            continue;
+        }
+        sum += lse - row[lab];
+        hits += am == (size_t)lab;
+    }
+    *loss = sum / (double)N;
+    if (correct)
+        *correct = hits;
+}
+
+void ct_ref_softmax_xent_backward(double *dx, const double *x, const int32_t *labels, size_t N,
+                                  size_t K, double dloss_scale)
+{
+    for (size_t r = 0; r < N; r++) {
+        const double *row = x + r * K;
+        double *drow = dx + r * K;
+        double lse = row_lse(row, K, NULL);
+        int32_t lab = labels[r];
+        int valid = lab >= 0 && (size_t)lab < K;
+        for (size_t k = 0; k < K; k++)
+            drow[k] = valid ? (exp(row[k] - lse) - (k == (size_t)lab)) / (double)N * dloss_scale
+                            : NAN;
+    }
+}
+
+void ct_ref_mse_forward(double *loss, const double *x, const double *t, size_t n)
+{
+    double s = 0;
+    for (size_t i = 0; i < n; i++)
+        s += (x[i] - t[i]) * (x[i] - t[i]);
+    *loss = s / (double)n;
+}
+
+void ct_ref_mse_backward(double *dx, double *dt, const double *x, const double *t, size_t n,
+                         double dloss_scale)
+{
+    for (size_t i = 0; i < n; i++) {
+        double g = 2 * (x[i] - t[i]) / (double)n * dloss_scale;
+        dx[i] = g;
+        if (dt)
+            dt[i] = -g;
+    }
+}

@@ -1,0 +1,236 @@
+/*
+ * checkpoint.c - saving and loading nets as safetensors files that
+ * PyTorch's safetensors.torch.load_file reads directly (F32, PyTorch names
+ * and layouts).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "train/checkpoint.h"
+
+#define FORMAT "cltrain-checkpoint-1"
+
+static size_t spec_numel(const ct_param_spec *p)
+{
+    size_t n = 1;
+    for (int d = 0; d < p->ndim; d++)
+        n *= (size_t)p->shape[d];
+    return n;
+}
+
+/* Copies of the parameter, buffer and optimizer arenas in host memory. */
+typedef struct host_copy {
+    float *params, *buffers, *state;
+} host_copy;
+
+static int read_arena(ct_net *net, int a, float **out)
+{
+    size_t n = net->arena_size[a];
+    *out = malloc((n ? n : 1) * sizeof(float));
+    if (!*out)
+        return ct_fail(net->ctx, CT_ERR_NO_MEMORY, "out of host memory (%zu floats)", n);
+    return n ? ct_buffer_read(net->ctx, net->arena[a].mem, 0, n * sizeof(float), *out) : CT_OK;
+}
+
+int ct_checkpoint_save(ct_net *net, cl_mem optim_state, size_t state_n, const ct_ckpt_meta *meta,
+                       const char *path)
+{
+    const ct_model *m = net->model;
+    host_copy h = { NULL, NULL, NULL };
+    ct_st_out *t = NULL;
+    char **names = NULL;
+    size_t nt = 0, cap = 1;
+    int st = read_arena(net, CT_ARENA_PARAMS, &h.params);
+    if (!st)
+        st = read_arena(net, CT_ARENA_BUFFERS, &h.buffers);
+    if (!st && state_n) {
+        h.state = malloc(state_n * sizeof(float));
+        st = !h.state ? ct_fail(net->ctx, CT_ERR_NO_MEMORY, "out of host memory")
+                      : ct_buffer_read(net->ctx, optim_state, 0, state_n * sizeof(float), h.state);
+    }
+    for (size_t i = 0; i < m->count; i++)
+        cap += (size_t)m->layers[i].nparams;
+    t = calloc(cap, sizeof *t);
+    names = calloc(cap, sizeof *names);
+    if (!st && (!t || !names))
+        st = ct_fail(net->ctx, CT_ERR_NO_MEMORY, "out of host memory");
+    for (size_t i = 0; !st && i < m->count; i++) {
+        const ct_layer *l = &m->layers[i];
+        const ct_lrt *r = &net->rt[i];
+        size_t po = r->param.off, bo = r->buffers.off;
+        for (int j = 0; j < l->nparams; j++) {
+            const ct_param_spec *p = &l->params[j];
+            size_t len = strlen(l->name) + strlen(p->suffix) + 2;
+            names[nt] = malloc(len);
+            if (!names[nt]) {
+                st = ct_fail(net->ctx, CT_ERR_NO_MEMORY, "out of host memory");
+                break;
+            }
+            snprintf(names[nt], len, "%s.%s", l->name, p->suffix);
+            t[nt].name = names[nt];
+            t[nt].ndim = p->ndim;
+            for (int d = 0; d < p->ndim; d++)
+                t[nt].shape[d] = p->shape[d];
+            t[nt].data = p->trainable ? h.params + po : h.buffers + bo;
+            if (p->trainable)
+                po += spec_numel(p);
+            else
+                bo += spec_numel(p);
+            nt++;
+        }
+    }
+    if (!st && state_n) {
+        t[nt].name = "optimizer.state";
+        t[nt].ndim = 1;
+        t[nt].shape[0] = (int64_t)state_n;
+        t[nt].data = h.state;
+        nt++;
+    }
+    if (!st) {
+        char epoch[32], step[32], seed[32], batch[32];
+        snprintf(epoch, sizeof epoch, "%d", meta->epoch);
+        snprintf(step, sizeof step, "%ld", meta->step);
+        snprintf(seed, sizeof seed, "%" PRIu64, meta->seed);
+        snprintf(batch, sizeof batch, "%d", meta->batch);
+        const char *keys[] = { "format", "cltrain_version", "model", "epoch", "step", "seed",
+                               "optimizer", "batch", "data" };
+        const char *vals[] = { FORMAT, ct_version(), m->text, epoch, step, seed, meta->optimizer,
+                               batch, meta->data };
+        st = ct_st_write(path, t, nt, keys, vals, CT_ARRAY_LEN(keys));
+        if (st)
+            ct_fail_keep(net->ctx, st);
+    }
+    for (size_t i = 0; names && i < cap; i++)
+        free(names[i]);
+    free(names);
+    free(t);
+    free(h.params);
+    free(h.buffers);
+    free(h.state);
+    return st;
+}
+
+const char *ct_checkpoint_model_text(const ct_st_file *f)
+{
+    return ct_st_meta(f, "model");
+}
+
+static int meta_long(const ct_st_file *f, const char *path, const char *key, long *out)
+{
+    const char *v = ct_st_meta(f, key);
+    char *end = NULL;
+    errno = 0;
+    long x = v ? strtol(v, &end, 10) : 0;
+    if (!v || end == v || *end || errno || x < 0)
+        return ct_fail(NULL, CT_ERR_CORRUPT, "checkpoint %s: metadata '%s' is %s%s%s", path, key,
+                       v ? "'" : "missing", v ? v : "", v ? "', not a count" : "");
+    *out = x;
+    return CT_OK;
+}
+
+int ct_checkpoint_load(ct_net *net, const ct_st_file *f, const char *path, cl_mem optim_state,
+                       size_t state_n, ct_ckpt_meta *meta)
+{
+    const ct_model *m = net->model;
+    const char *fmt = ct_st_meta(f, "format");
+    if (!fmt || strcmp(fmt, FORMAT))
+        return ct_fail(net->ctx, CT_ERR_CORRUPT, "%s is not a cltrain checkpoint (metadata format "
+                       "is %s%s%s, expected %s)", path, fmt ? "'" : "missing", fmt ? fmt : "",
+                       fmt ? "'" : "", FORMAT);
+    long epoch = 0, step = 0, seed = 0, batch = 0;
+    int st;
+    if ((st = meta_long(f, path, "epoch", &epoch)) || (st = meta_long(f, path, "step", &step)) ||
+        (st = meta_long(f, path, "seed", &seed)) || (st = meta_long(f, path, "batch", &batch)))
+        return ct_fail_keep(net->ctx, st);
+    if (meta) {
+        memset(meta, 0, sizeof *meta);
+        meta->epoch = (int)epoch;
+        meta->step = step;
+        meta->seed = (uint64_t)seed;
+        meta->batch = (int)batch;
+        const char *o = ct_st_meta(f, "optimizer");
+        snprintf(meta->optimizer, sizeof meta->optimizer, "%s", o ? o : "");
+        const char *d = ct_st_meta(f, "data");
+        snprintf(meta->data, sizeof meta->data, "%s", d ? d : "");
+    }
+    float *params = calloc(net->arena_size[CT_ARENA_PARAMS] + 1, sizeof(float));
+    float *buffers = calloc(net->arena_size[CT_ARENA_BUFFERS] + 1, sizeof(float));
+    size_t expected = 0;
+    if (!params || !buffers) {
+        st = ct_fail(net->ctx, CT_ERR_NO_MEMORY, "out of host memory");
+        goto done;
+    }
+    for (size_t i = 0; !st && i < m->count; i++) {
+        const ct_layer *l = &m->layers[i];
+        const ct_lrt *r = &net->rt[i];
+        size_t po = r->param.off, bo = r->buffers.off;
+        for (int j = 0; j < l->nparams && !st; j++) {
+            const ct_param_spec *p = &l->params[j];
+            char name[160];
+            snprintf(name, sizeof name, "%s.%s", l->name, p->suffix);
+            expected++;
+            const ct_st_tensor *t = ct_st_find(f, name);
+            int same = t && t->ndim == p->ndim;
+            for (int d = 0; same && d < p->ndim; d++)
+                same = t->shape[d] == p->shape[d];
+            if (!t) {
+                st = ct_fail(net->ctx, CT_ERR_CORRUPT, "checkpoint %s has no tensor '%s' (%s layer "
+                             "'%s'): it was saved from another model", path, name, l->type->name, l->name);
+            } else if (t->dtype != CT_ST_F32) {
+                st = ct_fail(net->ctx, CT_ERR_CORRUPT, "checkpoint %s: tensor '%s' is %s, expected F32",
+                             path, name, ct_st_dtype_name(t->dtype));
+            } else if (!same) {
+                char want[64] = "", got[64] = "";
+                for (int d = 0, a = 0; d < p->ndim; d++)
+                    a += snprintf(want + a, sizeof want - (size_t)a, "%s%d", d ? "x" : "", p->shape[d]);
+                for (int d = 0, a = 0; d < t->ndim; d++)
+                    a += snprintf(got + a, sizeof got - (size_t)a, "%s%lld", d ? "x" : "", (long long)t->shape[d]);
+                st = ct_fail(net->ctx, CT_ERR_SHAPE, "checkpoint %s: tensor '%s' has shape %s, the "
+                             "model needs %s", path, name, got, want);
+            } else {
+                float *dst = p->trainable ? params + po : buffers + bo;
+                memcpy(dst, t->data, t->nbytes); /* little-endian hosts: F32 bytes as they are */
+                if (p->trainable)
+                    po += spec_numel(p);
+                else
+                    bo += spec_numel(p);
+            }
+        }
+    }
+    const ct_st_tensor *ot = ct_st_find(f, "optimizer.state");
+    if (!st && optim_state && state_n) {
+        if (!ot || ot->dtype != CT_ST_F32 || ot->numel != state_n)
+            st = ct_fail(net->ctx, CT_ERR_CORRUPT, "checkpoint %s: %s (expected %zu floats of "
+                         "optimizer state for this optimizer). HINT: resume with the optimizer the "
+                         "run was started with", path, ot ? "the optimizer state has another size"
+                                                          : "no optimizer state", state_n);
+    }
+    if (!st && f->count != expected + (ot ? 1 : 0)) {
+        for (size_t i = 0; i < f->count && !st; i++) {
+            int known = !strcmp(f->tensors[i].name, "optimizer.state");
+            for (size_t k = 0; !known && k < m->count; k++) {
+                size_t ln = strlen(m->layers[k].name);
+                known = !strncmp(f->tensors[i].name, m->layers[k].name, ln) && f->tensors[i].name[ln] == '.';
+            }
+            if (!known)
+                st = ct_fail(net->ctx, CT_ERR_CORRUPT, "checkpoint %s has tensor '%s', which no "
+                             "layer of the model has: it was saved from another model", path,
+                             f->tensors[i].name);
+        }
+    }
+    if (!st && net->arena_size[CT_ARENA_PARAMS])
+        st = ct_buffer_write(net->ctx, net->arena[CT_ARENA_PARAMS].mem, 0,
+                             net->arena_size[CT_ARENA_PARAMS] * sizeof(float), params);
+    if (!st && net->arena_size[CT_ARENA_BUFFERS])
+        st = ct_buffer_write(net->ctx, net->arena[CT_ARENA_BUFFERS].mem, 0,
+                             net->arena_size[CT_ARENA_BUFFERS] * sizeof(float), buffers);
+    if (!st && optim_state && state_n)
+        st = ct_buffer_write(net->ctx, optim_state, 0, state_n * sizeof(float), ot->data);
+done:
+    free(params);
+    free(buffers);
+    return st;
+}

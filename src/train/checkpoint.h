@@ -1,0 +1,35 @@
+/*
+ * checkpoint.h - safetensors checkpoints of a net: every parameter and
+ * running statistic as `<layer>.<name>` in PyTorch's layout, the optimizer
+ * state as `optimizer.state`, and metadata (the model text, epoch, step,
+ * seed, optimizer, version).
+ */
+#ifndef CT_TRAIN_CHECKPOINT_H
+#define CT_TRAIN_CHECKPOINT_H
+
+#include "io/safetensors.h"
+#include "nn/net.h"
+
+typedef struct ct_ckpt_meta {
+    int epoch;            /* completed epochs */
+    long step;            /* optimizer steps taken */
+    uint64_t seed;
+    char optimizer[16];
+    int batch;
+    char data[256];
+} ct_ckpt_meta;
+
+/* Writes atomically; the previous file survives any failure. */
+int ct_checkpoint_save(ct_net *net, cl_mem optim_state, size_t state_n, const ct_ckpt_meta *meta,
+                       const char *path);
+
+/* Reads `path` (tensors checked against the net by name, shape and dtype)
+ * into the net's parameters and buffers, and the optimizer state when
+ * optim_state is given. */
+int ct_checkpoint_load(ct_net *net, const ct_st_file *f, const char *path, cl_mem optim_state,
+                       size_t state_n, ct_ckpt_meta *meta);
+
+/* The model text stored in a checkpoint (a pointer into f), or NULL. */
+const char *ct_checkpoint_model_text(const ct_st_file *f);
+
+#endif /* CT_TRAIN_CHECKPOINT_H */

@@ -1,0 +1,125 @@
+/*
+ * conv.c - golden adapter for conv2d (conv2d_*.safetensors: x (N, C, H, W),
+ * weight (OUT, C, K, K), optional bias; metadata stride, padding, dilation,
+ * kernel, bias), run through both workspace regimes (one image per GEMM,
+ * and the recommended size, several images per GEMM).
+ *
+ * Tolerances: every result is a float32 sum of T products, T = C K K for y,
+ * OUT K K for dx, N OH OW for dweight and dbias. In any summation order it
+ * is within T * u * sum|products| of the exact sum (u = 2^-24; Higham's
+ * gamma_T bound); sum|products| comes exact from the reference run on
+ * |inputs|. PyTorch's float32 result and ours each carry such an error (+2
+ * roundings for the bias add or accumulation and the store), so the device
+ * is held to 2 (T + 2) u max sum|products| (our own bound, in
+ * src/check/conv.c, is never above PyTorch's any-order one), the double
+ * reference to (T + 2) u max sum|products|.
+ */
+#include <math.h>
+#include <stdio.h>
+
+#include "golden.h"
+#include "ops/conv.h"
+#include "ref/conv.h"
+
+#define U_F32 (1.0 / 16777216.0)
+
+static double bound(size_t terms, const double *abs_ref, size_t n)
+{
+    double m = 0;
+    for (size_t i = 0; i < n; i++)
+        m = abs_ref[i] > m ? abs_ref[i] : m;
+    return (double)(terms + 2) * U_F32 * m;
+}
+
+static double *abs_of(golden *g, const double *x, size_t n)
+{
+    double *a = golden_host(g, n);
+    for (size_t i = 0; a && i < n; i++)
+        a[i] = fabs(x[i]);
+    return a;
+}
+
+void golden_conv(golden *g)
+{
+    ct_context *ctx = golden_ctx(g);
+    size_t nx = 0, nw = 0, ny = 0;
+    int xs[8] = { 0 }, ws[8] = { 0 }, xd = 0, wd = 0;
+    double *x = golden_tensor(g, "x", &nx, xs, &xd);
+    double *w = golden_tensor(g, "weight", &nw, ws, &wd);
+    double *dy = golden_tensor(g, "dy", &ny, NULL, NULL);
+    int has_bias = golden_meta_bool(g, "bias", 1);
+    double *b = has_bias ? golden_tensor(g, "bias", NULL, NULL, NULL) : NULL;
+    if (!x || !w || !dy || (has_bias && !b))
+        return;
+    if (xd != 4 || wd != 4 || xs[1] != ws[1]) {
+        golden_failf(g, "expected x (N, C, H, W) and weight (OUT, C, KH, KW)");
+        return;
+    }
+    int k = golden_meta_int(g, "kernel", ws[2]), s = golden_meta_int(g, "stride", 1);
+    int pad = golden_meta_int(g, "padding", 0), dil = golden_meta_int(g, "dilation", 1);
+    ct_conv2d_desc d = { xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3], s, s, pad, pad, dil, dil };
+    int oh = 0, ow = 0;
+    if (k != ws[2] || k != ws[3]) {
+        golden_failf(g, "metadata kernel %d but weight %dx%d", k, ws[2], ws[3]);
+        return;
+    }
+    if (golden_status(g, ct_conv2d_out_shape(ctx, &d, &oh, &ow), "conv2d shape"))
+        return;
+    if (ny != (size_t)d.n * d.c_out * oh * ow) {
+        golden_failf(g, "dy has %zu elements, the geometry gives (%d, %d, %d, %d)", ny, d.n,
+                     d.c_out, oh, ow);
+        return;
+    }
+    size_t nb = (size_t)d.c_out, P = (size_t)oh * ow;
+    double *y = golden_host(g, ny), *dx = golden_host(g, nx), *dw = golden_host(g, nw);
+    double *db = golden_host(g, nb);
+    double *ay = golden_host(g, ny), *adx = golden_host(g, nx), *adw = golden_host(g, nw);
+    double *adb = golden_host(g, nb);
+    double *ax = abs_of(g, x, nx), *aw = abs_of(g, w, nw), *ady = abs_of(g, dy, ny);
+    double *ab = has_bias ? abs_of(g, b, nb) : NULL;
+    if (!y || !dx || !dw || !db || !ay || !adx || !adw || !adb || !ax || !aw || !ady ||
+        (has_bias && !ab))
+        return;
+    ct_ref_conv2d_forward(&d, y, x, w, b);
+    ct_ref_conv2d_backward(&d, dx, dw, has_bias ? db : NULL, dy, x, w);
+    ct_ref_conv2d_forward(&d, ay, ax, aw, ab);
+    ct_ref_conv2d_backward(&d, adx, adw, adb, ady, ax, aw);
+    size_t kk = (size_t)d.kh * d.kw;
+    double ty = bound((size_t)d.c_in * kk, ay, ny), tdx = bound(nb * kk, adx, nx);
+    double tdw = bound((size_t)d.n * P, adw, nw), tdb = bound((size_t)d.n * P, adb, nb);
+    golden_expect_host(g, "y", y, "y", ty, 0);
+    golden_expect_host(g, "dx", dx, "dx", tdx, 0);
+    golden_expect_host(g, "dweight", dw, "dweight", tdw, 0);
+    if (has_bias)
+        golden_expect_host(g, "dbias", db, "dbias", tdb, 0);
+
+    ct_buf d_x = golden_dev(g, x, nx), d_w = golden_dev(g, w, nw), d_dy = golden_dev(g, dy, ny);
+    ct_buf d_b = has_bias ? golden_dev(g, b, nb) : (ct_buf){ NULL, 0 };
+    size_t ws_sizes[2] = { (size_t)d.c_in * kk * P, ct_conv2d_workspace(&d) };
+    for (int r = 0; r < 2; r++) {
+        ct_buf d_y = golden_dev_zero(g, ny), d_dx = golden_dev_zero(g, nx);
+        ct_buf d_dw = golden_dev_zero(g, nw), d_db = golden_dev_zero(g, nb);
+        ct_buf d_ws = golden_dev_zero(g, ws_sizes[r]);
+        if (!d_x.mem || !d_w.mem || !d_dy.mem || (has_bias && !d_b.mem) || !d_y.mem ||
+            !d_dx.mem || !d_dw.mem || !d_db.mem || !d_ws.mem)
+            return;
+        if (golden_status(g, ct_conv2d_forward(ctx, &d, d_y, d_x, d_w, d_b, d_ws, ws_sizes[r]),
+                          "conv2d forward") ||
+            golden_status(g, ct_conv2d_backward(ctx, &d, d_dx, d_dw,
+                                                has_bias ? d_db : (ct_buf){ NULL, 0 }, d_dy, d_x,
+                                                d_w, d_ws, ws_sizes[r]), "conv2d backward"))
+            return;
+        const char *tag = r == 0 ? " (one image per GEMM)" : " (batched GEMM)";
+        char what[64];
+        snprintf(what, sizeof what, "y%s", tag);
+        golden_expect_dev(g, what, d_y, "y", 2 * ty, 0);
+        snprintf(what, sizeof what, "dx%s", tag);
+        golden_expect_dev(g, what, d_dx, "dx", 2 * tdx, 0);
+        snprintf(what, sizeof what, "dweight%s", tag);
+        golden_expect_dev(g, what, d_dw, "dweight", 2 * tdw, 0);
+        if (has_bias) {
+            snprintf(what, sizeof what, "dbias%s", tag);
+            golden_expect_dev(g, what, d_db, "dbias", 2 * tdb, 0);
+        }
+    }
+}

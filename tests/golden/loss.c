@@ -1,0 +1,102 @@
+/*
+ * loss.c - golden adapter for the losses: softmax_cross_entropy (x (N, K)
+ * logits, int64 labels, y the mean loss, dy the scalar upstream gradient)
+ * and mse (x, target, y, dx, dtarget).
+ *
+ * Tolerances: the scalar losses are means of O(1) terms computed in float
+ * on both sides: 1e-5 + 1e-4 |b| (each side's error is ~1e-6 at these
+ * sizes; see src/check/loss.c). Gradients are element-wise given the row's
+ * log-sum-exp: 1e-5 + 1e-4 |b| as well, tighter than any wrong term
+ * (their magnitudes are ~1/N = 1e-2 here).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "golden.h"
+#include "ref/loss.h"
+
+static void xent(golden *g)
+{
+    ct_context *ctx = golden_ctx(g);
+    int shape[8], ndim = 0;
+    size_t n = 0, nl = 0;
+    double *x = golden_tensor(g, "x", &n, shape, &ndim);
+    double *lab = golden_tensor(g, "labels", &nl, NULL, NULL);
+    double *dy = golden_tensor(g, "dy", NULL, NULL, NULL);
+    if (!x || !lab || !dy)
+        return;
+    if (ndim != 2 || (size_t)shape[0] != nl) {
+        golden_failf(g, "logits must be (N, K) with N labels");
+        return;
+    }
+    size_t N = (size_t)shape[0], K = (size_t)shape[1];
+    int32_t *labels = (int32_t *)golden_host(g, N); /* N int32 in N doubles' room */
+    for (size_t r = 0; r < N; r++)
+        labels[r] = (int32_t)lab[r];
+    double loss, correct, *dx = golden_host(g, n);
+    ct_ref_softmax_xent_forward(&loss, &correct, x, labels, N, K);
+    ct_ref_softmax_xent_backward(dx, x, labels, N, K, dy[0]);
+    golden_expect_host(g, "loss", &loss, "y", 1e-5, 1e-4);
+    golden_expect_host(g, "dx", dx, "dx", 1e-5, 1e-4);
+
+    cl_mem d_lab = NULL;
+    int st = ct_buffer_create(ctx, N * sizeof(int32_t), &d_lab);
+    if (!st)
+        st = ct_buffer_write(ctx, d_lab, 0, N * sizeof(int32_t), labels);
+    if (golden_status(g, st, "labels buffer"))
+        goto done;
+    ct_buf b_lab = { d_lab, 0 }, d_x = golden_dev(g, x, n), d_loss = golden_dev_zero(g, 1);
+    ct_buf d_corr = golden_dev_zero(g, 1), d_dx = golden_dev_zero(g, n);
+    if (golden_status(g, ct_softmax_xent_forward(ctx, d_loss, d_corr, d_x, b_lab, N, K),
+                      "softmax_xent forward") ||
+        golden_status(g, ct_softmax_xent_backward(ctx, d_dx, d_x, b_lab, N, K, (float)dy[0]),
+                      "softmax_xent backward"))
+        goto done;
+    golden_expect_dev(g, "loss", d_loss, "y", 1e-5, 1e-4);
+    golden_expect_dev(g, "dx", d_dx, "dx", 1e-5, 1e-4);
+    /* the file has no accuracy: the device count must match the reference */
+    float got = -1;
+    if (!golden_status(g, ct_buffer_read(ctx, d_corr.mem, 0, sizeof got, &got), "reading correct") &&
+        (double)got != correct)
+        golden_failf(g, "OpenCL correct count %g, the reference counts %g", (double)got, correct);
+done:
+    if (d_lab)
+        ct_context_finish(ctx);
+    ct_buffer_release(&d_lab);
+}
+
+static void mse(golden *g)
+{
+    ct_context *ctx = golden_ctx(g);
+    size_t n = 0;
+    double *x = golden_tensor(g, "x", &n, NULL, NULL);
+    double *t = golden_tensor(g, "target", NULL, NULL, NULL);
+    double *dy = golden_tensor(g, "dy", NULL, NULL, NULL);
+    if (!x || !t || !dy)
+        return;
+    double loss, *dx = golden_host(g, n), *dt = golden_host(g, n);
+    ct_ref_mse_forward(&loss, x, t, n);
+    ct_ref_mse_backward(dx, dt, x, t, n, dy[0]);
+    golden_expect_host(g, "loss", &loss, "y", 1e-5, 1e-4);
+    golden_expect_host(g, "dx", dx, "dx", 1e-5, 1e-4);
+    golden_expect_host(g, "dtarget", dt, "dtarget", 1e-5, 1e-4);
+
+    ct_buf d_x = golden_dev(g, x, n), d_t = golden_dev(g, t, n), d_loss = golden_dev_zero(g, 1);
+    ct_buf d_dx = golden_dev_zero(g, n), d_dt = golden_dev_zero(g, n);
+    if (golden_status(g, ct_mse_forward(ctx, d_loss, d_x, d_t, n), "mse forward") ||
+        golden_status(g, ct_mse_backward(ctx, d_dx, d_dt, d_x, d_t, n, (float)dy[0]),
+                      "mse backward"))
+        return;
+    golden_expect_dev(g, "loss", d_loss, "y", 1e-5, 1e-4);
+    golden_expect_dev(g, "dx", d_dx, "dx", 1e-5, 1e-4);
+    golden_expect_dev(g, "dtarget", d_dt, "dtarget", 1e-5, 1e-4);
+}
+
+void golden_loss(golden *g)
+{
+    if (!strcmp(golden_op(g), "mse"))
+        mse(g);
+    else
+        xent(g);
+}
