@@ -22,10 +22,13 @@ const char *ct_last_error(void)
 
 int ct_fail(struct ct_context *ctx, int status, const char *fmt, ...)
 {
+    /* format aside first: an argument may be ct_last_error() itself */
+    char msg[CT_ERROR_MAX];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(tl_error, sizeof tl_error, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    memcpy(tl_error, msg, sizeof msg);
     if (ctx)
         ct_context_store_error(ctx, tl_error);
     return status;

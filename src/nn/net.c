@@ -100,7 +100,15 @@ int ct_net_plan(ct_context *ctx, const ct_model *m, int batch, ct_net *net)
         if (r->out_n > (size_t)UINT32_MAX / 2)
             return ct_fail(ctx, CT_ERR_SHAPE, "layer '%s' output of %zu elements at batch %d is too "
                            "large. HINT: use a smaller batch", l->name, r->out_n, batch);
-        if (!l->type->is_loss) {
+        if (k == K_FLATTEN) {
+            /* a view: the producer's output, and its gradient too when
+             * nobody else writes that gradient */
+            const ct_lrt *p = &net->rt[l->inputs[0]];
+            r->out = p->out;
+            r->needs_dout = 1;
+            r->view = p->needs_dout && m->layers[l->inputs[0]].consumers == 1;
+            r->dout = r->view ? p->dout : at_arena(CT_ARENA_DACTS, take(&use[CT_ARENA_DACTS], r->out_n));
+        } else if (!l->type->is_loss) {
             r->out = at_arena(CT_ARENA_ACTS, take(&use[CT_ARENA_ACTS], r->out_n));
             r->needs_dout = k != K_INPUT;
             if (r->needs_dout)
@@ -448,7 +456,7 @@ static int forward_layer(ct_net *net, size_t i, int training, uint64_t seed, lon
         return ct_global_avgpool_forward(ctx, r->out, x, net->batch, s->d[0], s->d[1], s->d[2]);
     }
     case K_FLATTEN:
-        return ct_copy(ctx, r->out, x, r->out_n);
+        return CT_OK; /* a view of its input */
     case K_LRN:
         return ct_lrn_forward(ctx, &r->lrn, r->out, x, net->batch, l->out.d[0], l->out.d[1] * l->out.d[2]);
     case K_ADD:
@@ -595,8 +603,8 @@ static int backward_layer(ct_net *net, size_t i, uint64_t seed, long step)
         break;
     }
     case K_FLATTEN:
-        if (!input_needs)
-            return CT_OK;
+        if (!input_needs || r->view)
+            return CT_OK; /* the gradient is already in place */
         st = ct_copy(ctx, dx, dy, r->out_n);
         break;
     case K_LRN:

@@ -37,6 +37,7 @@ typedef struct ct_lrt {          /* one layer at run time */
     ct_buf preact;               /* pre-activation of a fused gelu */
     int act;                     /* fused activation (enum ct_act) */
     int needs_dout;              /* some later layer sends a gradient here */
+    int view;                    /* flatten: out and dout are the producer's */
     ct_conv2d_desc conv;
     ct_pool2d pool;
     ct_lrn lrn;

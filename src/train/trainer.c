@@ -363,14 +363,15 @@ int ct_train(ct_context *ctx, const ct_train_options *opt)
     int first_epoch = 0;
     long step = 0;
     if (o.resume) {
+        const char *was = ct_st_meta(s.ckpt, "optimizer");
+        if (was && strcmp(was, ct_optim_name(od.kind))) {
+            st = ct_fail(ctx, CT_ERR_INVALID_ARG, "checkpoint %s was trained with %s, not %s. HINT: "
+                         "pass --optimizer %s", o.resume, was, ct_optim_name(od.kind), was);
+            goto done;
+        }
         ct_ckpt_meta meta;
         if ((st = ct_checkpoint_load(&s.net, s.ckpt, o.resume, state, state_n, &meta)))
             goto done;
-        if (strcmp(meta.optimizer, od.kind == CT_OPT_SGD ? "sgd" : od.kind == CT_OPT_ADAM ? "adam" : "adamw")) {
-            st = ct_fail(ctx, CT_ERR_INVALID_ARG, "checkpoint %s was trained with %s, not %s. HINT: "
-                         "pass --optimizer %s", o.resume, meta.optimizer, o.optimizer, meta.optimizer);
-            goto done;
-        }
         first_epoch = meta.epoch;
         step = meta.step;
         if (!opt->seed || opt->seed == 1)
