@@ -3,13 +3,25 @@
  * statistics run over the m = N * HW elements x[n, c, s] (HW = 1 for a
  * dense layer's (N, F) output).
  *
- * Reductions: one work-group per channel, a power-of-two size chosen by the
- * launcher; each work-item Kahan-sums a strided share, a fixed-order tree in
- * local memory (`red`) combines the shares. The result is the same every
- * run on a device, and its error is ~(2 + log2 wg) eps of the sum of
- * magnitudes whatever m is. The variance takes a second pass over
- * (x - mean)^2 rather than E[x^2] - mean^2, which loses every digit when
- * |mean| >> std (ReLU outputs, un-centred inputs).
+ * Reductions on GPUs (bn_stats_f32, bn_bwd_f32): one work-group per
+ * channel, a power-of-two size chosen by the launcher; each work-item
+ * Kahan-sums a strided share, a fixed-order tree in local memory (`red`)
+ * combines the shares. The result is the same every run on a device, and
+ * its error is ~(2 + log2 wg) eps of the sum of magnitudes whatever m is.
+ * The variance takes a second pass over (x - mean)^2 rather than E[x^2] -
+ * mean^2, which loses every digit when |mean| >> std (ReLU outputs,
+ * un-centred inputs).
+ *
+ * CPU devices (the *_cpu_f32 and *_rows_f32 kernels) run a work-group on
+ * one core, so a group per channel strides across rows, divides per element
+ * and serialises on barriers. There one work-item owns a channel and walks
+ * its N contiguous HW rows with 8-wide vector loads, Kahan-summing each
+ * lane (the row tails into a ninth, scalar sum); the lanes combine pairwise
+ * in a fixed order, so the error is ~(2 + 4) eps of the sum of magnitudes,
+ * inside the GPU path's bound. The second pass of a channel's rows mostly
+ * hits the core's cache. The forward's normalisation runs one work-item per
+ * (n, c) row; the backward keeps both passes in the channel's work-item,
+ * which needs no buffer for the channel sums between them.
  *
  * The reduction kernels are launched with exactly C work-groups, so the
  * group id needs no guard: an early return ahead of the barriers, even a
@@ -158,5 +170,175 @@ __kernel void bn_bwd_f32(__global float *dx, ulong dx_off, __global float *dgamm
         if (relu && !(y[y_off + k] > 0.0f))
             g = 0.0f;
         dx[dx_off + k] = train ? gi * (g - mg - ((x[x_off + k] - mu) * is) * mgx) : gi * g;
+    }
+}
+
+/* ---- CPU devices ---- */
+
+inline void bn_kahan8(float8 *s, float8 *comp, float8 v)
+{
+    float8 y = v - *comp;
+    float8 t = *s + y;
+    *comp = (t - *s) - y;
+    *s = t;
+}
+
+/* the lanes of v8 summed pairwise, then the scalar tail sum s1 */
+inline float bn_lanes_sum(float8 v8, float s1)
+{
+    float4 a = v8.lo + v8.hi;
+    float2 b = a.lo + a.hi;
+    return (b.x + b.y) + s1;
+}
+
+/*
+ * bn_stats_f32 for CPU devices: one work-item per channel, the same
+ * outputs. No barriers, so the index guard may return.
+ * x: (N, C, HW), mean, invstd, running_mean, running_var: (C)
+ */
+__kernel void bn_stats_cpu_f32(__global float *mean, ulong mean_off, __global float *invstd,
+                               ulong invstd_off, __global float *running_mean, ulong rmean_off,
+                               __global float *running_var, ulong rvar_off,
+                               __global const float *x, ulong x_off, uint N, uint C, uint HW,
+                               float momentum, float eps)
+{
+    uint c = get_global_id(0);
+    if (c >= C)
+        return;
+    uint m = N * HW, hw8 = HW & ~7u;
+    ulong stride = (ulong)C * HW;
+    __global const float *xc = x + x_off + (ulong)c * HW;
+    float8 s8 = (float8)(0.0f), c8 = (float8)(0.0f);
+    float s1 = 0.0f, c1 = 0.0f;
+    for (uint n = 0; n < N; n++) {
+        __global const float *row = xc + n * stride;
+        for (uint j = 0; j < hw8; j += 8)
+            bn_kahan8(&s8, &c8, vload8(0, row + j));
+        for (uint j = hw8; j < HW; j++)
+            bn_kahan(&s1, &c1, row[j]);
+    }
+    float mu = bn_lanes_sum(s8, s1) / (float)m;
+    float8 mu8 = (float8)(mu);
+    s8 = c8 = (float8)(0.0f);
+    s1 = c1 = 0.0f;
+    for (uint n = 0; n < N; n++) {
+        __global const float *row = xc + n * stride;
+        for (uint j = 0; j < hw8; j += 8) {
+            float8 d = vload8(0, row + j) - mu8;
+            bn_kahan8(&s8, &c8, d * d);
+        }
+        for (uint j = hw8; j < HW; j++) {
+            float d = row[j] - mu;
+            bn_kahan(&s1, &c1, d * d);
+        }
+    }
+    float var = bn_lanes_sum(s8, s1) / (float)m;
+    mean[mean_off + c] = mu;
+    invstd[invstd_off + c] = 1.0f / sqrt(var + eps);
+    if (running_mean) {
+        running_mean[rmean_off + c] = (1.0f - momentum) * running_mean[rmean_off + c] + momentum * mu;
+        running_var[rvar_off + c] = (1.0f - momentum) * running_var[rvar_off + c] +
+                                    momentum * (var * ((float)m / (float)(m - 1)));
+    }
+}
+
+/*
+ * bn_fwd_f32 for CPU devices: one work-item per (n, c) row of HW elements,
+ * the same arithmetic per element. y may alias x.
+ * x, y: (N, C, HW), mean, stat, gamma, beta: (C)
+ */
+__kernel void bn_fwd_rows_f32(__global float *y, ulong y_off, __global const float *x,
+                              ulong x_off, __global const float *mean, ulong mean_off,
+                              __global const float *stat, ulong stat_off,
+                              __global const float *gamma, ulong gamma_off,
+                              __global const float *beta, ulong beta_off, uint N, uint C, uint HW,
+                              float eps, int from_var, int relu)
+{
+    uint row = get_global_id(0);
+    if (row >= N * C)
+        return;
+    uint c = row % C, hw8 = HW & ~7u;
+    float v = stat[stat_off + c];
+    float is = from_var ? 1.0f / sqrt(v + eps) : v;
+    float g = gamma[gamma_off + c], mu = mean[mean_off + c], b = beta[beta_off + c];
+    __global const float *xr = x + x_off + (ulong)row * HW;
+    __global float *yr = y + y_off + (ulong)row * HW;
+    for (uint j = 0; j < hw8; j += 8) {
+        float8 r = g * ((vload8(0, xr + j) - mu) * is) + b;
+        vstore8(relu ? fmax(r, 0.0f) : r, 0, yr + j);
+    }
+    for (uint j = hw8; j < HW; j++) {
+        float r = g * ((xr[j] - mu) * is) + b;
+        yr[j] = relu ? fmax(r, 0.0f) : r;
+    }
+}
+
+/* dy masked by the fused ReLU: 0 where !(y > 0) */
+inline float8 bn_grad8(__global const float *dyr, __global const float *yr, uint j, int relu)
+{
+    float8 g = vload8(0, dyr + j);
+    return relu ? select((float8)(0.0f), g, isgreater(vload8(0, yr + j), (float8)(0.0f))) : g;
+}
+
+/*
+ * bn_bwd_f32 for CPU devices: one work-item per channel makes both passes
+ * (the sums, then dx), so the sums never leave it. Each dx element is
+ * written after the work-item's last read of its dy, so dx may alias dy.
+ * x, dy, dx, y: (N, C, HW), gamma, mean, stat, dgamma, dbeta: (C)
+ */
+__kernel void bn_bwd_cpu_f32(__global float *dx, ulong dx_off, __global float *dgamma,
+                             ulong dgamma_off, __global float *dbeta, ulong dbeta_off,
+                             __global const float *dy, ulong dy_off, __global const float *x,
+                             ulong x_off, __global const float *y, ulong y_off,
+                             __global const float *gamma, ulong gamma_off,
+                             __global const float *mean, ulong mean_off,
+                             __global const float *stat, ulong stat_off, uint N, uint C, uint HW,
+                             float eps, int train, int relu)
+{
+    uint c = get_global_id(0);
+    if (c >= C)
+        return;
+    uint m = N * HW, hw8 = HW & ~7u;
+    ulong stride = (ulong)C * HW, first = (ulong)c * HW;
+    __global const float *dyc = dy + dy_off + first, *xc = x + x_off + first;
+    __global const float *yc = relu ? y + y_off + first : dyc; /* y is read only with relu */
+    __global float *dxc = dx + dx_off + first;
+    float mu = mean[mean_off + c], v = stat[stat_off + c];
+    float is = train ? v : 1.0f / sqrt(v + eps);
+    float8 sg8 = (float8)(0.0f), cg8 = sg8, sgx8 = sg8, cgx8 = sg8;
+    float sg1 = 0.0f, cg1 = 0.0f, sgx1 = 0.0f, cgx1 = 0.0f;
+    for (uint n = 0; n < N; n++) {
+        ulong o = n * stride;
+        for (uint j = 0; j < hw8; j += 8) {
+            float8 g = bn_grad8(dyc + o, yc + o, j, relu);
+            bn_kahan8(&sg8, &cg8, g);
+            bn_kahan8(&sgx8, &cgx8, g * ((vload8(0, xc + o + j) - mu) * is));
+        }
+        for (uint j = hw8; j < HW; j++) {
+            float g = dyc[o + j];
+            if (relu && !(yc[o + j] > 0.0f))
+                g = 0.0f;
+            bn_kahan(&sg1, &cg1, g);
+            bn_kahan(&sgx1, &cgx1, g * ((xc[o + j] - mu) * is));
+        }
+    }
+    float sg = bn_lanes_sum(sg8, sg1), sgx = bn_lanes_sum(sgx8, sgx1);
+    dbeta[dbeta_off + c] += sg;
+    dgamma[dgamma_off + c] += sgx;
+    float gi = gamma[gamma_off + c] * is;
+    float mg = sg / (float)m, mgx = sgx / (float)m;
+    for (uint n = 0; n < N; n++) {
+        ulong o = n * stride;
+        for (uint j = 0; j < hw8; j += 8) {
+            float8 g = bn_grad8(dyc + o, yc + o, j, relu);
+            float8 d = train ? gi * (g - mg - ((vload8(0, xc + o + j) - mu) * is) * mgx) : gi * g;
+            vstore8(d, 0, dxc + o + j);
+        }
+        for (uint j = hw8; j < HW; j++) {
+            float g = dyc[o + j];
+            if (relu && !(yc[o + j] > 0.0f))
+                g = 0.0f;
+            dxc[o + j] = train ? gi * (g - mg - ((xc[o + j] - mu) * is) * mgx) : gi * g;
+        }
     }
 }

@@ -8,7 +8,10 @@
  * from x whether each window picked the element instead of storing
  * indices, keeping the forward free of a side buffer; both passes apply
  * PyTorch's rule (the last NaN, else the first maximum), so ties go to the
- * first maximum.
+ * first maximum. When windows do not overlap (stride >= kernel, the usual
+ * 2x2/2) max pool backward scatters instead: one work-item per window finds
+ * its argmax once and writes its whole tile, where the gather would rescan
+ * the window for every element in it.
  *
  * Geometry arguments: planes = N*C, input h x w, output oh x ow, kernel
  * kh x kw, stride sh x sw, padding ph x pw.
@@ -105,6 +108,41 @@ __kernel void maxpool_bwd_f32(__global float *dx, ulong dx_off, __global const f
             if (ct_maxpool_picks(xp, (int)r, v, oy, ox, h, w, kh, kw, sh, sw, ph, pw))
                 acc += dyp[oy * ow + ox];
     dx[dx_off + i] = acc;
+}
+
+/* dx (planes, h, w) from dy (planes, oh, ow) and x (planes, h, w) when no
+ * two windows overlap (sh >= kh and sw >= kw; the launcher checks). Work-item
+ * (oy, ox) owns the tile of rows [oy sh - ph, (oy + 1) sh - ph) and columns
+ * likewise, clipped to the plane, with the last tile of each axis stretched
+ * to the plane's end. Padding is at most half a window, so every later tile
+ * starts inside the plane and the tiles partition it: each dx element is
+ * written exactly once, dy at the window's argmax (the forward's own rule)
+ * and 0 elsewhere, which covers the elements in no window (stride > kernel,
+ * the ragged bottom and right edges). 0 + dy rather than dy keeps the
+ * gather's result bit for bit: its sum turns a -0 gradient into +0. */
+__kernel void maxpool_bwd_tile_f32(__global float *dx, ulong dx_off, __global const float *dy,
+                                   ulong dy_off, __global const float *x, ulong x_off,
+                                   uint planes, int h, int w, int oh, int ow, int kh, int kw,
+                                   int sh, int sw, int ph, int pw)
+{
+    uint i = get_global_id(0);
+    uint per = (uint)oh * (uint)ow;
+    if (i >= planes * per)
+        return;
+    uint plane = i / per, r = i % per;
+    int oy = (int)(r / (uint)ow), ox = (int)(r % (uint)ow);
+    ulong base = (ulong)plane * (uint)h * (uint)w;
+    __global const float *xp = x + x_off + base;
+    __global float *dxp = dx + dx_off + base;
+    int best = ct_maxpool_argmax(xp, oy, ox, h, w, kh, kw, sh, sw, ph, pw);
+    float g = 0.0f + dy[dy_off + i];
+    int y0 = max(oy * sh - ph, 0), y1 = oy == oh - 1 ? h : min((oy + 1) * sh - ph, h);
+    int x0 = max(ox * sw - pw, 0), x1 = ox == ow - 1 ? w : min((ox + 1) * sw - pw, w);
+    for (int y = y0; y < y1; y++)
+        for (int xx = x0; xx < x1; xx++) {
+            int q = y * w + xx;
+            dxp[q] = q == best ? g : 0.0f;
+        }
 }
 
 /* PyTorch's divisor of window (oy, ox): the padded window's area clipped

@@ -4,9 +4,10 @@
  * ReLU, conv-like (HW > 1) and dense (HW = 1) shapes.
  *
  * Tolerances scale with each case's conditioning rather than with m: every
- * device reduction is Kahan-compensated per work-item and tree-combined
- * (error <= ~(2 + log2 256) eps = 10 eps of the sum of magnitudes, eps =
- * FLT_EPSILON, whatever m is). Per channel let A = invstd * max|x| (how
+ * device reduction is Kahan-compensated per work-item (per vector lane on
+ * CPU devices) and tree-combined (error <= ~(2 + log2 256) eps = 10 eps of
+ * the sum of magnitudes, eps = FLT_EPSILON, whatever m is; ~6 eps on
+ * CPUs). Per channel let A = invstd * max|x| (how
  * much an eps-relative error in x or the mean is amplified; |xhat| <= 2A)
  * and G = max|g|, g the upstream gradient after the ReLU mask. Then
  *   mean:   <= 10 eps max|x|                    -> atol 16 eps max|x|

@@ -250,13 +250,16 @@ void ct_check_pool(ct_check *c)
     ck_case_end(c);
 
     /* edges: 1x1 inputs, a window overhanging a 1x1 input on both sides,
-     * a 1-row input with a wide window, non-overlapping strides */
+     * a 1-row input with a wide window, non-overlapping strides (exact
+     * fit; strides beyond the window with padding and ragged edges, where
+     * some inputs lie in no window) */
     const ct_pool2d edges[] = {
         { 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1 },
         { 1, 1, 1, 1, 2, 2, 1, 1, 1, 1, 1 },
         { 2, 3, 1, 7, 1, 3, 1, 2, 0, 1, 1 },
         { 1, 2, 6, 6, 2, 2, 2, 2, 0, 0, 1 },
         { 1, 2, 5, 7, 3, 3, 2, 2, 1, 1, 1 },
+        { 2, 3, 7, 8, 2, 3, 3, 4, 1, 1, 1 },
     };
     for (size_t e = 0; e < CT_ARRAY_LEN(edges) && !ck_failed(c); e++) {
         ct_pool2d p = edges[e];

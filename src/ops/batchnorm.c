@@ -1,7 +1,9 @@
 /*
  * batchnorm.c - batch-norm launchers (cl_kernels/batchnorm.cl): a reduction
  * kernel with one work-group per channel (power-of-two size, for the tree)
- * and an element-wise normalisation.
+ * and an element-wise normalisation; on CPU devices a work-item per channel
+ * for the reductions and one per (n, c) row for the normalisation, several
+ * times faster there (a work-group runs on one core; see the .cl file).
  */
 #include "ops/batchnorm.h"
 
@@ -24,6 +26,23 @@ static int pow2_wg(ct_context *ctx, const char *kernel, size_t want, size_t *wg)
     return CT_OK;
 }
 
+/* A CPU device's local size for `items` work-items that need no group:
+ * a power of two <= 64 that leaves about 4 groups per compute unit, so the
+ * cores share the work evenly while per-group overhead stays small. */
+static size_t cpu_local(const ct_context *ctx, size_t items)
+{
+    size_t units = ctx->dev.compute_units ? ctx->dev.compute_units : 1;
+    size_t per = items / (4 * units), w = 1;
+    while (w * 2 <= per && w * 2 <= 64)
+        w *= 2;
+    return w;
+}
+
+static int is_cpu(const ct_context *ctx)
+{
+    return ctx->dev.type == CT_DEVICE_CPU;
+}
+
 static int check_dims(ct_context *ctx, const char *who, size_t N, size_t C, size_t HW, float eps)
 {
     if (N == 0 || C == 0 || HW == 0)
@@ -42,6 +61,12 @@ static int launch_fwd(ct_context *ctx, ct_buf y, ct_buf x, ct_buf mean, ct_buf s
     cl_uint n = (cl_uint)N, c = (cl_uint)C, hw = (cl_uint)HW;
     cl_float e = eps;
     cl_int fv = from_var, r = relu ? 1 : 0;
+    if (is_cpu(ctx)) {
+        size_t g[1] = { N * C }, l[1] = { cpu_local(ctx, N * C) };
+        return CT_RUN(ctx, CT_PROG_batchnorm, "bn_fwd_rows_f32", 1, g, l, CT_BUF(y), CT_BUF(x),
+                      CT_BUF(mean), CT_BUF(stat), CT_BUF(gamma), CT_BUF(beta), CT_ARG(n),
+                      CT_ARG(c), CT_ARG(hw), CT_ARG(e), CT_ARG(fv), CT_ARG(r));
+    }
     size_t g[1] = { N * C * HW };
     return CT_RUN(ctx, CT_PROG_batchnorm, "bn_fwd_f32", 1, g, NULL, CT_BUF(y), CT_BUF(x),
                   CT_BUF(mean), CT_BUF(stat), CT_BUF(gamma), CT_BUF(beta), CT_ARG(n), CT_ARG(c),
@@ -68,11 +93,20 @@ int ct_batchnorm_forward_train(ct_context *ctx, ct_buf y, ct_buf save_mean, ct_b
         !running_mean.mem != !running_var.mem)
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "%s: a NULL buffer (only the running statistics "
                        "may be NULL, and then both)", who);
+    cl_uint n = (cl_uint)N, c = (cl_uint)C, hw = (cl_uint)HW;
+    cl_float mom = momentum, e = eps;
+    if (is_cpu(ctx)) {
+        size_t g[1] = { C }, l[1] = { cpu_local(ctx, C) };
+        st = CT_RUN(ctx, CT_PROG_batchnorm, "bn_stats_cpu_f32", 1, g, l, CT_BUF(save_mean),
+                    CT_BUF(save_invstd), CT_BUF(running_mean), CT_BUF(running_var), CT_BUF(x),
+                    CT_ARG(n), CT_ARG(c), CT_ARG(hw), CT_ARG(mom), CT_ARG(e));
+        if (st)
+            return st;
+        return launch_fwd(ctx, y, x, save_mean, save_invstd, gamma, beta, N, C, HW, eps, 0, relu);
+    }
     size_t wg;
     if ((st = pow2_wg(ctx, "bn_stats_f32", N * HW, &wg)))
         return st;
-    cl_uint n = (cl_uint)N, c = (cl_uint)C, hw = (cl_uint)HW;
-    cl_float mom = momentum, e = eps;
     size_t g[1] = { C * wg }, l[1] = { wg };
     st = CT_RUN(ctx, CT_PROG_batchnorm, "bn_stats_f32", 1, g, l, CT_BUF(save_mean),
                 CT_BUF(save_invstd), CT_BUF(running_mean), CT_BUF(running_var), CT_BUF(x),
@@ -106,12 +140,19 @@ static int launch_bwd(ct_context *ctx, const char *who, ct_buf dx, ct_buf dgamma
     if (!dx.mem || !dgamma.mem || !dbeta.mem || !dy.mem || !x.mem || !gamma.mem || !mean.mem ||
         !stat.mem || (relu && !y.mem))
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "%s: a NULL buffer (y is needed with relu)", who);
-    size_t wg;
-    if ((st = pow2_wg(ctx, "bn_bwd_f32", N * HW, &wg)))
-        return st;
     cl_uint n = (cl_uint)N, c = (cl_uint)C, hw = (cl_uint)HW;
     cl_float e = eps;
     cl_int t = train, r = relu ? 1 : 0;
+    if (is_cpu(ctx)) {
+        size_t g[1] = { C }, l[1] = { cpu_local(ctx, C) };
+        return CT_RUN(ctx, CT_PROG_batchnorm, "bn_bwd_cpu_f32", 1, g, l, CT_BUF(dx),
+                      CT_BUF(dgamma), CT_BUF(dbeta), CT_BUF(dy), CT_BUF(x), CT_BUF(y),
+                      CT_BUF(gamma), CT_BUF(mean), CT_BUF(stat), CT_ARG(n), CT_ARG(c),
+                      CT_ARG(hw), CT_ARG(e), CT_ARG(t), CT_ARG(r));
+    }
+    size_t wg;
+    if ((st = pow2_wg(ctx, "bn_bwd_f32", N * HW, &wg)))
+        return st;
     size_t g[1] = { C * wg }, l[1] = { wg };
     return CT_RUN(ctx, CT_PROG_batchnorm, "bn_bwd_f32", 1, g, l, CT_BUF(dx), CT_BUF(dgamma),
                   CT_BUF(dbeta), CT_BUF(dy), CT_BUF(x), CT_BUF(y), CT_BUF(gamma), CT_BUF(mean),

@@ -87,6 +87,14 @@ int ct_maxpool_backward(ct_context *ctx, const ct_pool2d *p, ct_buf dx, ct_buf d
     if (st)
         return st;
     pool_args a = args_of(p, oh, ow);
+    if (p->sh >= p->kh && p->sw >= p->kw) {
+        /* disjoint windows: one work-item per window writes its tile, the
+         * argmax found once instead of once per element (several times
+         * faster at 2x2/2); same results */
+        size_t g[1] = { (size_t)a.planes * (size_t)oh * (size_t)ow };
+        return CT_RUN(ctx, CT_PROG_pool, "maxpool_bwd_tile_f32", 1, g, NULL, CT_BUF(dx),
+                      CT_BUF(dy), CT_BUF(x), POOL_GEOM(a));
+    }
     size_t g[1] = { (size_t)a.planes * (size_t)p->h * (size_t)p->w };
     return CT_RUN(ctx, CT_PROG_pool, "maxpool_bwd_f32", 1, g, NULL, CT_BUF(dx), CT_BUF(dy),
                   CT_BUF(x), POOL_GEOM(a));
