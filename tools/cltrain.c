@@ -340,7 +340,8 @@ static int parse_float(const char *flag, const char *v, double lo, double hi, fl
 
 static void epoch_line(void *user, const ct_epoch_report *r)
 {
-    (void)user;
+    if (user)
+        *(ct_epoch_report *)user = *r; /* kept for the summary */
     printf("epoch %d/%d  train loss %.4f acc %.2f%%  test loss %.4f acc %.2f%%  %.1f s  %.0f samples/s  lr %.3g\n",
            r->epoch, r->epochs, r->train_loss, 100 * r->train_accuracy, r->test_loss,
            100 * r->test_accuracy, r->seconds, r->samples_per_second, r->lr);
@@ -424,7 +425,10 @@ static int cmd_run(const char *cmd, int argc, char **argv)
         o.model = model ? model : (o.resume ? NULL : "cnn");
         if (batch)
             o.batch = (int)batch;
+        ct_epoch_report last;
+        memset(&last, 0, sizeof last);
         o.on_epoch = epoch_line;
+        o.user = &last;
         if (!o.dry_run) {
             const ct_device_info *d = ct_context_device(ctx);
             printf("training %s on %s, device %u:%u %s\n", o.model ? o.model : o.resume,
@@ -432,6 +436,10 @@ static int cmd_run(const char *cmd, int argc, char **argv)
             fflush(stdout);
         }
         st = ct_train(ctx, &o);
+        if (!st && !o.dry_run && last.epoch)
+            printf("done: %d epochs, %ld steps; test accuracy %.2f%% (loss %.4f)%s%s\n", last.epoch,
+                   last.step, 100 * last.test_accuracy, last.test_loss, o.out ? "; checkpoint " : "",
+                   o.out ? o.out : "");
     } else if (!strcmp(cmd, "eval")) {
         double loss = 0, acc = 0;
         size_t n = 0;

@@ -81,6 +81,24 @@ int ct_kernel_get(struct ct_context *ctx, int prog, const char *name, ct_kernel_
     return CT_OK;
 }
 
+int ct_kernel_pow2_wg(struct ct_context *ctx, int prog, const char *name, size_t cap, size_t want,
+                      size_t *wg)
+{
+    ct_kernel_entry *e;
+    int st = ct_kernel_get(ctx, prog, name, &e);
+    if (st)
+        return st;
+    if (e->max_wg < cap)
+        cap = e->max_wg;
+    if (want && want < cap)
+        cap = want;
+    size_t w = 1;
+    while (w * 2 <= cap)
+        w *= 2;
+    *wg = w;
+    return CT_OK;
+}
+
 int ct_run(struct ct_context *ctx, int prog, const char *name, unsigned dims,
            const size_t *global, const size_t *local, size_t nargs, const ct_karg *args)
 {

@@ -96,6 +96,12 @@ typedef struct ct_karg {
 
 int ct_kernel_get(struct ct_context *ctx, int prog, const char *name, ct_kernel_entry **out);
 
+/* The work-group size for a tree reduction: the largest power of two no
+ * larger than the kernel's limit, `cap` and `want` (0: no wish). It depends
+ * on the device and kernel only, so the summation order is fixed. */
+int ct_kernel_pow2_wg(struct ct_context *ctx, int prog, const char *name, size_t cap, size_t want,
+                      size_t *wg);
+
 /* Launches kernel `name` of program `prog` over `global` work-items in
  * `dims` dimensions. Global sizes are rounded up to a multiple of the local
  * size, so every kernel guards its index against the true extent it is

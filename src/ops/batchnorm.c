@@ -9,22 +9,6 @@
 
 #define BN_MAX_WG 256
 
-/* The largest power of two <= min(the kernel's limit, BN_MAX_WG, want). */
-static int pow2_wg(ct_context *ctx, const char *kernel, size_t want, size_t *wg)
-{
-    ct_kernel_entry *e;
-    int st = ct_kernel_get(ctx, CT_PROG_batchnorm, kernel, &e);
-    if (st)
-        return st;
-    size_t cap = e->max_wg < BN_MAX_WG ? e->max_wg : BN_MAX_WG;
-    if (want < cap)
-        cap = want;
-    size_t w = 1;
-    while (w * 2 <= cap)
-        w *= 2;
-    *wg = w;
-    return CT_OK;
-}
 
 /* A CPU device's local size for `items` work-items that need no group:
  * a power of two <= 64 that leaves about 4 groups per compute unit, so the
@@ -105,7 +89,7 @@ int ct_batchnorm_forward_train(ct_context *ctx, ct_buf y, ct_buf save_mean, ct_b
         return launch_fwd(ctx, y, x, save_mean, save_invstd, gamma, beta, N, C, HW, eps, 0, relu);
     }
     size_t wg;
-    if ((st = pow2_wg(ctx, "bn_stats_f32", N * HW, &wg)))
+    if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_batchnorm, "bn_stats_f32", BN_MAX_WG, N * HW, &wg)))
         return st;
     size_t g[1] = { C * wg }, l[1] = { wg };
     st = CT_RUN(ctx, CT_PROG_batchnorm, "bn_stats_f32", 1, g, l, CT_BUF(save_mean),
@@ -151,7 +135,7 @@ static int launch_bwd(ct_context *ctx, const char *who, ct_buf dx, ct_buf dgamma
                       CT_ARG(hw), CT_ARG(e), CT_ARG(t), CT_ARG(r));
     }
     size_t wg;
-    if ((st = pow2_wg(ctx, "bn_bwd_f32", N * HW, &wg)))
+    if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_batchnorm, "bn_bwd_f32", BN_MAX_WG, N * HW, &wg)))
         return st;
     size_t g[1] = { C * wg }, l[1] = { wg };
     return CT_RUN(ctx, CT_PROG_batchnorm, "bn_bwd_f32", 1, g, l, CT_BUF(dx), CT_BUF(dgamma),

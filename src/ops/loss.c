@@ -8,22 +8,6 @@
 
 #define LOSS_MAX_WG 256
 
-/* The largest power of two <= min(the kernel's limit, LOSS_MAX_WG, want). */
-static int pow2_wg(ct_context *ctx, const char *kernel, size_t want, size_t *wg)
-{
-    ct_kernel_entry *e;
-    int st = ct_kernel_get(ctx, CT_PROG_loss, kernel, &e);
-    if (st)
-        return st;
-    size_t cap = e->max_wg < LOSS_MAX_WG ? e->max_wg : LOSS_MAX_WG;
-    if (want < cap)
-        cap = want;
-    size_t w = 1;
-    while (w * 2 <= cap)
-        w *= 2;
-    *wg = w;
-    return CT_OK;
-}
 
 static int xent_dims(ct_context *ctx, const char *who, ct_buf x, ct_buf labels, size_t N, size_t K)
 {
@@ -47,7 +31,7 @@ int ct_softmax_xent_forward(ct_context *ctx, ct_buf loss, ct_buf correct, ct_buf
     if (!loss.mem)
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_softmax_xent_forward: NULL loss buffer");
     size_t wg;
-    if ((st = pow2_wg(ctx, "softmax_xent_fwd_f32", N, &wg)))
+    if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_loss, "softmax_xent_fwd_f32", LOSS_MAX_WG, N, &wg)))
         return st;
     cl_uint n = (cl_uint)N, k = (cl_uint)K;
     size_t g[1] = { wg }, l[1] = { wg };
@@ -65,7 +49,7 @@ int ct_softmax_xent_backward(ct_context *ctx, ct_buf dx, ct_buf x, ct_buf labels
     if (!dx.mem)
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_softmax_xent_backward: NULL dx buffer");
     size_t wg;
-    if ((st = pow2_wg(ctx, "softmax_xent_bwd_f32", K, &wg)))
+    if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_loss, "softmax_xent_bwd_f32", LOSS_MAX_WG, K, &wg)))
         return st;
     cl_uint n = (cl_uint)N, k = (cl_uint)K;
     cl_float scale = dloss_scale / (float)N;
@@ -92,7 +76,7 @@ int ct_mse_forward(ct_context *ctx, ct_buf loss, ct_buf x, ct_buf t, size_t n)
     if (!loss.mem)
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_mse_forward: NULL loss buffer");
     size_t wg;
-    if ((st = pow2_wg(ctx, "mse_fwd_f32", n, &wg)))
+    if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_loss, "mse_fwd_f32", LOSS_MAX_WG, n, &wg)))
         return st;
     cl_uint nn = (cl_uint)n;
     size_t g[1] = { wg }, l[1] = { wg };

@@ -128,21 +128,6 @@ int ct_optim_step(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct_buf
     return optim_adam(ctx, d, params, grads, state, (cl_uint)n, step, lr);
 }
 
-/* The largest power of two <= min(the kernel's limit, NORM_MAX_WG): it
- * depends on the device and kernel only, so the summation order is fixed. */
-static int norm_wg(ct_context *ctx, const char *kernel, size_t *wg)
-{
-    ct_kernel_entry *e;
-    int st = ct_kernel_get(ctx, CT_PROG_optim, kernel, &e);
-    if (st)
-        return st;
-    size_t cap = e->max_wg < NORM_MAX_WG ? e->max_wg : NORM_MAX_WG;
-    size_t w = 1;
-    while (w * 2 <= cap)
-        w *= 2;
-    *wg = w;
-    return CT_OK;
-}
 
 size_t ct_grad_norm_workspace_size(size_t n)
 {
@@ -158,9 +143,9 @@ int ct_grad_norm(ct_context *ctx, ct_buf norm, ct_buf grads, size_t n, ct_buf wo
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_grad_norm: a NULL buffer (norm, grads or a "
                        "workspace of ct_grad_norm_workspace_size(n) floats)");
     size_t wg1, wg2;
-    int st = norm_wg(ctx, "grad_sumsq_partial_f32", &wg1);
+    int st = ct_kernel_pow2_wg(ctx, CT_PROG_optim, "grad_sumsq_partial_f32", NORM_MAX_WG, 0, &wg1);
     if (!st)
-        st = norm_wg(ctx, "grad_norm_final_f32", &wg2);
+        st = ct_kernel_pow2_wg(ctx, CT_PROG_optim, "grad_norm_final_f32", NORM_MAX_WG, 0, &wg2);
     if (st)
         return st;
     /* groups depend on n and the device only; n == 0 still runs one group,

@@ -396,13 +396,12 @@ int ct_train(ct_context *ctx, const ct_train_options *opt)
     if ((st = schedule_from(ctx, &o, od.lr, per_epoch, &sched)))
         goto done;
     int tty = o.progress >= 0 ? o.progress : isatty(2);
-    ct_buf acc = s.net.gtmp; /* two floats of scratch: loss sum, correct sum */
+    /* device accumulators of the epoch: loss sum, correct count */
     ct_buf accbuf = { NULL, 0 };
     cl_mem accmem = NULL;
     if ((st = ct_buffer_create(ctx, 4 * sizeof(float), &accmem)))
         goto done;
     accbuf.mem = accmem;
-    (void)acc;
     for (int epoch = first_epoch; epoch < o.epochs && !st; epoch++) {
         double t0 = ct_now(), last_draw = 0;
         size_t seen = 0;
