@@ -106,6 +106,12 @@ int ct_context_create(const ct_context_options *options, ct_context **out)
         goto fail;
     }
 
+    ctx->transfer = clCreateCommandQueue(ctx->cl, ctx->device, 0, &err);
+    if (err != CL_SUCCESS) {
+        st = ct_cl_fail(ctx, err, "clCreateCommandQueue (transfers)");
+        goto fail;
+    }
+
     ctx->prelude = ct_prelude_make(&ctx->dev);
     if (!ctx->prelude) {
         st = ct_fail(ctx, CT_ERR_NO_MEMORY, "out of host memory");
@@ -178,6 +184,10 @@ void ct_context_free(ct_context **pctx)
     }
     free(ctx->kernels);
     ct_programs_release(ctx);
+    if (ctx->transfer) {
+        clFinish(ctx->transfer);
+        clReleaseCommandQueue(ctx->transfer);
+    }
     if (ctx->queue)
         clReleaseCommandQueue(ctx->queue);
     if (ctx->cl)

@@ -38,6 +38,7 @@ struct ct_context {
     ct_device_info dev;
     cl_context cl;
     cl_command_queue queue;
+    cl_command_queue transfer; /* uploads that overlap the compute queue's work */
     cl_device_id device;
 
     cl_program programs[CT_PROG_COUNT];

@@ -108,6 +108,9 @@ int ct_net_plan(ct_context *ctx, const ct_model *m, int batch, ct_net *net)
             r->needs_dout = 1;
             r->view = p->needs_dout && m->layers[l->inputs[0]].consumers == 1;
             r->dout = r->view ? p->dout : at_arena(CT_ARENA_DACTS, take(&use[CT_ARENA_DACTS], r->out_n));
+        } else if (k == K_INPUT) {
+            /* in the batch slots, set by ct_net_alloc */
+            net->slot_label_off = (r->out_n + 15) & ~(size_t)15;
         } else if (!l->type->is_loss) {
             r->out = at_arena(CT_ARENA_ACTS, take(&use[CT_ARENA_ACTS], r->out_n));
             r->needs_dout = k != K_INPUT;
@@ -180,7 +183,7 @@ int ct_net_plan(ct_context *ctx, const ct_model *m, int batch, ct_net *net)
         }
         case K_XENT: {
             const ct_lrt *p = &net->rt[l->inputs[0]];
-            net->labels = at_arena(CT_ARENA_ACTS, take(&use[CT_ARENA_ACTS], p->rows));
+            net->slot_n = net->slot_label_off + p->rows;
             break;
         }
         case K_MSE: {
@@ -196,6 +199,8 @@ int ct_net_plan(ct_context *ctx, const ct_model *m, int batch, ct_net *net)
         if (scratch > net->scratch_n)
             net->scratch_n = scratch;
     }
+    if (net->slot_n < net->slot_label_off)
+        net->slot_n = net->slot_label_off;
     net->loss = at_arena(CT_ARENA_ACTS, take(&use[CT_ARENA_ACTS], 1));
     net->correct = at_arena(CT_ARENA_ACTS, take(&use[CT_ARENA_ACTS], 1));
     net->scratch = at_arena(CT_ARENA_SCRATCH, take(&use[CT_ARENA_SCRATCH], net->scratch_n));
@@ -213,7 +218,7 @@ static void patch(ct_net *net, ct_buf *b)
 int ct_net_alloc(ct_net *net)
 {
     const ct_device_info *dev = ct_context_device(net->ctx);
-    uint64_t total = 0;
+    uint64_t total = 2 * (uint64_t)net->slot_n * sizeof(float);
     for (int a = 0; a < CT_ARENA_COUNT; a++)
         total += (uint64_t)net->arena_size[a] * sizeof(float);
     for (int a = 0; a < CT_ARENA_COUNT; a++) {
@@ -242,17 +247,39 @@ int ct_net_alloc(ct_net *net)
         for (size_t j = 0; j < CT_ARRAY_LEN(bufs); j++)
             patch(net, bufs[j]);
     }
-    ct_buf *bufs[] = { &net->scratch, &net->gtmp, &net->labels, &net->targets, &net->loss, &net->correct };
+    ct_buf *bufs[] = { &net->scratch, &net->gtmp, &net->targets, &net->loss, &net->correct };
     for (size_t j = 0; j < CT_ARRAY_LEN(bufs); j++)
         patch(net, bufs[j]);
+    for (int k = 0; k < 2; k++) {
+        int st = ct_buffer_create(net->ctx, net->slot_n * sizeof(float), &net->slot[k]);
+        if (st) {
+            ct_net_release(net);
+            return st;
+        }
+    }
+    ct_net_use_slot(net, 0);
     net->allocated = 1;
     return CT_OK;
+}
+
+void ct_net_use_slot(ct_net *net, int k)
+{
+    ct_buf in = { net->slot[k], 0 };
+    net->rt[0].out = in;
+    net->labels = ct_buf_at(in, net->slot_label_off);
+    /* flatten views of the input follow it */
+    for (size_t i = 1; i < net->model->count; i++)
+        if (net->model->layers[i].ninputs && net->model->layers[i].inputs[0] == 0 &&
+            !strcmp(net->model->layers[i].type->name, "flatten"))
+            net->rt[i].out = in;
 }
 
 void ct_net_release(ct_net *net)
 {
     for (int a = 0; a < CT_ARENA_COUNT; a++)
         ct_arena_release(&net->arena[a]);
+    ct_buffer_release(&net->slot[0]);
+    ct_buffer_release(&net->slot[1]);
     free(net->rt);
     net->rt = NULL;
     net->allocated = 0;

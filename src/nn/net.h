@@ -58,6 +58,10 @@ typedef struct ct_net {
     ct_buf labels;               /* (rows) int32 */
     ct_buf targets;              /* mse targets (input's shape) */
     ct_buf loss, correct;        /* (1) each */
+    cl_mem slot[2];              /* two batch slots (input, then labels), so the next batch
+                                    can be uploaded while the current one computes */
+    size_t slot_n;               /* floats per slot */
+    size_t slot_label_off;       /* where the labels start in a slot */
     size_t nparams;              /* trainable floats */
     size_t nbuffers;
     int allocated;
@@ -69,11 +73,15 @@ int ct_net_plan(ct_context *ctx, const ct_model *m, int batch, ct_net *net);
 int ct_net_alloc(ct_net *net);
 void ct_net_release(ct_net *net);
 
+/* Points the input layer and the labels at batch slot k (0 or 1). */
+void ct_net_use_slot(ct_net *net, int k);
+
 /* PyTorch's default initialization, from a seeded host RNG. */
 int ct_net_init_params(ct_net *net, uint64_t seed);
 
-/* The input (rows x features, floats or int32 tokens) is at
- * rt[0].out. training: batch statistics, dropout on. */
+/* The input (rows x features, floats or int32 tokens) is at rt[0].out,
+ * the labels at net->labels: the current batch slot. training: batch
+ * statistics, dropout on. */
 int ct_net_forward(ct_net *net, int training, uint64_t seed, long step);
 /* Gradients of the mean loss; parameter gradients accumulate, so zero
  * them first (ct_net_zero_grads). */

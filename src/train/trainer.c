@@ -143,6 +143,26 @@ static int upload(session *s, const ct_batch *b)
     return st;
 }
 
+/* Uploads a batch into slot k on the transfer queue, after `after` (the
+ * last step that read the slot) if given; *done signals completion. */
+static int upload_async(session *s, const ct_batch *b, int k, cl_event after, cl_event *done)
+{
+    ct_net *net = &s->net;
+    cl_command_queue q = s->ctx->transfer;
+    size_t xin = b->n * (net->rt[0].out_n / (size_t)net->batch) * sizeof(float);
+    cl_event x_done = NULL;
+    cl_int err = clEnqueueWriteBuffer(q, net->slot[k], CL_FALSE, 0, xin, b->x, after ? 1 : 0,
+                                      after ? &after : NULL, &x_done);
+    if (err == CL_SUCCESS) {
+        err = clEnqueueWriteBuffer(q, net->slot[k], CL_FALSE, net->slot_label_off * sizeof(float),
+                                   b->n * sizeof(int32_t), b->y, 1, &x_done, done);
+        clReleaseEvent(x_done);
+    }
+    if (err == CL_SUCCESS)
+        err = clFlush(q);
+    return err == CL_SUCCESS ? CT_OK : ct_cl_fail(s->ctx, err, "uploading a batch");
+}
+
 static const ct_lrt *logits_of(const ct_net *net)
 {
     const ct_model *m = net->model;
@@ -275,6 +295,9 @@ static void print_plan(const ct_net *net)
         total += mb;
         printf("  %-18s %10.2f MiB\n", names[a], mb);
     }
+    double slots = 2.0 * (double)net->slot_n * 4.0 / 1048576.0;
+    total += slots;
+    printf("  %-18s %10.2f MiB (two, so uploads overlap compute)\n", "batch slots", slots);
     printf("  %-18s %10.2f MiB (plus optimizer state)\n", "total", total);
 }
 
@@ -408,18 +431,27 @@ int ct_train(ct_context *ctx, const ct_train_options *opt)
         float lr = 0;
         if ((st = ct_fill(ctx, accbuf, 4, 0.0f)) || (st = ct_loader_start_epoch(ld, (uint64_t)epoch)))
             break;
-        for (;;) {
-            ct_batch b;
-            if ((st = ct_loader_next(ld, &b)) != CT_OK) {
-                ct_fail_keep(ctx, st);
-                break;
-            }
-            if (b.n == 0)
-                break;
+        /* Double-buffered batches: while step k computes from slot k % 2,
+         * batch k + 1 is uploaded into the other slot on the transfer queue,
+         * after the step that last read that slot (its marker) is done. */
+        ct_batch b;
+        cl_event wrote[2] = { NULL, NULL }, used[2] = { NULL, NULL };
+        int cur = 0;
+        if ((st = ct_loader_next(ld, &b)) != CT_OK)
+            ct_fail_keep(ctx, st);
+        else if (b.n)
+            st = upload_async(&s, &b, cur, NULL, &wrote[cur]);
+        while (!st && b.n) {
             step++;
             lr = ct_lr_at(&sched, step - 1);
-            if ((st = upload(&s, &b)) || (st = ct_net_zero_grads(&s.net)) ||
-                (st = ct_net_forward(&s.net, 1, o.seed, step)) || (st = ct_net_backward(&s.net, o.seed, step)))
+            cl_int err = clEnqueueBarrierWithWaitList(ctx->queue, 1, &wrote[cur], NULL);
+            if (err != CL_SUCCESS) {
+                st = ct_cl_fail(ctx, err, "waiting for a batch upload");
+                break;
+            }
+            ct_net_use_slot(&s.net, cur);
+            if ((st = ct_net_zero_grads(&s.net)) || (st = ct_net_forward(&s.net, 1, o.seed, step)) ||
+                (st = ct_net_backward(&s.net, o.seed, step)))
                 break;
             if (o.clip > 0 && ((st = ct_grad_norm(ctx, (ct_buf){ norm_ws, 0 },
                                                    (ct_buf){ s.net.arena[CT_ARENA_GRADS].mem, 0 },
@@ -435,7 +467,27 @@ int ct_train(ct_context *ctx, const ct_train_options *opt)
             if ((st = ct_axpy(ctx, accbuf, (float)b.n, s.net.loss, 1)) ||
                 (st = ct_add_accumulate(ctx, ct_buf_at(accbuf, 1), s.net.correct, 1)))
                 break;
-            seen += b.n;
+            if (used[cur])
+                clReleaseEvent(used[cur]);
+            used[cur] = NULL;
+            err = clEnqueueMarkerWithWaitList(ctx->queue, 0, NULL, &used[cur]);
+            if (err != CL_SUCCESS) {
+                st = ct_cl_fail(ctx, err, "marking a step");
+                break;
+            }
+            size_t n = b.n;
+            /* the loader may reuse b's memory at the next call: its upload must be done */
+            clWaitForEvents(1, &wrote[cur]);
+            clReleaseEvent(wrote[cur]);
+            wrote[cur] = NULL;
+            if ((st = ct_loader_next(ld, &b)) != CT_OK) {
+                ct_fail_keep(ctx, st);
+                break;
+            }
+            if (b.n && (st = upload_async(&s, &b, 1 - cur, used[1 - cur], &wrote[1 - cur])))
+                break;
+            cur = 1 - cur;
+            seen += n;
             double now = ct_now();
             if (tty && now - last_draw > 0.5) {
                 float h[2];
@@ -455,6 +507,14 @@ int ct_train(ct_context *ctx, const ct_train_options *opt)
                                       NAN, NAN, ct_now() - t0, (double)seen / (ct_now() - t0), lr };
                 log_json(o.log, &r, "step");
             }
+        }
+        for (int k = 0; k < 2; k++) {
+            if (wrote[k]) {
+                clWaitForEvents(1, &wrote[k]);
+                clReleaseEvent(wrote[k]);
+            }
+            if (used[k])
+                clReleaseEvent(used[k]);
         }
         if (st)
             break;
