@@ -36,6 +36,13 @@ static const char usage_text[] =
     "        loss and accuracy of a checkpoint on the test split\n"
     "  predict --weights CKPT [--model NAME|FILE] [--data SPEC] [--count N] [--top K]\n"
     "        the top-k classes of the first N test samples\n"
+    "  bench [--model NAME|FILE]... [--batch N] [--steps N] [--warmup N] [--device SEL]...\n"
+    "        [--json]\n"
+    "        time full training steps (forward, backward, SGD) on synthetic data; per model\n"
+    "        and device the median and min ms per mini-batch, samples/s, GFLOP/s and the\n"
+    "        plan's memory. Default: the seven seed benchmark networks at their batch sizes\n"
+    "        (fcn-s 64, alexnet-s 16, resnet50 16, fcn-r 1024, alexnet-r 1024, resnet56 128,\n"
+    "        lstm 128) on every device\n"
     "  zoo [NAME]        list the built-in models, or print one's model file\n"
     "  model NAME|FILE   the layer table and parameter count of a model\n"
     "  --help, help      this text\n"
@@ -455,6 +462,101 @@ static int cmd_run(const char *cmd, int argc, char **argv)
     return st ? 1 : 0;
 }
 
+static int cmd_bench(int argc, char **argv)
+{
+    static const char *const seed_models[] = { "fcn-s", "alexnet-s", "resnet50", "fcn-r",
+                                               "alexnet-r", "resnet56", "lstm" };
+    const char *models[64], *devices[16];
+    int nm = 0, nd = 0, json = 0;
+    ct_bench_options bo;
+    ct_bench_defaults(&bo);
+    long v = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--model") && val && nm < 64) models[nm++] = val, i++;
+        else if (!strcmp(a, "--device") && val && nd < 16) devices[nd++] = val, i++;
+        else if (!strcmp(a, "--json")) json = 1;
+        else if (!strcmp(a, "--batch")) { if (!parse_count(a, val, 1, 1 << 20, &v)) return 2; bo.batch = (int)v; i++; }
+        else if (!strcmp(a, "--steps")) { if (!parse_count(a, val, 1, 10000, &v)) return 2; bo.steps = (int)v; i++; }
+        else if (!strcmp(a, "--warmup")) { if (!parse_count(a, val, 0, 10000, &v)) return 2; bo.warmup = (int)v; i++; }
+        else
+            return usage_error("bench: unknown option or missing value", a);
+    }
+    if (!nm)
+        for (size_t i = 0; i < sizeof seed_models / sizeof seed_models[0]; i++)
+            models[nm++] = seed_models[i];
+    if (!nd)
+        devices[nd++] = "all";
+    /* expand device selectors into single devices */
+    ct_device_info *devs = NULL;
+    size_t count = 0, picked[64], np = 0;
+    if (ct_device_list(&devs, &count)) {
+        fprintf(stderr, "cltrain: %s\n", ct_last_error());
+        return 1;
+    }
+    for (int d = 0; d < nd; d++) {
+        size_t idx[64], n = 0;
+        if (ct_device_select(devs, count, devices[d], idx, 64, &n)) {
+            fprintf(stderr, "cltrain: %s\n", ct_last_error());
+            ct_device_list_free(&devs);
+            return 1;
+        }
+        for (size_t k = 0; k < n && np < 64; k++)
+            picked[np++] = idx[k];
+    }
+    int failures = 0;
+    if (!json)
+        printf("%-10s %6s %-5s %12s %10s %12s %9s %10s  %s\n", "model", "batch", "dev", "median ms",
+               "min ms", "samples/s", "GFLOP/s", "plan MiB", "device");
+    else
+        printf("[");
+    int first = 1;
+    for (size_t d = 0; d < np; d++) {
+        const ct_device_info *di = &devs[picked[d]];
+        char sel[32];
+        snprintf(sel, sizeof sel, "%u:%u", di->platform_index, di->device_index);
+        ct_context *ctx = open_context(sel, 1);
+        if (!ctx) {
+            failures++;
+            continue;
+        }
+        for (int k = 0; k < nm; k++) {
+            ct_bench_result r;
+            bo.model = models[k];
+            int st = ct_bench_run(ctx, &bo, &r);
+            if (json) {
+                printf("%s\n  {\"model\": ", first ? "" : ",");
+                json_string(models[k]);
+                printf(", \"device\": \"%s\", \"device_name\": ", sel);
+                json_string(di->name);
+                if (st) {
+                    printf(", \"error\": ");
+                    json_string(ct_context_last_error(ctx));
+                    printf("}");
+                } else {
+                    printf(", \"batch\": %d, \"steps\": %d, \"median_ms\": %.3f, \"min_ms\": %.3f, "
+                           "\"samples_per_second\": %.1f, \"gflops\": %.2f, \"flops_per_step\": %.0f, "
+                           "\"plan_mib\": %.1f}", r.batch, r.steps, r.median_ms, r.min_ms,
+                           r.samples_per_second, r.gflops, r.flops_per_step, r.plan_mib);
+                }
+                first = 0;
+            } else if (st) {
+                printf("%-10s %6s %-5s FAILED: %s\n", models[k], "", sel, ct_context_last_error(ctx));
+            } else {
+                printf("%-10s %6d %-5s %12.2f %10.2f %12.1f %9.2f %10.1f  %s\n", models[k], r.batch, sel,
+                       r.median_ms, r.min_ms, r.samples_per_second, r.gflops, r.plan_mib, di->name);
+            }
+            fflush(stdout);
+            failures += st != 0;
+        }
+        ct_context_free(&ctx);
+    }
+    if (json)
+        printf("\n]\n");
+    ct_device_list_free(&devs);
+    return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -484,6 +586,8 @@ int main(int argc, char **argv)
         return cmd_kernels(argc - 2, argv + 2);
     if (!strcmp(cmd, "train") || !strcmp(cmd, "eval") || !strcmp(cmd, "predict"))
         return cmd_run(cmd, argc - 2, argv + 2);
+    if (!strcmp(cmd, "bench"))
+        return cmd_bench(argc - 2, argv + 2);
     if (!strcmp(cmd, "zoo"))
         return cmd_zoo(argc - 2, argv + 2);
     if (!strcmp(cmd, "model")) {

@@ -4,6 +4,7 @@
 #ifndef CLTRAIN_CLTRAIN_H
 #define CLTRAIN_CLTRAIN_H
 
+#include "cltrain/bench.h"
 #include "cltrain/common.h"
 #include "cltrain/context.h"
 #include "cltrain/data.h"

@@ -233,6 +233,12 @@ int ct_net_alloc(ct_net *net)
                            (double)dev->global_mem_bytes / 1048576.0, net->batch);
         }
     }
+    if ((uint64_t)net->slot_n * sizeof(float) > dev->max_alloc_bytes)
+        return ct_fail(net->ctx, CT_ERR_NO_MEMORY,
+                       "the memory plan does not fit on %s: a batch slot needs %.1f MiB (the device "
+                       "allows %.1f MiB per allocation). HINT: use a smaller batch than %d", dev->name,
+                       (double)net->slot_n * 4.0 / 1048576.0, (double)dev->max_alloc_bytes / 1048576.0,
+                       net->batch);
     for (int a = 0; a < CT_ARENA_COUNT; a++) {
         int st = ct_arena_create(net->ctx, &net->arena[a], arena_names[a], net->arena_size[a]);
         if (st) {

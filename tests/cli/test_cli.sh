@@ -47,6 +47,11 @@ expect "selftest passes" 0 "^ok +act .*all ops passed|all ops passed" -- "$cltra
 expect "selftest bad filter" 1 "no op matches 'nonesuch'" -- "$cltrain" selftest --filter nonesuch
 expect "selftest bad iterations" 2 "--iterations needs an integer" -- "$cltrain" selftest --iterations many
 
+expect "bench smoke" 0 "^mlp +8 0:0 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+" -- "$cltrain" bench --model mlp --batch 8 --steps 2 --warmup 1
+expect "bench on tokens (lstm layer)" 0 '"model": "lstm".*"median_ms"' -- "$cltrain" bench --model lstm --batch 2 --steps 1 --warmup 0 --json
+expect "bench of a model that does not fit" 1 "FAILED: the memory plan does not fit on .*HINT: use a smaller batch than 20000" -- "$cltrain" bench --model fcn-s --batch 20000 --steps 1
+expect "bench bad flag" 2 "bench: unknown option" -- "$cltrain" bench --modle mlp
+
 mkdir -p "$tmp/no-vendors"
 OCL_ICD_VENDORS="$tmp/no-vendors" expect "no OpenCL platform" 1 "no OpenCL platform found.*HINT: install an OpenCL driver" -- "$cltrain" --devices
 OCL_ICD_VENDORS="$tmp/no-vendors" expect "no OpenCL platform (kernels)" 1 "pocl-opencl-icd" -- "$cltrain" kernels

@@ -1,0 +1,46 @@
+/*
+ * cltrain/bench.h - time full training steps (forward, backward, optimizer)
+ * of a model on synthetic data: the seed benchmark of Shi et al. 2017
+ * (FCN-S, AlexNet-S, ResNet-50, FCN-R, AlexNet-R, ResNet-56, LSTM).
+ */
+#ifndef CLTRAIN_BENCH_H
+#define CLTRAIN_BENCH_H
+
+#include <stdint.h>
+
+#include "cltrain/common.h"
+#include "cltrain/context.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ct_bench_options {
+    const char *model; /* zoo name or model file */
+    int batch;         /* 0: the seed benchmark's batch for zoo models, else 64 */
+    int steps;         /* timed steps; default 10 */
+    int warmup;        /* untimed steps first; default 2 */
+    uint64_t seed;     /* default 1 */
+} ct_bench_options;
+
+typedef struct ct_bench_result {
+    int batch;
+    int steps;
+    double median_ms;      /* per mini-batch */
+    double min_ms;
+    double samples_per_second; /* from the median */
+    double gflops;         /* achieved, from the model's FLOPs per step and the median */
+    double flops_per_step; /* 3x the forward multiply-adds x 2 (dense, conv, LSTM) */
+    double plan_mib;       /* device memory of the plan, optimizer state included */
+} ct_bench_result;
+
+CT_API void ct_bench_defaults(ct_bench_options *options);
+/* The seed benchmark's batch for a zoo model (0 for others). */
+CT_API int ct_bench_seed_batch(const char *model);
+CT_API int ct_bench_run(ct_context *ctx, const ct_bench_options *options, ct_bench_result *result);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CLTRAIN_BENCH_H */
