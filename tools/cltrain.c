@@ -37,12 +37,12 @@ static const char usage_text[] =
     "  predict --weights CKPT [--model NAME|FILE] [--data SPEC] [--count N] [--top K]\n"
     "        the top-k classes of the first N test samples\n"
     "  bench [--model NAME|FILE]... [--batch N] [--steps N] [--warmup N] [--device SEL]...\n"
-    "        [--json]\n"
+    "        [--json] [--profile]\n"
     "        time full training steps (forward, backward, SGD) on synthetic data; per model\n"
     "        and device the median and min ms per mini-batch, samples/s, GFLOP/s and the\n"
     "        plan's memory. Default: the seven seed benchmark networks at their batch sizes\n"
     "        (fcn-s 64, alexnet-s 16, resnet50 16, fcn-r 1024, alexnet-r 1024, resnet56 128,\n"
-    "        lstm 128) on every device\n"
+    "        lstm 128) on every device. --profile adds each layer's forward and backward ms\n"
     "  zoo [NAME]        list the built-in models, or print one's model file\n"
     "  model NAME|FILE   the layer table and parameter count of a model\n"
     "  --help, help      this text\n"
@@ -476,6 +476,7 @@ static int cmd_bench(int argc, char **argv)
         if (!strcmp(a, "--model") && val && nm < 64) models[nm++] = val, i++;
         else if (!strcmp(a, "--device") && val && nd < 16) devices[nd++] = val, i++;
         else if (!strcmp(a, "--json")) json = 1;
+        else if (!strcmp(a, "--profile")) bo.profile = 1;
         else if (!strcmp(a, "--batch")) { if (!parse_count(a, val, 1, 1 << 20, &v)) return 2; bo.batch = (int)v; i++; }
         else if (!strcmp(a, "--steps")) { if (!parse_count(a, val, 1, 10000, &v)) return 2; bo.steps = (int)v; i++; }
         else if (!strcmp(a, "--warmup")) { if (!parse_count(a, val, 0, 10000, &v)) return 2; bo.warmup = (int)v; i++; }
@@ -545,7 +546,20 @@ static int cmd_bench(int argc, char **argv)
             } else {
                 printf("%-10s %6d %-5s %12.2f %10.2f %12.1f %9.2f %10.1f  %s\n", models[k], r.batch, sel,
                        r.median_ms, r.min_ms, r.samples_per_second, r.gflops, r.plan_mib, di->name);
+                double tf = 0, tb = 0;
+                for (int l = 0; l < r.nlayers; l++)
+                    tf += r.layers[l].forward_ms, tb += r.layers[l].backward_ms;
+                for (int l = 0; l < r.nlayers; l++)
+                    if (r.layers[l].forward_ms + r.layers[l].backward_ms >= 0.005 * (tf + tb))
+                        printf("    %-16s %-22s fwd %9.2f ms  bwd %9.2f ms  %5.1f%%\n", r.layers[l].name,
+                               r.layers[l].type, r.layers[l].forward_ms, r.layers[l].backward_ms,
+                               100 * (r.layers[l].forward_ms + r.layers[l].backward_ms) / (tf + tb));
+                if (r.nlayers)
+                    printf("    %-16s %-22s fwd %9.2f ms  bwd %9.2f ms  (layers under 0.5%% not shown)\n",
+                           "total", "", tf, tb);
             }
+            if (!st)
+                ct_bench_result_free(&r);
             fflush(stdout);
             failures += st != 0;
         }

@@ -21,7 +21,15 @@ typedef struct ct_bench_options {
     int steps;         /* timed steps; default 10 */
     int warmup;        /* untimed steps first; default 2 */
     uint64_t seed;     /* default 1 */
+    int profile;       /* also time every layer's forward and backward (serialized) */
 } ct_bench_options;
+
+typedef struct ct_bench_layer {
+    const char *name;  /* valid until the next ct_bench_run */
+    const char *type;
+    double forward_ms; /* mean over the timed steps */
+    double backward_ms;
+} ct_bench_layer;
 
 typedef struct ct_bench_result {
     int batch;
@@ -32,11 +40,20 @@ typedef struct ct_bench_result {
     double gflops;         /* achieved, from the model's FLOPs per step and the median */
     double flops_per_step; /* 3x the forward multiply-adds x 2 (dense, conv, LSTM) */
     double plan_mib;       /* device memory of the plan, optimizer state included */
+    /* with profile: one entry per layer (a profiled step runs serialized,
+     * so the median above comes from the unprofiled steps before) */
+    ct_bench_layer *layers;
+    int nlayers;
+    struct ct_model *model_keep; /* owns the layer names */
 } ct_bench_result;
+
+/* Frees result->layers (and what their names point into). */
+CT_API void ct_bench_result_free(ct_bench_result *result);
 
 CT_API void ct_bench_defaults(ct_bench_options *options);
 /* The seed benchmark's batch for a zoo model (0 for others). */
 CT_API int ct_bench_seed_batch(const char *model);
+/* On success, free the result with ct_bench_result_free. */
 CT_API int ct_bench_run(ct_context *ctx, const ct_bench_options *options, ct_bench_result *result);
 
 #ifdef __cplusplus

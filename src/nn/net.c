@@ -286,6 +286,7 @@ void ct_net_release(ct_net *net)
         ct_arena_release(&net->arena[a]);
     ct_buffer_release(&net->slot[0]);
     ct_buffer_release(&net->slot[1]);
+    ct_net_profile(net, 0);
     free(net->rt);
     net->rt = NULL;
     net->allocated = 0;
@@ -514,10 +515,29 @@ static int forward_layer(ct_net *net, size_t i, int training, uint64_t seed, lon
     }
 }
 
+int ct_net_profile(ct_net *net, int on)
+{
+    free(net->prof_fwd);
+    free(net->prof_bwd);
+    net->prof_fwd = net->prof_bwd = NULL;
+    if (!on)
+        return CT_OK;
+    net->prof_fwd = calloc(net->model->count, sizeof(double));
+    net->prof_bwd = calloc(net->model->count, sizeof(double));
+    if (!net->prof_fwd || !net->prof_bwd) {
+        ct_net_profile(net, 0);
+        return ct_fail(net->ctx, CT_ERR_NO_MEMORY, "out of host memory");
+    }
+    return CT_OK;
+}
+
 int ct_net_forward(ct_net *net, int training, uint64_t seed, long step)
 {
     for (size_t i = 0; i < net->model->count; i++) {
+        double t0 = net->prof_fwd ? ct_now() : 0;
         int st = forward_layer(net, i, training, seed, step);
+        if (!st && net->prof_fwd && !(st = ct_context_finish(net->ctx)))
+            net->prof_fwd[i] += ct_now() - t0;
         if (st)
             return ct_fail(net->ctx, st, "forward of layer '%s' (%s): %s", net->model->layers[i].name,
                            net->model->layers[i].type->name, ct_context_last_error(net->ctx));
@@ -693,7 +713,10 @@ int ct_net_backward(ct_net *net, uint64_t seed, long step)
                 return st;
         }
     for (size_t i = m->count; i-- > 0;) {
+        double t0 = net->prof_bwd ? ct_now() : 0;
         int st = backward_layer(net, i, seed, step);
+        if (!st && net->prof_bwd && !(st = ct_context_finish(net->ctx)))
+            net->prof_bwd[i] += ct_now() - t0;
         if (st)
             return ct_fail(net->ctx, st, "backward of layer '%s' (%s): %s", m->layers[i].name,
                            m->layers[i].type->name, ct_context_last_error(net->ctx));

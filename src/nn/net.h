@@ -65,7 +65,13 @@ typedef struct ct_net {
     size_t nparams;              /* trainable floats */
     size_t nbuffers;
     int allocated;
+    double *prof_fwd, *prof_bwd; /* per layer seconds when profiling (NULL: off) */
 } ct_net;
+
+/* Per-layer timing: each layer's forward and backward are followed by a
+ * clFinish and their host wall time (device work and host-path GEMMs alike)
+ * is added up. It serializes the queue, so a profiled step is slower. */
+int ct_net_profile(ct_net *net, int on);
 
 /* Computes the plan without allocating (so a dry run can print it). */
 int ct_net_plan(ct_context *ctx, const ct_model *m, int batch, ct_net *net);

@@ -175,6 +175,29 @@ int ct_bench_run(ct_context *ctx, const ct_bench_options *opt, ct_bench_result *
         if (i >= warmup)
             t[i - warmup] = ct_now() - t0;
     }
+    if (opt->profile) {
+        /* the same steps again, each layer timed */
+        if ((st = ct_net_profile(&net, 1)))
+            goto done;
+        for (int i = 0; i < steps; i++) {
+            ct_net_use_slot(&net, i & 1);
+            if ((st = ct_net_zero_grads(&net)) || (st = ct_net_forward(&net, 1, opt->seed, i + 1)) ||
+                (st = ct_net_backward(&net, opt->seed, i + 1)) || (st = ct_context_finish(ctx)))
+                goto done;
+        }
+        res->layers = calloc(m->count, sizeof *res->layers);
+        if (!res->layers) {
+            st = ct_fail(ctx, CT_ERR_NO_MEMORY, "out of host memory");
+            goto done;
+        }
+        res->nlayers = (int)m->count;
+        for (size_t i = 0; i < m->count; i++) {
+            res->layers[i].name = m->layers[i].name;
+            res->layers[i].type = m->layers[i].type->name;
+            res->layers[i].forward_ms = 1e3 * net.prof_fwd[i] / steps;
+            res->layers[i].backward_ms = 1e3 * net.prof_bwd[i] / steps;
+        }
+    }
     float loss = 0;
     if ((st = ct_buffer_read(ctx, net.loss.mem, net.loss.off * sizeof(float), sizeof loss, &loss)))
         goto done;
@@ -193,6 +216,19 @@ done:
     ct_buffer_release(&state);
     if (planned)
         ct_net_release(&net);
-    ct_model_free(&m);
+    if (st || !res->layers)
+        ct_model_free(&m);
+    else
+        res->model_keep = m; /* the layer names point into it */
     return st;
+}
+
+void ct_bench_result_free(ct_bench_result *r)
+{
+    if (!r)
+        return;
+    free(r->layers);
+    ct_model_free(&r->model_keep);
+    r->layers = NULL;
+    r->nlayers = 0;
 }
