@@ -6,8 +6,12 @@
  *   s_c = k + alpha/size * sum_{c' = c - size/2}^{c + (size-1)/2} x_{c'}^2
  *   y_c = x_c * s_c^-beta
  *
- * (channels outside [0, C) count as zeros). One work-item per element; the
- * backward recomputes the few s_c it needs rather than reading a saved copy.
+ * (channels outside [0, C) count as zeros). One work-item per element. The
+ * forward can save the factor p_c = s_c^-beta it computes; the backward
+ * reads it instead of raising the few s_c it needs to a power again (pow
+ * dominated its time) and recomputes only those s_c, a handful of
+ * multiply-adds each: dx needs both p_c and s_c, and saving s_c as well
+ * would double the record for little gain.
  */
 
 /* s^e for s > 0, as exp2(e log2 s): pocl's pow takes four times as long as
@@ -47,11 +51,30 @@ __kernel void lrn_fwd_f32(__global float *y, ulong y_off, __global const float *
     y[y_off + i] = xc[(ulong)c * hw] * ct_lrn_pow(s, -beta);
 }
 
-/* dx_j = dy_j s_j^-beta
- *        - 2 alpha_n beta x_j sum_{c : j in window(c)} dy_c x_c s_c^(-beta-1)
- * dx, dy, x: (N, C, hw); dx is written. */
+/* lrn_fwd_f32, also saving scale (N, C, hw) = s^-beta for the backward */
+__kernel void lrn_fwd_save_f32(__global float *y, ulong y_off, __global float *scale,
+                               ulong scale_off, __global const float *x, ulong x_off, uint n,
+                               int channels, uint hw, int size, float alpha_n, float beta, float k)
+{
+    uint i = get_global_id(0);
+    uint plane = (uint)channels * hw;
+    if (i >= n * plane)
+        return;
+    uint b = i / plane, r = i % plane;
+    int c = (int)(r / hw);
+    __global const float *xc = x + x_off + (ulong)b * plane + r % hw;
+    float s = ct_lrn_scale(xc, c, channels, hw, size, k, alpha_n);
+    float p = ct_lrn_pow(s, -beta);
+    scale[scale_off + i] = p;
+    y[y_off + i] = xc[(ulong)c * hw] * p;
+}
+
+/* dx_j = dy_j p_j - 2 alpha_n beta x_j sum_{c : j in window(c)} dy_c x_c p_c / s_c
+ * with p = s^-beta the forward's saved scale.
+ * dx, dy, x, scale: (N, C, hw); dx is written. */
 __kernel void lrn_bwd_f32(__global float *dx, ulong dx_off, __global const float *dy,
-                          ulong dy_off, __global const float *x, ulong x_off, uint n, int channels,
+                          ulong dy_off, __global const float *x, ulong x_off,
+                          __global const float *scale, ulong scale_off, uint n, int channels,
                           uint hw, int size, float alpha_n, float beta, float k)
 {
     uint i = get_global_id(0);
@@ -63,15 +86,14 @@ __kernel void lrn_bwd_f32(__global float *dx, ulong dx_off, __global const float
     ulong col = (ulong)b * plane + r % hw;
     __global const float *xc = x + x_off + col;
     __global const float *dyc = dy + dy_off + col;
+    __global const float *pc = scale + scale_off + col;
     /* channel j lies in the windows of c in [j - (size-1)/2, j + size/2] */
     int lo = max(j - (size - 1) / 2, 0), hi = min(j + size / 2, channels - 1);
-    float acc = 0.0f, own = 0.0f;
+    float acc = 0.0f;
     for (int c = lo; c <= hi; c++) {
         float s = ct_lrn_scale(xc, c, channels, hw, size, k, alpha_n);
-        float p = ct_lrn_pow(s, -beta);
-        if (c == j)
-            own = p;
-        acc += dyc[(ulong)c * hw] * xc[(ulong)c * hw] * p / s;
+        acc += dyc[(ulong)c * hw] * xc[(ulong)c * hw] * pc[(ulong)c * hw] / s;
     }
-    dx[dx_off + i] = dyc[(ulong)j * hw] * own - 2.0f * alpha_n * beta * xc[(ulong)j * hw] * acc;
+    dx[dx_off + i] = dyc[(ulong)j * hw] * pc[(ulong)j * hw] -
+                     2.0f * alpha_n * beta * xc[(ulong)j * hw] * acc;
 }

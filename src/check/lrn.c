@@ -122,13 +122,18 @@ static void one_case(ct_check *c, const ct_lrn *p, int n, int ch, int hw)
     double e_b = (beta + 2) * (p->size + 3) * U + pow_err + 16 * U;
 
     ct_buf d_x = ck_dev_in(c, x, nx), d_dy = ck_dev_in(c, dy, nx);
-    ct_buf d_y = ck_dev_out(c, nx), d_dx = ck_dev_out(c, nx);
+    ct_buf d_y = ck_dev_out(c, nx), d_dx = ck_dev_out(c, nx), d_scale = ck_dev_out(c, nx);
+    ct_buf d_y2 = ck_dev_out(c, nx), none = { NULL, 0 };
     if (ck_failed(c))
         return;
-    if (ck_status(c, ct_lrn_forward(ctx, p, d_y, d_x, n, ch, hw), "lrn forward"))
+    /* both forward kernels: without and with the saved scale */
+    if (ck_status(c, ct_lrn_forward(ctx, p, d_y, d_x, none, n, ch, hw), "lrn forward"))
         return;
     ck_expect(c, "forward y", d_y, nx, y, 0, e_f);
-    if (ck_status(c, ct_lrn_backward(ctx, p, d_dx, d_dy, d_x, n, ch, hw), "lrn backward"))
+    if (ck_status(c, ct_lrn_forward(ctx, p, d_y2, d_x, d_scale, n, ch, hw), "lrn forward (save)"))
+        return;
+    ck_expect(c, "forward y (saving the scale)", d_y2, nx, y, 0, e_f);
+    if (ck_status(c, ct_lrn_backward(ctx, p, d_dx, d_dy, d_x, d_scale, n, ch, hw), "lrn backward"))
         return;
     ck_expect(c, "backward dx", d_dx, nx, dx, e_b * backward_magnitude(p, dy, x, n, ch, hw), 0);
 
@@ -139,15 +144,16 @@ static void one_case(ct_check *c, const ct_lrn *p, int n, int ch, int hw)
 typedef struct lrn_bench {
     ct_context *ctx;
     ct_lrn p;
-    ct_buf x, y, dy, dx;
+    ct_buf x, y, dy, dx, scale;
     int n, c, hw;
 } lrn_bench;
 
 static int bench_run(void *user)
 {
     lrn_bench *b = user;
-    int st = ct_lrn_forward(b->ctx, &b->p, b->y, b->x, b->n, b->c, b->hw);
-    return st ? st : ct_lrn_backward(b->ctx, &b->p, b->dx, b->dy, b->x, b->n, b->c, b->hw);
+    int st = ct_lrn_forward(b->ctx, &b->p, b->y, b->x, b->scale, b->n, b->c, b->hw);
+    return st ? st : ct_lrn_backward(b->ctx, &b->p, b->dx, b->dy, b->x, b->scale, b->n, b->c,
+                                     b->hw);
 }
 
 static void rejects(ct_check *c)
@@ -157,9 +163,10 @@ static void rejects(ct_check *c)
     ct_buf none = { NULL, 0 };
     ct_lrn zero_size = { 0, 1e-4f, 0.75f, 1.0f }, zero_k = { 5, 1e-4f, 0.75f, 0.0f };
     ct_lrn ok = { 5, 1e-4f, 0.75f, 1.0f };
-    if (ct_lrn_forward(ctx, &zero_size, none, none, 1, 1, 1) != CT_ERR_INVALID_ARG ||
-        ct_lrn_backward(ctx, &zero_k, none, none, none, 1, 1, 1) != CT_ERR_INVALID_ARG ||
-        ct_lrn_forward(ctx, &ok, none, none, 1, 0, 1) != CT_ERR_SHAPE)
+    if (ct_lrn_forward(ctx, &zero_size, none, none, none, 1, 1, 1) != CT_ERR_INVALID_ARG ||
+        ct_lrn_backward(ctx, &zero_k, none, none, none, none, 1, 1, 1) != CT_ERR_INVALID_ARG ||
+        ct_lrn_forward(ctx, &ok, none, none, none, 1, 0, 1) != CT_ERR_SHAPE ||
+        ct_lrn_backward(ctx, &ok, none, none, none, none, 1, 1, 1) != CT_ERR_INVALID_ARG)
         ck_status(c, CT_ERR_INTERNAL, "invalid LRN parameters were accepted");
 }
 
@@ -188,17 +195,19 @@ void ct_check_lrn(ct_check *c)
     if (ck_benchmarking(c) && !ck_failed(c)) {
         /* AlexNet's first LRN: 96 channels of 55 x 55, size 5 */
         lrn_bench b = { ck_ctx(c), { 5, 1e-4f, 0.75f, 2.0f }, { 0 }, { 0 }, { 0 }, { 0 },
-                        8, 96, 55 * 55 };
+                        { 0 }, 8, 96, 55 * 55 };
         size_t nx = (size_t)b.n * (size_t)b.c * (size_t)b.hw;
         ck_case(c, "bench lrn 8x96x55x55 size 5");
         b.x = ck_dev_const(c, nx, 0.5);
         b.y = ck_dev_out(c, nx);
         b.dy = ck_dev_const(c, nx, 1);
         b.dx = ck_dev_out(c, nx);
+        b.scale = ck_dev_out(c, nx);
         /* flops per element: forward 2 size for the window, 3 for scale and
-         * product (pow counted as 1); backward size windows of 2 size + 6 */
-        double size = 5, flops = (double)nx * ((2 * size + 3) + size * (2 * size + 6) + 4);
-        double bytes = 4.0 * 5.0 * (double)nx; /* x, y forward; dy, x, dx backward */
+         * product (pow counted as 1); backward size windows of 2 size + 5 */
+        double size = 5, flops = (double)nx * ((2 * size + 3) + size * (2 * size + 5) + 4);
+        /* x, y, scale forward; dy, x, scale, dx backward */
+        double bytes = 4.0 * 7.0 * (double)nx;
         if (!ck_failed(c))
             ck_bench(c, "lrn 8x96x55x55 size 5", flops, bytes, bench_run, &b);
         ck_case_end(c);

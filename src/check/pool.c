@@ -140,14 +140,19 @@ static void pool_case(ct_check *c, pool_kind kind, const ct_pool2d *p, input_mod
 
     ct_buf d_x = ck_dev_in(c, x, nx), d_dy = ck_dev_in(c, dy, ny);
     ct_buf d_y = ck_dev_out(c, ny), d_dx = ck_dev_out(c, nx);
+    /* the argmax record (int32, the size of floats) only where the
+     * backward needs it, so both forward kernels run */
+    ct_buf d_am = { NULL, 0 };
+    if (kind == POOL_MAX && ct_maxpool_overlaps(p))
+        d_am = ck_dev_out(c, ny);
     if (ck_failed(c))
         return;
-    int st = kind == POOL_MAX ? ct_maxpool_forward(ctx, p, d_y, d_x) :
+    int st = kind == POOL_MAX ? ct_maxpool_forward(ctx, p, d_y, d_x, d_am) :
                                 ct_avgpool_forward(ctx, p, d_y, d_x);
     if (ck_status(c, st, "pool forward"))
         return;
     ck_expect(c, "forward y", d_y, ny, y, atol_y, 0);
-    st = kind == POOL_MAX ? ct_maxpool_backward(ctx, p, d_dx, d_dy, d_x) :
+    st = kind == POOL_MAX ? ct_maxpool_backward(ctx, p, d_dx, d_dy, d_x, d_am) :
                             ct_avgpool_backward(ctx, p, d_dx, d_dy);
     if (ck_status(c, st, "pool backward"))
         return;
@@ -218,14 +223,14 @@ static ct_pool2d random_geometry(ct_check *c, int count_include_pad)
 typedef struct pool_bench {
     ct_context *ctx;
     ct_pool2d p;
-    ct_buf x, y, dy, dx;
+    ct_buf x, y, dy, dx, am;
 } pool_bench;
 
 static int bench_run(void *user)
 {
     pool_bench *b = user;
-    int st = ct_maxpool_forward(b->ctx, &b->p, b->y, b->x);
-    return st ? st : ct_maxpool_backward(b->ctx, &b->p, b->dx, b->dy, b->x);
+    int st = ct_maxpool_forward(b->ctx, &b->p, b->y, b->x, b->am);
+    return st ? st : ct_maxpool_backward(b->ctx, &b->p, b->dx, b->dy, b->x, b->am);
 }
 
 /* Invalid geometries must be refused with a status, never launched. */
@@ -237,9 +242,11 @@ static void rejects(ct_check *c)
     ct_pool2d bad_pad = ct_pool2d_square(1, 1, 8, 8, 3, 1, 2);
     ct_pool2d too_small = ct_pool2d_square(1, 1, 2, 2, 5, 1, 1);
     ct_pool2d zero_stride = ct_pool2d_square(1, 1, 8, 8, 2, 0, 0);
-    if (ct_maxpool_forward(ctx, &bad_pad, none, none) != CT_ERR_INVALID_ARG ||
+    ct_pool2d overlapping = ct_pool2d_square(1, 1, 8, 8, 3, 2, 0);
+    if (ct_maxpool_forward(ctx, &bad_pad, none, none, none) != CT_ERR_INVALID_ARG ||
         ct_avgpool_forward(ctx, &too_small, none, none) != CT_ERR_SHAPE ||
-        ct_maxpool_backward(ctx, &zero_stride, none, none, none) != CT_ERR_INVALID_ARG ||
+        ct_maxpool_backward(ctx, &zero_stride, none, none, none, none) != CT_ERR_INVALID_ARG ||
+        ct_maxpool_backward(ctx, &overlapping, none, none, none, none) != CT_ERR_INVALID_ARG ||
         ct_global_avgpool_forward(ctx, none, none, 1, 0, 1, 1) != CT_ERR_SHAPE)
         ck_status(c, CT_ERR_INTERNAL, "an invalid pooling geometry was accepted");
 }
@@ -297,18 +304,19 @@ void ct_check_pool(ct_check *c)
     if (ck_benchmarking(c) && !ck_failed(c)) {
         /* the ResNet-50 stem pooling: 3x3, stride 2, pad 1 on 64 x 112 x 112 */
         pool_bench b = { ck_ctx(c), ct_pool2d_square(8, 64, 112, 112, 3, 2, 1), { 0 }, { 0 },
-                         { 0 }, { 0 } };
+                         { 0 }, { 0 }, { 0 } };
         size_t nx = (size_t)8 * 64 * 112 * 112, ny = (size_t)8 * 64 * 56 * 56;
         ck_case(c, "bench maxpool 8x64x112x112 k3 s2 p1");
         b.x = ck_dev_const(c, nx, 0.5);
         b.y = ck_dev_out(c, ny);
         b.dy = ck_dev_const(c, ny, 1);
         b.dx = ck_dev_out(c, nx);
-        /* flops: compares, 9 per output forward, and at most 9 per window holding each
-         * input backward (2.25 on average; the scan stops early); bytes: x, y forward;
-         * x, dy, dx backward. x is constant: every window is one big tie. */
-        double flops = 9.0 * (double)ny + 9.0 * 2.25 * (double)nx;
-        double bytes = 4.0 * (2.0 * (double)nx + (double)ny + (double)ny + (double)nx);
+        b.am = ck_dev_out(c, ny);
+        /* flops: compares, 9 per output forward, and one index compare per window
+         * holding each input backward (2.25 on average); bytes: x, y, argmax forward;
+         * argmax, dy, dx backward. x is constant: every window is one big tie. */
+        double flops = 9.0 * (double)ny + 2.25 * (double)nx;
+        double bytes = 4.0 * ((double)nx + 2.0 * (double)ny + 2.0 * (double)ny + (double)nx);
         if (!ck_failed(c))
             ck_bench(c, "maxpool 8x64x112x112 k3s2p1", flops, bytes, bench_run, &b);
         ck_case_end(c);

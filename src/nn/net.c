@@ -5,10 +5,11 @@
  * Plan: every layer's output and output gradient get their own slice of the
  * activation arenas (no reuse yet); what a backward needs beyond its inputs
  * and output (batch-norm statistics, LSTM gates, a fused gelu's
- * pre-activation) is "saved" in the activation arena; workspaces only used
- * inside one call (convolution columns, the embedding's chains) share one
- * scratch slice. Gradients: a layer's output gradient is written by its only
- * reader, or, when several layers read it, zeroed first and accumulated.
+ * pre-activation, an overlapping max pool's argmax, an LRN's scale) is
+ * "saved" in the activation arena; workspaces only used inside one call
+ * (convolution columns, the embedding's chains) share one scratch slice.
+ * Gradients: a layer's output gradient is written by its only reader, or,
+ * when several layers read it, zeroed first and accumulated.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -163,6 +164,8 @@ int ct_net_plan(ct_context *ctx, const ct_model *m, int batch, ct_net *net)
                                        (int)ct_layer_key(l, "stride"), (int)ct_layer_key(l, "pad"));
             if (k == K_AVGPOOL)
                 r->pool.count_include_pad = (int)ct_layer_key(l, "count_include_pad");
+            else if (ct_maxpool_overlaps(&r->pool))
+                r->saved_n = r->out_n; /* the forward's argmax record (int32) */
             break;
         }
         case K_LRN:
@@ -170,6 +173,7 @@ int ct_net_plan(ct_context *ctx, const ct_model *m, int batch, ct_net *net)
             r->lrn.alpha = (float)ct_layer_key(l, "alpha");
             r->lrn.beta = (float)ct_layer_key(l, "beta");
             r->lrn.k = (float)ct_layer_key(l, "k");
+            r->saved_n = r->out_n; /* the forward's scale s^-beta */
             break;
         case K_EMBEDDING:
             scratch = (ct_embedding_workspace_size(r->rows) + sizeof(float) - 1) / sizeof(float);
@@ -482,7 +486,7 @@ static int forward_layer(ct_net *net, size_t i, int training, uint64_t seed, lon
         return ct_dropout_forward(ctx, r->out, x, r->out_n, p, step_seed(seed, step), (uint32_t)i);
     }
     case K_MAXPOOL:
-        return ct_maxpool_forward(ctx, &r->pool, r->out, x);
+        return ct_maxpool_forward(ctx, &r->pool, r->out, x, training ? r->saved : none());
     case K_AVGPOOL:
         return ct_avgpool_forward(ctx, &r->pool, r->out, x);
     case K_GAP: {
@@ -492,7 +496,8 @@ static int forward_layer(ct_net *net, size_t i, int training, uint64_t seed, lon
     case K_FLATTEN:
         return CT_OK; /* a view of its input */
     case K_LRN:
-        return ct_lrn_forward(ctx, &r->lrn, r->out, x, net->batch, l->out.d[0], l->out.d[1] * l->out.d[2]);
+        return ct_lrn_forward(ctx, &r->lrn, r->out, x, training ? r->saved : none(), net->batch,
+                              l->out.d[0], l->out.d[1] * l->out.d[2]);
     case K_ADD:
         return ct_add_forward(ctx, r->out, x, net->rt[l->inputs[1]].out, r->out_n);
     case K_SHORTCUT: {
@@ -641,7 +646,7 @@ static int backward_layer(ct_net *net, size_t i, uint64_t seed, long step)
     case K_MAXPOOL:
         if (!input_needs)
             return CT_OK;
-        st = ct_maxpool_backward(ctx, &r->pool, dx, dy, x);
+        st = ct_maxpool_backward(ctx, &r->pool, dx, dy, x, r->saved);
         break;
     case K_AVGPOOL:
         if (!input_needs)
@@ -663,7 +668,8 @@ static int backward_layer(ct_net *net, size_t i, uint64_t seed, long step)
     case K_LRN:
         if (!input_needs)
             return CT_OK;
-        st = ct_lrn_backward(ctx, &r->lrn, dx, dy, x, net->batch, l->out.d[0], l->out.d[1] * l->out.d[2]);
+        st = ct_lrn_backward(ctx, &r->lrn, dx, dy, x, r->saved, net->batch, l->out.d[0],
+                             l->out.d[1] * l->out.d[2]);
         break;
     case K_ADD:
         for (int j = 0; j < 2 && !st; j++) {

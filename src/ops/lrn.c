@@ -24,7 +24,8 @@ static int validate(ct_context *ctx, const char *who, const ct_lrn *p, int n, in
     return CT_OK;
 }
 
-int ct_lrn_forward(ct_context *ctx, const ct_lrn *p, ct_buf y, ct_buf x, int n, int c, int hw)
+int ct_lrn_forward(ct_context *ctx, const ct_lrn *p, ct_buf y, ct_buf x, ct_buf scale, int n,
+                   int c, int hw)
 {
     int st = validate(ctx, "ct_lrn_forward", p, n, c, hw);
     if (st)
@@ -33,21 +34,28 @@ int ct_lrn_forward(ct_context *ctx, const ct_lrn *p, ct_buf y, ct_buf x, int n, 
     cl_int cc = c, size = p->size;
     cl_float alpha_n = (cl_float)((double)p->alpha / p->size), beta = p->beta, k = p->k;
     size_t g[1] = { (size_t)n * (size_t)c * (size_t)hw };
+    if (scale.mem)
+        return CT_RUN(ctx, CT_PROG_lrn, "lrn_fwd_save_f32", 1, g, NULL, CT_BUF(y), CT_BUF(scale),
+                      CT_BUF(x), CT_ARG(nn), CT_ARG(cc), CT_ARG(hh), CT_ARG(size),
+                      CT_ARG(alpha_n), CT_ARG(beta), CT_ARG(k));
     return CT_RUN(ctx, CT_PROG_lrn, "lrn_fwd_f32", 1, g, NULL, CT_BUF(y), CT_BUF(x), CT_ARG(nn),
                   CT_ARG(cc), CT_ARG(hh), CT_ARG(size), CT_ARG(alpha_n), CT_ARG(beta), CT_ARG(k));
 }
 
-int ct_lrn_backward(ct_context *ctx, const ct_lrn *p, ct_buf dx, ct_buf dy, ct_buf x, int n, int c,
-                    int hw)
+int ct_lrn_backward(ct_context *ctx, const ct_lrn *p, ct_buf dx, ct_buf dy, ct_buf x, ct_buf scale,
+                    int n, int c, int hw)
 {
     int st = validate(ctx, "ct_lrn_backward", p, n, c, hw);
     if (st)
         return st;
+    if (!scale.mem)
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_lrn_backward: no scale given: HINT: pass the "
+                       "scale buffer ct_lrn_forward saved for this x");
     cl_uint nn = (cl_uint)n, hh = (cl_uint)hw;
     cl_int cc = c, size = p->size;
     cl_float alpha_n = (cl_float)((double)p->alpha / p->size), beta = p->beta, k = p->k;
     size_t g[1] = { (size_t)n * (size_t)c * (size_t)hw };
     return CT_RUN(ctx, CT_PROG_lrn, "lrn_bwd_f32", 1, g, NULL, CT_BUF(dx), CT_BUF(dy), CT_BUF(x),
-                  CT_ARG(nn), CT_ARG(cc), CT_ARG(hh), CT_ARG(size), CT_ARG(alpha_n), CT_ARG(beta),
-                  CT_ARG(k));
+                  CT_BUF(scale), CT_ARG(nn), CT_ARG(cc), CT_ARG(hh), CT_ARG(size),
+                  CT_ARG(alpha_n), CT_ARG(beta), CT_ARG(k));
 }

@@ -19,10 +19,14 @@ typedef struct ct_lrn {
     float k;     /* > 0, so the base of the power stays positive */
 } ct_lrn;
 
-/* y = lrn(x). x, y: (N, C, HW) with HW = H*W (1 after a dense layer). */
-int ct_lrn_forward(ct_context *ctx, const ct_lrn *p, ct_buf y, ct_buf x, int n, int c, int hw);
-/* dx from dy and the forward input x. dx, dy, x: (N, C, HW). dx is written. */
-int ct_lrn_backward(ct_context *ctx, const ct_lrn *p, ct_buf dx, ct_buf dy, ct_buf x, int n, int c,
-                    int hw);
+/* y = lrn(x); when scale.mem is set, also saves scale = (k + alpha/size *
+ * sum x^2)^-beta, the factor y = x * scale, for the backward.
+ * x, y, scale: (N, C, HW) with HW = H*W (1 after a dense layer). */
+int ct_lrn_forward(ct_context *ctx, const ct_lrn *p, ct_buf y, ct_buf x, ct_buf scale, int n,
+                   int c, int hw);
+/* dx from dy, the forward input x and the scale the forward saved (same
+ * parameters and x). dx, dy, x, scale: (N, C, HW). dx is written. */
+int ct_lrn_backward(ct_context *ctx, const ct_lrn *p, ct_buf dx, ct_buf dy, ct_buf x, ct_buf scale,
+                    int n, int c, int hw);
 
 #endif /* CT_OPS_LRN_H */

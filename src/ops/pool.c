@@ -68,7 +68,12 @@ static pool_args args_of(const ct_pool2d *p, int oh, int ow)
         CT_ARG((a).kh), CT_ARG((a).kw), CT_ARG((a).sh), CT_ARG((a).sw), CT_ARG((a).ph),           \
         CT_ARG((a).pw)
 
-int ct_maxpool_forward(ct_context *ctx, const ct_pool2d *p, ct_buf y, ct_buf x)
+int ct_maxpool_overlaps(const ct_pool2d *p)
+{
+    return p->sh < p->kh || p->sw < p->kw;
+}
+
+int ct_maxpool_forward(ct_context *ctx, const ct_pool2d *p, ct_buf y, ct_buf x, ct_buf argmax)
 {
     int oh = 0, ow = 0;
     int st = ct_pool2d_validate(ctx, p, "ct_maxpool_forward", &oh, &ow);
@@ -76,18 +81,25 @@ int ct_maxpool_forward(ct_context *ctx, const ct_pool2d *p, ct_buf y, ct_buf x)
         return st;
     pool_args a = args_of(p, oh, ow);
     size_t g[1] = { (size_t)a.planes * (size_t)oh * (size_t)ow };
+    if (argmax.mem)
+        return CT_RUN(ctx, CT_PROG_pool, "maxpool_fwd_argmax_f32", 1, g, NULL, CT_BUF(y),
+                      CT_BUF(argmax), CT_BUF(x), POOL_GEOM(a));
     return CT_RUN(ctx, CT_PROG_pool, "maxpool_fwd_f32", 1, g, NULL, CT_BUF(y), CT_BUF(x),
                   POOL_GEOM(a));
 }
 
-int ct_maxpool_backward(ct_context *ctx, const ct_pool2d *p, ct_buf dx, ct_buf dy, ct_buf x)
+int ct_maxpool_backward(ct_context *ctx, const ct_pool2d *p, ct_buf dx, ct_buf dy, ct_buf x,
+                        ct_buf argmax)
 {
     int oh = 0, ow = 0;
     int st = ct_pool2d_validate(ctx, p, "ct_maxpool_backward", &oh, &ow);
     if (st)
         return st;
     pool_args a = args_of(p, oh, ow);
-    if (p->sh >= p->kh && p->sw >= p->kw) {
+    if (!ct_maxpool_overlaps(p)) {
+        if (!x.mem)
+            return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_maxpool_backward: no input x given: "
+                           "HINT: disjoint windows (stride >= kernel) find the argmax from x");
         /* disjoint windows: one work-item per window writes its tile, the
          * argmax found once instead of once per element (several times
          * faster at 2x2/2); same results */
@@ -95,9 +107,14 @@ int ct_maxpool_backward(ct_context *ctx, const ct_pool2d *p, ct_buf dx, ct_buf d
         return CT_RUN(ctx, CT_PROG_pool, "maxpool_bwd_tile_f32", 1, g, NULL, CT_BUF(dx),
                       CT_BUF(dy), CT_BUF(x), POOL_GEOM(a));
     }
-    size_t g[1] = { (size_t)a.planes * (size_t)p->h * (size_t)p->w };
+    if (!argmax.mem)
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_maxpool_backward: kernel %dx%d with stride "
+                       "%dx%d overlaps but no argmax record was given: HINT: pass the argmax "
+                       "buffer ct_maxpool_forward filled (see ct_maxpool_overlaps)", p->kh, p->kw,
+                       p->sh, p->sw);
+    size_t g[1] = { (size_t)a.planes * (size_t)p->h }; /* one work-item per input row */
     return CT_RUN(ctx, CT_PROG_pool, "maxpool_bwd_f32", 1, g, NULL, CT_BUF(dx), CT_BUF(dy),
-                  CT_BUF(x), POOL_GEOM(a));
+                  CT_BUF(argmax), POOL_GEOM(a));
 }
 
 int ct_avgpool_forward(ct_context *ctx, const ct_pool2d *p, ct_buf y, ct_buf x)

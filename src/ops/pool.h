@@ -30,12 +30,22 @@ int ct_pool_out_dim(int in, int k, int stride, int pad);
  * `who` names the caller in the message. Stores the output size. */
 int ct_pool2d_validate(ct_context *ctx, const ct_pool2d *p, const char *who, int *oh, int *ow);
 
-/* y = max over each window of x. x: (N, C, H, W), y: (N, C, OH, OW) */
-int ct_maxpool_forward(ct_context *ctx, const ct_pool2d *p, ct_buf y, ct_buf x);
-/* dx = dy routed to each window's first maximum (its last NaN if it holds
- * any, as PyTorch), decided again from x, summed where windows overlap.
- * dx, x: (N, C, H, W), dy: (N, C, OH, OW). dx is written. */
-int ct_maxpool_backward(ct_context *ctx, const ct_pool2d *p, ct_buf dx, ct_buf dy, ct_buf x);
+/* Whether windows overlap (stride < kernel along some axis): then
+ * ct_maxpool_backward needs the argmax record of the forward. */
+int ct_maxpool_overlaps(const ct_pool2d *p);
+
+/* y = max over each window of x; when argmax.mem is set, also records each
+ * window's argmax (its first maximum, or its last NaN if it holds any, as
+ * PyTorch) as an int32 flat index into the window's (H, W) input plane.
+ * x: (N, C, H, W), y: (N, C, OH, OW), argmax: (N, C, OH, OW) int32 or none. */
+int ct_maxpool_forward(ct_context *ctx, const ct_pool2d *p, ct_buf y, ct_buf x, ct_buf argmax);
+/* dx = dy routed to each window's argmax, summed where windows overlap.
+ * Overlapping windows read the argmax the forward recorded (required);
+ * disjoint ones find it again from x (required) and need no record.
+ * dx, x: (N, C, H, W), dy: (N, C, OH, OW), argmax: (N, C, OH, OW) int32.
+ * dx is written. */
+int ct_maxpool_backward(ct_context *ctx, const ct_pool2d *p, ct_buf dx, ct_buf dy, ct_buf x,
+                        ct_buf argmax);
 
 /* y = mean over each window of x (divisor per p->count_include_pad).
  * x: (N, C, H, W), y: (N, C, OH, OW) */

@@ -34,8 +34,10 @@ void golden_lrn(golden *g)
     ct_context *ctx = golden_ctx(g);
     ct_buf d_x = golden_dev(g, x, nx), d_dy = golden_dev(g, dy, nx);
     ct_buf d_y = golden_dev_zero(g, nx), d_dx = golden_dev_zero(g, nx);
-    if (golden_status(g, ct_lrn_forward(ctx, &p, d_y, d_x, n, c, hw), "lrn forward") ||
-        golden_status(g, ct_lrn_backward(ctx, &p, d_dx, d_dy, d_x, n, c, hw), "lrn backward"))
+    ct_buf d_scale = golden_dev_zero(g, nx);
+    if (golden_status(g, ct_lrn_forward(ctx, &p, d_y, d_x, d_scale, n, c, hw), "lrn forward") ||
+        golden_status(g, ct_lrn_backward(ctx, &p, d_dx, d_dy, d_x, d_scale, n, c, hw),
+                      "lrn backward"))
         return;
     golden_expect_dev(g, "y", d_y, "y", 1e-5, 1e-4);
     golden_expect_dev(g, "dx", d_dx, "dx", 1e-5, 1e-4);

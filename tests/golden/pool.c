@@ -52,10 +52,14 @@ static void window_op(golden *g, int is_max)
 
     ct_buf d_x = golden_dev(g, x, nx), d_dy = golden_dev(g, dy, ny);
     ct_buf d_y = golden_dev_zero(g, ny), d_dx = golden_dev_zero(g, nx);
-    int st = is_max ? ct_maxpool_forward(ctx, &p, d_y, d_x) : ct_avgpool_forward(ctx, &p, d_y, d_x);
+    ct_buf d_am = { NULL, 0 }; /* the int32 argmax record, (N, C, OH, OW) */
+    if (is_max)
+        d_am = golden_dev_zero(g, ny);
+    int st = is_max ? ct_maxpool_forward(ctx, &p, d_y, d_x, d_am) :
+                      ct_avgpool_forward(ctx, &p, d_y, d_x);
     if (golden_status(g, st, "pool forward"))
         return;
-    st = is_max ? ct_maxpool_backward(ctx, &p, d_dx, d_dy, d_x) :
+    st = is_max ? ct_maxpool_backward(ctx, &p, d_dx, d_dy, d_x, d_am) :
                   ct_avgpool_backward(ctx, &p, d_dx, d_dy);
     if (golden_status(g, st, "pool backward"))
         return;
