@@ -4,7 +4,10 @@
  * dilation 1-2, padding up to beyond the kernel, odd sizes) and all three
  * workspace regimes: one image per GEMM (direct, including the 1x1 path
  * without im2col), the recommended size, and room for two images so the
- * last chunk of three images is short.
+ * last chunk of three images is short. Each case runs either the im2col /
+ * col2im kernels written for CPUs or the fine-grained ones GPUs get, by
+ * presenting the device as a CPU or a GPU for the case, so both pairs are
+ * checked whatever the device.
  *
  * Tolerances. Inputs are rounded to float first, so the error is the
  * device's float32 arithmetic only. A float32 sum of K products, in any
@@ -69,14 +72,35 @@ static double conv_loss_fn(void *user)
 
 enum { WS_MIN, WS_RECOMMENDED, WS_TWO_IMAGES };
 
-static void conv_case(ct_check *c, const ct_conv2d_desc *d, int has_bias, int ws_mode)
+/* The device type conv2d's launchers see, which picks their im2col and
+ * col2im kernels (src/ops/conv.c); returns the previous one. */
+static ct_device_type present_as(ct_context *ctx, ct_device_type t)
+{
+    ct_device_type old = ctx->dev.type;
+    ctx->dev.type = t;
+    return old;
+}
+
+static void conv_case_on(ct_check *c, const ct_conv2d_desc *d, int has_bias, int ws_mode);
+
+static void conv_case(ct_check *c, const ct_conv2d_desc *d, int has_bias, int ws_mode,
+                      int cpu_kernels)
+{
+    ct_context *ctx = ck_ctx(c);
+    ck_case(c, "conv2d x (%d, %d, %d, %d) w (%d, %d, %d, %d) stride %dx%d pad %dx%d dil %dx%d "
+            "bias=%d ws=%s kernels=%s", d->n, d->c_in, d->h, d->w, d->c_out, d->c_in, d->kh,
+            d->kw, d->stride_h, d->stride_w, d->pad_h, d->pad_w, d->dil_h, d->dil_w, has_bias,
+            ws_mode == WS_MIN ? "min" : ws_mode == WS_RECOMMENDED ? "recommended" : "two images",
+            cpu_kernels ? "cpu" : "gpu");
+    ct_device_type real = present_as(ctx, cpu_kernels ? CT_DEVICE_CPU : CT_DEVICE_GPU);
+    conv_case_on(c, d, has_bias, ws_mode);
+    present_as(ctx, real);
+}
+
+static void conv_case_on(ct_check *c, const ct_conv2d_desc *d, int has_bias, int ws_mode)
 {
     ct_context *ctx = ck_ctx(c);
     int oh = 0, ow = 0;
-    ck_case(c, "conv2d x (%d, %d, %d, %d) w (%d, %d, %d, %d) stride %dx%d pad %dx%d dil %dx%d "
-            "bias=%d ws=%s", d->n, d->c_in, d->h, d->w, d->c_out, d->c_in, d->kh, d->kw,
-            d->stride_h, d->stride_w, d->pad_h, d->pad_w, d->dil_h, d->dil_w, has_bias,
-            ws_mode == WS_MIN ? "min" : ws_mode == WS_RECOMMENDED ? "recommended" : "two images");
     if (ck_status(c, ct_conv2d_out_shape(ctx, d, &oh, &ow), "conv2d output shape"))
         return;
     size_t K = (size_t)d->c_in * d->kh * d->kw, P = (size_t)oh * ow;
@@ -195,12 +219,14 @@ void ct_check_conv(ct_check *c)
         { 3, 2, 5, 4, 2, 1, 3, 2, 1, 3, 4, 1, 2 },  /* padding beyond the kernel, non-square */
         { 1, 1, 1, 1, 3, 3, 3, 1, 1, 1, 1, 1, 1 },  /* 1x1 input, 3x3 kernel: padding only */
         { 2, 2, 19, 17, 3, 3, 3, 1, 1, 1, 1, 1, 1 }, /* P = 323: reorders span work-groups */
+        { 2, 2, 1, 2, 3, 5, 5, 1, 1, 4, 4, 2, 2 },  /* kernel taps whose whole row is padding */
     };
     for (size_t f = 0; f < CT_ARRAY_LEN(fixed) && !ck_failed(c); f++)
-        for (int mode = WS_MIN; mode <= WS_TWO_IMAGES && !ck_failed(c); mode++) {
-            conv_case(c, &fixed[f], (int)(f + (size_t)mode) % 2 == 0, mode);
-            ck_case_end(c);
-        }
+        for (int mode = WS_MIN; mode <= WS_TWO_IMAGES && !ck_failed(c); mode++)
+            for (int cpu = 0; cpu <= 1 && !ck_failed(c); cpu++) {
+                conv_case(c, &fixed[f], (int)(f + (size_t)mode) % 2 == 0, mode, cpu);
+                ck_case_end(c);
+            }
     if (!ck_failed(c))
         error_cases(c);
     ck_case_end(c);
@@ -223,7 +249,8 @@ void ct_check_conv(ct_check *c)
         d.w = ck_dim(c, 13);
         d.h = d.h < min_h ? min_h : d.h;
         d.w = d.w < min_w ? min_w : d.w;
-        conv_case(c, &d, ck_int(c, 0, 1), ck_int(c, WS_MIN, WS_TWO_IMAGES));
+        int bias = ck_int(c, 0, 1), mode = ck_int(c, WS_MIN, WS_TWO_IMAGES);
+        conv_case(c, &d, bias, mode, ck_int(c, 0, 1));
         ck_case_end(c);
     }
 

@@ -115,12 +115,31 @@ size_t ct_conv2d_workspace(const ct_conv2d_desc *d)
     return nb > 1 ? (size_t)nb * (K + (size_t)d->c_out) * P : K * P;
 }
 
-/* im2col (dir 0) or col2im (dir 1) of `cnt` images between img and col */
+static int is_cpu(const ct_context *ctx)
+{
+    return ctx->dev.type == CT_DEVICE_CPU;
+}
+
+/* im2col (dir 0) or col2im (dir 1) of `cnt` images between img and col.
+ * CPU devices get the per-plane kernels (heavy work-items, in work-groups
+ * of one so the cores share them evenly); other devices get the
+ * fine-grained ones. */
 static int columns(ct_context *ctx, const ct_conv2d_desc *d, const conv_plan *p, int dir,
                    ct_buf img, ct_buf col, int cnt)
 {
     cl_int g[14] = { cnt, d->c_in, d->h, d->w, d->kh, d->kw, d->stride_h, d->stride_w,
                      d->pad_h, d->pad_w, d->dil_h, d->dil_w, p->oh, p->ow };
+    if (is_cpu(ctx)) {
+        /* im2col: input planes times kernel rows; col2im: input planes */
+        size_t gl[1] = { (size_t)cnt * (size_t)d->c_in * (size_t)(dir == 0 ? d->kh : 1) };
+        size_t lc[1] = { 1 };
+        const char *k = dir == 0 ? "conv_im2col_plane_f32" : "conv_col2im_plane_f32";
+        ct_buf dst = dir == 0 ? col : img, src = dir == 0 ? img : col;
+        return CT_RUN(ctx, CT_PROG_conv, k, 1, gl, lc, CT_BUF(dst), CT_BUF(src), CT_ARG(g[0]),
+                      CT_ARG(g[1]), CT_ARG(g[2]), CT_ARG(g[3]), CT_ARG(g[4]), CT_ARG(g[5]),
+                      CT_ARG(g[6]), CT_ARG(g[7]), CT_ARG(g[8]), CT_ARG(g[9]), CT_ARG(g[10]),
+                      CT_ARG(g[11]), CT_ARG(g[12]), CT_ARG(g[13]));
+    }
     if (dir == 0) {
         size_t gl[1] = { p->K * (size_t)cnt * (size_t)p->oh }; /* row segments */
         return CT_RUN(ctx, CT_PROG_conv, "conv_im2col_f32", 1, gl, NULL, CT_BUF(col), CT_BUF(img),
