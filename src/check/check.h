@@ -72,6 +72,11 @@ int ck_gradcheck(ct_check *c, const char *what, ck_loss_fn loss, void *user, dou
                  size_t n, const double *analytic, size_t max_points);
 int ck_finite_diff(const ct_check *c); /* finite-difference checks are on */
 
+/* The float32 error bound of sums of `terms` products: (terms + 2) 2^-24
+ * times the largest |reference| of the sums of absolute products (abs_ref,
+ * n entries); the +2 covers a bias add or `+=` and the final store. */
+double ck_sum_atol(size_t terms, const double *abs_ref, size_t n);
+
 /* sum(y * w): the usual scalar loss whose gradient w.r.t. y is w. */
 double ck_dot(const double *y, const double *w, size_t n);
 

@@ -30,15 +30,6 @@
 #include "ops/conv.h"
 #include "ref/conv.h"
 
-#define U_F32 (1.0 / 16777216.0) /* float32 unit roundoff, 2^-24 */
-
-static double sum_atol(size_t terms, const double *abs_ref, size_t n)
-{
-    double m = 0;
-    for (size_t i = 0; i < n; i++)
-        m = fabs(abs_ref[i]) > m ? fabs(abs_ref[i]) : m;
-    return (double)(terms + 2) * U_F32 * m;
-}
 
 static void fill_f32(ct_check *c, double *x, size_t n)
 {
@@ -145,15 +136,15 @@ static void conv_case_on(ct_check *c, const ct_conv2d_desc *d, int has_bias, int
     if (ck_status(c, ct_conv2d_forward(ctx, d, d_y, d_x, d_w, d_b, d_ws, ws_elems),
                   "conv2d forward"))
         return;
-    ck_expect(c, "forward y", d_y, ny, y, sum_atol(K, ay, ny), 0);
+    ck_expect(c, "forward y", d_y, ny, y, ck_sum_atol(K, ay, ny), 0);
     if (ck_status(c, ct_conv2d_backward(ctx, d, d_dx, d_dw, has_bias ? d_db : (ct_buf){ NULL, 0 },
                                         d_dy, d_x, d_w, d_ws, ws_elems), "conv2d backward"))
         return;
     ck_expect(c, "backward dx", d_dx, nx, dx,
-              sum_atol((size_t)d->c_out + (size_t)d->kh * d->kw, adx, nx), 0);
-    ck_expect(c, "backward dw", d_dw, nw, dw, sum_atol((size_t)d->n * (P + 1), adw, nw), 0);
+              ck_sum_atol((size_t)d->c_out + (size_t)d->kh * d->kw, adx, nx), 0);
+    ck_expect(c, "backward dw", d_dw, nw, dw, ck_sum_atol((size_t)d->n * (P + 1), adw, nw), 0);
     if (has_bias)
-        ck_expect(c, "backward db", d_db, nb, db, sum_atol((size_t)d->n * P, adb, nb), 0);
+        ck_expect(c, "backward db", d_db, nb, db, ck_sum_atol((size_t)d->n * P, adb, nb), 0);
 
     conv_loss l = { d, x, w, bias, dy, ck_host(c, ny), ny };
     if (ck_failed(c))

@@ -23,16 +23,6 @@
 #include "ref/act.h"
 #include "ref/dense.h"
 
-#define U_F32 (1.0 / 16777216.0) /* float32 unit roundoff, 2^-24 */
-
-/* The bound above, for `terms` products whose absolute sums are abs_ref. */
-static double sum_atol(size_t terms, const double *abs_ref, size_t n)
-{
-    double m = 0;
-    for (size_t i = 0; i < n; i++)
-        m = fabs(abs_ref[i]) > m ? fabs(abs_ref[i]) : m;
-    return (double)(terms + 2) * U_F32 * m;
-}
 
 static void round_f32(double *x, size_t n)
 {
@@ -108,14 +98,14 @@ static void dense_case(ct_check *c, int n, int in, int out, int has_bias)
         return;
     if (ck_status(c, ct_dense_forward(ctx, d_y, d_x, d_w, d_b, n, in, out), "dense forward"))
         return;
-    ck_expect(c, "forward y", d_y, ny, y, sum_atol((size_t)in, ay, ny), 0);
+    ck_expect(c, "forward y", d_y, ny, y, ck_sum_atol((size_t)in, ay, ny), 0);
     if (ck_status(c, ct_dense_backward(ctx, d_dx, d_dw, has_bias ? d_db : (ct_buf){ NULL, 0 },
                                        d_dy, d_x, d_w, n, in, out), "dense backward"))
         return;
-    ck_expect(c, "backward dx", d_dx, nx, dx, sum_atol((size_t)out, adx, nx), 0);
-    ck_expect(c, "backward dw", d_dw, nw, dw, sum_atol((size_t)n, adw, nw), 0);
+    ck_expect(c, "backward dx", d_dx, nx, dx, ck_sum_atol((size_t)out, adx, nx), 0);
+    ck_expect(c, "backward dw", d_dw, nw, dw, ck_sum_atol((size_t)n, adw, nw), 0);
     if (has_bias)
-        ck_expect(c, "backward db", d_db, nb, db, sum_atol((size_t)n, adb, nb), 0);
+        ck_expect(c, "backward db", d_db, nb, db, ck_sum_atol((size_t)n, adb, nb), 0);
 
     dense_loss l = { x, w, bias, dy, ck_host(c, ny), n, in, out };
     if (ck_failed(c))
@@ -193,7 +183,7 @@ static void bias_case(ct_check *c, int n, int ch, int hw, ct_act act, int in_pla
     ck_expect(c, "bias_act y", d_y, total, y, 1e-6, 1e-5);
     if (ck_status(c, ct_bias_backward(ctx, d_db, d_dy, n, ch, hw), "bias backward"))
         return;
-    ck_expect(c, "bias db", d_db, (size_t)ch, db, sum_atol((size_t)n * hw, adb, (size_t)ch), 0);
+    ck_expect(c, "bias db", d_db, (size_t)ch, db, ck_sum_atol((size_t)n * hw, adb, (size_t)ch), 0);
 
     bias_loss l = { x, dy, b, ck_host(c, total), n, ch, hw, act };
     if (!ck_failed(c))

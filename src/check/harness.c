@@ -314,6 +314,14 @@ int ck_expect(ct_check *c, const char *what, ct_buf got, size_t n, const double 
     return ok;
 }
 
+double ck_sum_atol(size_t terms, const double *abs_ref, size_t n)
+{
+    double m = 0;
+    for (size_t i = 0; i < n; i++)
+        m = fabs(abs_ref[i]) > m ? fabs(abs_ref[i]) : m;
+    return (double)(terms + 2) * (1.0 / 16777216.0) * m;
+}
+
 double ck_dot(const double *y, const double *w, size_t n)
 {
     double s = 0;

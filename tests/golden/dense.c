@@ -17,23 +17,6 @@
 #include "ops/dense.h"
 #include "ref/dense.h"
 
-#define U_F32 (1.0 / 16777216.0)
-
-static double bound(size_t terms, const double *abs_ref, size_t n)
-{
-    double m = 0;
-    for (size_t i = 0; i < n; i++)
-        m = abs_ref[i] > m ? abs_ref[i] : m;
-    return (double)(terms + 2) * U_F32 * m;
-}
-
-static double *abs_of(golden *g, const double *x, size_t n)
-{
-    double *a = golden_host(g, n);
-    for (size_t i = 0; a && i < n; i++)
-        a[i] = fabs(x[i]);
-    return a;
-}
 
 void golden_dense(golden *g)
 {
@@ -57,8 +40,8 @@ void golden_dense(golden *g)
     double *db = golden_host(g, nb);
     double *ay = golden_host(g, ny), *adx = golden_host(g, nx), *adw = golden_host(g, nw);
     double *adb = golden_host(g, nb);
-    double *ax = abs_of(g, x, nx), *aw = abs_of(g, w, nw), *ady = abs_of(g, dy, ny);
-    double *ab = has_bias ? abs_of(g, b, nb) : NULL;
+    double *ax = golden_abs(g, x, nx), *aw = golden_abs(g, w, nw), *ady = golden_abs(g, dy, ny);
+    double *ab = has_bias ? golden_abs(g, b, nb) : NULL;
     if (!y || !dx || !dw || !db || !ay || !adx || !adw || !adb || !ax || !aw || !ady ||
         (has_bias && !ab))
         return;
@@ -66,8 +49,8 @@ void golden_dense(golden *g)
     ct_ref_dense_backward(dx, dw, has_bias ? db : NULL, dy, x, w, n, in, out);
     ct_ref_dense_forward(ay, ax, aw, ab, n, in, out);
     ct_ref_dense_backward(adx, adw, adb, ady, ax, aw, n, in, out);
-    double ty = bound((size_t)in, ay, ny), tdx = bound((size_t)out, adx, nx);
-    double tdw = bound((size_t)n, adw, nw), tdb = bound((size_t)n, adb, nb);
+    double ty = golden_sum_bound((size_t)in, ay, ny), tdx = golden_sum_bound((size_t)out, adx, nx);
+    double tdw = golden_sum_bound((size_t)n, adw, nw), tdb = golden_sum_bound((size_t)n, adb, nb);
     golden_expect_host(g, "y", y, "y", ty, 0);
     golden_expect_host(g, "dx", dx, "dx", tdx, 0);
     golden_expect_host(g, "dweight", dw, "dweight", tdw, 0);

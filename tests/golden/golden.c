@@ -127,6 +127,26 @@ double *golden_host(golden *g, size_t n)
     return p;
 }
 
+double *golden_abs(golden *g, const double *x, size_t n)
+{
+    double *a = track(g, calloc(n ? n : 1, sizeof(double)));
+    if (!a) {
+        golden_failf(g, "out of host memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        a[i] = fabs(x[i]);
+    return a;
+}
+
+double golden_sum_bound(size_t terms, const double *abs_ref, size_t n)
+{
+    double m = 0;
+    for (size_t i = 0; i < n; i++)
+        m = abs_ref[i] > m ? abs_ref[i] : m;
+    return (double)(terms + 2) * (1.0 / 16777216.0) * m;
+}
+
 int golden_has(golden *g, const char *name)
 {
     return ct_st_find(g->file, name) != NULL;

@@ -38,6 +38,10 @@ double *golden_tensor(golden *g, const char *name, size_t *numel, int *shape, in
 int golden_has(golden *g, const char *name);
 
 double *golden_host(golden *g, size_t n);              /* zeroed */
+double *golden_abs(golden *g, const double *x, size_t n); /* |x|, owned by the file */
+/* (terms + 2) 2^-24 max(abs_ref): the float32 bound of sums of `terms`
+ * products whose absolute sums are abs_ref (n entries). */
+double golden_sum_bound(size_t terms, const double *abs_ref, size_t n);
 ct_buf golden_dev(golden *g, const double *x, size_t n); /* a float copy on the device */
 ct_buf golden_dev_zero(golden *g, size_t n);
 
