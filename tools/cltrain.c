@@ -55,7 +55,7 @@ static const char usage_text[] =
     "  all, all-gpu, all-cpu\n"
     "                    every device (of that type)\n"
     "  TEXT              the best device whose name, vendor or platform contains TEXT\n"
-    "  A,B,...           several devices\n"
+    "  A,B,...           several devices (bench runs on each; training uses one)\n"
     "\n"
     "environment:\n"
     "  CLTRAIN_DEVICE      default device selector\n"

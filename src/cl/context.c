@@ -59,8 +59,8 @@ static int pick_device(const char *selector, ct_device_info *out)
     st = ct_device_select(devs, count, selector, idx, CT_ARRAY_LEN(idx), &n);
     if (st == CT_OK && n != 1)
         st = ct_fail(NULL, CT_ERR_INVALID_ARG,
-                     "device selector '%s' names %zu devices; a context uses one (several "
-                     "devices train together through data-parallel training)",
+                     "device selector '%s' names %zu devices; this command uses one. HINT: "
+                     "select one, e.g. by P:D from `cltrain --devices`",
                      selector ? selector : "", n);
     if (st == CT_OK)
         *out = devs[idx[0]];
