@@ -86,6 +86,96 @@ __kernel void softmax_xent_fwd_f32(__global float *loss, ulong loss_off, __globa
 }
 
 /*
+ * CPU devices: one work-item per row writes the row's loss and hit (the same
+ * arithmetic as softmax_xent_fwd_f32's inner loop), then softmax_xent_sum_f32
+ * adds them up in one work-group with the same strided Kahan shares and tree,
+ * so both ways give the same bits; the rows run on every core instead of one.
+ * x: (N, K), labels: (N) int32, ws: (2 N): row losses, then row hits
+ */
+__kernel void softmax_xent_rows_f32(__global float *ws, ulong ws_off, __global const float *x,
+                                    ulong x_off, __global const int *labels, ulong labels_off,
+                                    uint N, uint K)
+{
+    uint r = get_global_id(0);
+    if (r >= N)
+        return; /* no barrier in this kernel */
+    __global float *rowloss = ws + ws_off, *rowhit = ws + ws_off + N;
+    __global const float *row = x + x_off + (ulong)r * K;
+    float m = row[0];
+    uint am = 0;
+    for (uint k = 1; k < K; k++)
+        if (row[k] > m) {
+            m = row[k];
+            am = k;
+        }
+    float e = 0.0f, ec = 0.0f;
+    for (uint k = 0; k < K; k++)
+        loss_kahan(&e, &ec, exp(row[k] - m));
+    int lab = labels[labels_off + r];
+    float l = NAN, hit = 0.0f;
+    if (lab >= 0 && (uint)lab < K) {
+        l = (m - row[lab]) + log(e);
+        hit = am == (uint)lab ? 1.0f : 0.0f;
+    }
+    rowloss[r] = l;
+    rowhit[r] = hit;
+}
+
+/* One work-group: loss[0] = mean of the row losses, correct[0] = sum of
+ * the row hits. ws: (2 N) as softmax_xent_rows_f32 left it, red: (2 wg) floats */
+__kernel void softmax_xent_sum_f32(__global float *loss, ulong loss_off, __global float *correct,
+                                   ulong correct_off, __global const float *ws, ulong ws_off,
+                                   uint N, __local float *red)
+{
+    uint lid = get_local_id(0), wg = get_local_size(0);
+    __global const float *rowloss = ws + ws_off, *rowhit = ws + ws_off + N;
+    float s = 0.0f, comp = 0.0f, hits = 0.0f;
+    for (uint r = lid; r < N; r += wg) {
+        loss_kahan(&s, &comp, rowloss[r]);
+        hits += rowhit[r];
+    }
+    red[lid] = s;
+    red[wg + lid] = hits;
+    loss_tree_sum(red, lid, wg);
+    loss_tree_sum(red + wg, lid, wg);
+    if (lid == 0) {
+        loss[loss_off] = red[0] / (float)N;
+        if (correct)
+            correct[correct_off] = red[wg];
+    }
+}
+
+/*
+ * CPU devices: one work-item per row, no barriers: dx = (softmax(x_r) -
+ * onehot(label_r)) * scale, the row's sum of exponentials with Kahan
+ * compensation in index order. x, dx: (N, K), labels: (N) int32
+ */
+__kernel void softmax_xent_bwd_rows_f32(__global float *dx, ulong dx_off, __global const float *x,
+                                        ulong x_off, __global const int *labels, ulong labels_off,
+                                        uint N, uint K, float scale)
+{
+    uint r = get_global_id(0);
+    if (r >= N)
+        return;
+    __global const float *row = x + x_off + (ulong)r * K;
+    __global float *drow = dx + dx_off + (ulong)r * K;
+    float m = row[0];
+    for (uint k = 1; k < K; k++)
+        m = fmax(m, row[k]);
+    float e = 0.0f, ec = 0.0f;
+    for (uint k = 0; k < K; k++) {
+        float t = exp(row[k] - m);
+        drow[k] = t; /* kept for the second pass: one exp per logit */
+        loss_kahan(&e, &ec, t);
+    }
+    float inv = 1.0f / e;
+    int lab = labels[labels_off + r];
+    int valid = lab >= 0 && (uint)lab < K;
+    for (uint k = 0; k < K; k++)
+        drow[k] = valid ? (drow[k] * inv - (k == (uint)lab ? 1.0f : 0.0f)) * scale : NAN;
+}
+
+/*
  * One work-group per row, exactly N groups (no guard on the group id: an
  * early return ahead of barriers hangs pocl's CPU device): dx = (softmax(x_r) - onehot(label_r)) * scale,
  * scale = dloss_scale / N from the launcher.

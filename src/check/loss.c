@@ -68,11 +68,26 @@ static double xent_of_x(void *user)
 
 /* kind: 0 plain, 1 wide logits (exp overflows without the max shift),
  * 2 ties for the maximum, 3 one label out of range */
-static void xent_case(ct_check *c, size_t N, size_t K, int kind, double scale)
+static void xent_case_on(ct_check *c, size_t N, size_t K, int kind, double scale);
+
+/* The launchers pick row-per-work-item kernels on CPU devices and
+ * work-group trees elsewhere: present the device as either, so both are
+ * checked on any device. */
+static void xent_case(ct_check *c, size_t N, size_t K, int kind, double scale, int as_cpu)
+{
+    ct_context *ctx = ck_ctx(c);
+    ct_device_type real = ctx->dev.type;
+    ctx->dev.type = as_cpu ? CT_DEVICE_CPU : CT_DEVICE_GPU;
+    xent_case_on(c, N, K, kind, scale);
+    ctx->dev.type = real;
+}
+
+static void xent_case_on(ct_check *c, size_t N, size_t K, int kind, double scale)
 {
     ct_context *ctx = ck_ctx(c);
     static const char *const kinds[] = { "plain", "wide", "ties", "bad label" };
-    ck_case(c, "softmax_xent N=%zu K=%zu %s scale=%g", N, K, kinds[kind], scale);
+    ck_case(c, "softmax_xent N=%zu K=%zu %s scale=%g as %s", N, K, kinds[kind], scale,
+            ctx->dev.type == CT_DEVICE_CPU ? "cpu" : "gpu");
     double *x = ck_host(c, N * K), *dx = ck_host(c, N * K);
     int32_t *labels = (int32_t *)ck_host(c, N); /* N int32 in N doubles' room */
     cl_mem d_lab = NULL;
@@ -101,12 +116,12 @@ static void xent_case(ct_check *c, size_t N, size_t K, int kind, double scale)
     ct_ref_softmax_xent_backward(dx, x, labels, N, K, scale);
 
     ct_buf d_x = ck_dev_in(c, x, N * K), d_loss = ck_dev_out(c, 1), d_corr = ck_dev_out(c, 1);
-    ct_buf d_dx = ck_dev_out(c, N * K);
+    ct_buf d_dx = ck_dev_out(c, N * K), d_ws = ck_dev_out(c, ct_softmax_xent_workspace(N));
     d_lab = labels_dev(c, labels, N);
     ct_buf b_lab = { d_lab, 0 };
     if (ck_failed(c))
         goto done;
-    if (ck_status(c, ct_softmax_xent_forward(ctx, d_loss, d_corr, d_x, b_lab, N, K),
+    if (ck_status(c, ct_softmax_xent_forward(ctx, d_loss, d_corr, d_x, b_lab, N, K, d_ws),
                   "softmax_xent forward"))
         goto done;
     ck_expect(c, "forward loss", d_loss, 1, &loss, 4e-6, 1e-5);
@@ -179,14 +194,14 @@ static void mse_case(ct_check *c, size_t n, double scale, int with_dt)
 
 typedef struct xent_bench {
     ct_context *ctx;
-    ct_buf x, loss, correct, dx, labels;
+    ct_buf x, loss, correct, dx, labels, ws;
     size_t N, K;
 } xent_bench;
 
 static int bench_run(void *user)
 {
     xent_bench *b = user;
-    int st = ct_softmax_xent_forward(b->ctx, b->loss, b->correct, b->x, b->labels, b->N, b->K);
+    int st = ct_softmax_xent_forward(b->ctx, b->loss, b->correct, b->x, b->labels, b->N, b->K, b->ws);
     return st ? st : ct_softmax_xent_backward(b->ctx, b->dx, b->x, b->labels, b->N, b->K, 1.0f);
 }
 
@@ -201,7 +216,8 @@ static void bench(ct_check *c)
         labels[r] = (int32_t)(r * 7 % K);
     cl_mem d_lab = labels_dev(c, labels, N);
     xent_bench b = { ck_ctx(c), ck_dev_const(c, N * K, 0.25), ck_dev_out(c, 1), ck_dev_out(c, 1),
-                     ck_dev_out(c, N * K), { d_lab, 0 }, N, K };
+                     ck_dev_out(c, N * K), { d_lab, 0 }, ck_dev_out(c, ct_softmax_xent_workspace(N)),
+                     N, K };
     /* per logit: forward max, exp of the difference, sum (3, exp as one);
      * backward max, exp, sum, exp, multiply, subtract-scale (6). Bytes: the
      * logits read by both passes, dx written. */
@@ -212,14 +228,17 @@ static void bench(ct_check *c)
 
 void ct_check_loss(ct_check *c)
 {
-    xent_case(c, 1, 1, 0, 1.0);
-    ck_case_end(c);
-    if (!ck_failed(c))
-        xent_case(c, 5, 1, 3, 1.0);
-    ck_case_end(c);
+    for (int cpu = 0; cpu < 2; cpu++) {
+        if (!ck_failed(c))
+            xent_case(c, 1, 1, 0, 1.0, cpu);
+        ck_case_end(c);
+        if (!ck_failed(c))
+            xent_case(c, 5, 1, 3, 1.0, cpu);
+        ck_case_end(c);
+    }
     for (int it = 0; it < ck_iterations(c) && !ck_failed(c); it++) {
         double scale = it % 2 ? 1.0 : ck_uniform(c, 0.25, 4);
-        xent_case(c, (size_t)ck_dim(c, 300), (size_t)ck_dim(c, 130), it % 4, scale);
+        xent_case(c, (size_t)ck_dim(c, 300), (size_t)ck_dim(c, 130), it % 4, scale, (it / 4) % 2);
         ck_case_end(c);
     }
     if (!ck_failed(c))

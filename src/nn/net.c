@@ -188,6 +188,7 @@ int ct_net_plan(ct_context *ctx, const ct_model *m, int batch, ct_net *net)
         case K_XENT: {
             const ct_lrt *p = &net->rt[l->inputs[0]];
             net->slot_n = net->slot_label_off + p->rows;
+            scratch = ct_softmax_xent_workspace(p->rows);
             break;
         }
         case K_MSE: {
@@ -512,7 +513,7 @@ static int forward_layer(ct_net *net, size_t i, int training, uint64_t seed, lon
         return ct_lstm_forward(ctx, &r->lstm, r->out, none(), none(), x, r->param, r->saved);
     case K_XENT:
         return ct_softmax_xent_forward(ctx, net->loss, net->correct, x, net->labels, in->rows,
-                                       in->out_n / in->rows);
+                                       in->out_n / in->rows, net->scratch);
     case K_MSE:
         return ct_mse_forward(ctx, net->loss, x, net->targets, in->out_n);
     default:

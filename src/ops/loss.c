@@ -22,8 +22,13 @@ static int xent_dims(ct_context *ctx, const char *who, ct_buf x, ct_buf labels, 
     return CT_OK;
 }
 
+size_t ct_softmax_xent_workspace(size_t N)
+{
+    return 2 * N;
+}
+
 int ct_softmax_xent_forward(ct_context *ctx, ct_buf loss, ct_buf correct, ct_buf x, ct_buf labels,
-                            size_t N, size_t K)
+                            size_t N, size_t K, ct_buf ws)
 {
     int st = xent_dims(ctx, "ct_softmax_xent_forward", x, labels, N, K);
     if (st)
@@ -35,6 +40,15 @@ int ct_softmax_xent_forward(ct_context *ctx, ct_buf loss, ct_buf correct, ct_buf
         return st;
     cl_uint n = (cl_uint)N, k = (cl_uint)K;
     size_t g[1] = { wg }, l[1] = { wg };
+    if (ws.mem && ctx->dev.type == CT_DEVICE_CPU) {
+        /* rows on every core, then the same sum as the one-group kernel */
+        size_t gr[1] = { N };
+        if ((st = CT_RUN(ctx, CT_PROG_loss, "softmax_xent_rows_f32", 1, gr, NULL, CT_BUF(ws),
+                         CT_BUF(x), CT_BUF(labels), CT_ARG(n), CT_ARG(k))))
+            return st;
+        return CT_RUN(ctx, CT_PROG_loss, "softmax_xent_sum_f32", 1, g, l, CT_BUF(loss), CT_BUF(correct),
+                      CT_BUF(ws), CT_ARG(n), CT_LOCAL(2 * wg * sizeof(cl_float)));
+    }
     return CT_RUN(ctx, CT_PROG_loss, "softmax_xent_fwd_f32", 1, g, l, CT_BUF(loss),
                   CT_BUF(correct), CT_BUF(x), CT_BUF(labels), CT_ARG(n), CT_ARG(k),
                   CT_LOCAL(2 * wg * sizeof(cl_float)));
@@ -48,11 +62,16 @@ int ct_softmax_xent_backward(ct_context *ctx, ct_buf dx, ct_buf x, ct_buf labels
         return st;
     if (!dx.mem)
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_softmax_xent_backward: NULL dx buffer");
+    cl_uint n = (cl_uint)N, k = (cl_uint)K;
+    cl_float scale = dloss_scale / (float)N;
+    if (ctx->dev.type == CT_DEVICE_CPU) {
+        size_t gr[1] = { N };
+        return CT_RUN(ctx, CT_PROG_loss, "softmax_xent_bwd_rows_f32", 1, gr, NULL, CT_BUF(dx), CT_BUF(x),
+                      CT_BUF(labels), CT_ARG(n), CT_ARG(k), CT_ARG(scale));
+    }
     size_t wg;
     if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_loss, "softmax_xent_bwd_f32", LOSS_MAX_WG, K, &wg)))
         return st;
-    cl_uint n = (cl_uint)N, k = (cl_uint)K;
-    cl_float scale = dloss_scale / (float)N;
     size_t g[1] = { N * wg }, l[1] = { wg };
     return CT_RUN(ctx, CT_PROG_loss, "softmax_xent_bwd_f32", 1, g, l, CT_BUF(dx), CT_BUF(x),
                   CT_BUF(labels), CT_ARG(n), CT_ARG(k), CT_ARG(scale),

@@ -19,10 +19,14 @@
 
 /* loss[0] = mean_r (logsumexp(x_r) - x_r[labels_r]); correct[0] = the number
  * of rows whose argmax (first index among ties, as torch.argmax) equals the
- * label, as a float (exact: N < 2^24); correct.mem may be NULL.
- * x: (N, K), labels: (N) int32, loss: (1), correct: (1) */
+ * label, as a float (exact: N < 2^24); correct.mem may be NULL. On CPU
+ * devices the rows are spread over all cores through ws, 2N floats of
+ * scratch (ws.mem may be NULL elsewhere, or to use one work-group).
+ * x: (N, K), labels: (N) int32, loss: (1), correct: (1), ws: (2 N) */
 int ct_softmax_xent_forward(ct_context *ctx, ct_buf loss, ct_buf correct, ct_buf x, ct_buf labels,
-                            size_t N, size_t K);
+                            size_t N, size_t K, ct_buf ws);
+/* Floats of scratch ct_softmax_xent_forward uses for N rows. */
+size_t ct_softmax_xent_workspace(size_t N);
 /* dx = (softmax(x) - onehot(labels)) / N * dloss_scale (written).
  * x, dx: (N, K), labels: (N) int32 */
 int ct_softmax_xent_backward(ct_context *ctx, ct_buf dx, ct_buf x, ct_buf labels, size_t N,

@@ -48,7 +48,8 @@ static void xent(golden *g)
         goto done;
     ct_buf b_lab = { d_lab, 0 }, d_x = golden_dev(g, x, n), d_loss = golden_dev_zero(g, 1);
     ct_buf d_corr = golden_dev_zero(g, 1), d_dx = golden_dev_zero(g, n);
-    if (golden_status(g, ct_softmax_xent_forward(ctx, d_loss, d_corr, d_x, b_lab, N, K),
+    ct_buf d_ws = golden_dev_zero(g, ct_softmax_xent_workspace(N));
+    if (golden_status(g, ct_softmax_xent_forward(ctx, d_loss, d_corr, d_x, b_lab, N, K, d_ws),
                       "softmax_xent forward") ||
         golden_status(g, ct_softmax_xent_backward(ctx, d_dx, d_x, b_lab, N, K, (float)dy[0]),
                       "softmax_xent backward"))
