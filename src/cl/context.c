@@ -183,6 +183,8 @@ void ct_context_free(ct_context **pctx)
         free(ctx->kernels[i].name);
     }
     free(ctx->kernels);
+    if (ctx->ones)
+        clReleaseMemObject(ctx->ones);
     ct_programs_release(ctx);
     if (ctx->transfer) {
         clFinish(ctx->transfer);

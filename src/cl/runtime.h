@@ -59,6 +59,8 @@ struct ct_context {
     int log_level;
 
     ct_gemm_path gemm_path; /* resolved: CLBLAST or HOST */
+    cl_mem ones;            /* a vector of ones for sums by GEMM (ct_ones) */
+    size_t ones_n;
 
     char last_error[CT_ERROR_MAX];
 };

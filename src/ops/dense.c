@@ -44,6 +44,15 @@ int ct_bias_backward(ct_context *ctx, ct_buf db, ct_buf dy, int n, int c, int hw
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_bias_backward: db %p, dy %p",
                        (void *)db.mem, (void *)dy.mem);
     cl_uint nn = (cl_uint)n, cc = (cl_uint)c, hh = (cl_uint)hw;
+    /* Where GEMMs run on the host BLAS, db += ones (1, n) . dy (n, c) streams
+     * dy once at memory speed, far faster than column kernels on a CPU. */
+    if (hw == 1 && ctx->gemm_path == CT_GEMM_HOST) {
+        ct_buf ones;
+        if ((st = ct_ones(ctx, (size_t)n, &ones)))
+            return st;
+        return ct_gemm(ctx, 0, 0, 1, (size_t)c, (size_t)n, 1.0f, ones.mem, ones.off, (size_t)n, dy.mem,
+                       dy.off, (size_t)c, 1.0f, db.mem, db.off, (size_t)c);
+    }
     /* Many channels of one element each: a work-item per channel keeps
      * the reads coalesced and the device full. Otherwise a work-group per
      * channel, so a few channels with long sums still spread out. */
@@ -78,6 +87,16 @@ int ct_dense_forward(ct_context *ctx, ct_buf y, ct_buf x, ct_buf w, ct_buf b, in
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_dense_forward: y %p, x %p, w %p",
                        (void *)y.mem, (void *)x.mem, (void *)w.mem);
     size_t N = (size_t)n, I = (size_t)in, O = (size_t)out;
+    if (b.mem && ctx->gemm_path == CT_GEMM_HOST) {
+        /* on the host BLAS: y = ones (n, 1) . b (1, out), then y += x . w^T,
+         * two GEMMs instead of a GEMM and a slower bias kernel */
+        ct_buf ones;
+        if ((st = ct_ones(ctx, N, &ones)) ||
+            (st = ct_gemm(ctx, 0, 0, N, O, 1, 1.0f, ones.mem, ones.off, 1, b.mem, b.off, O, 0.0f,
+                          y.mem, y.off, O)))
+            return st;
+        return ct_gemm(ctx, 0, 1, N, O, I, 1.0f, x.mem, x.off, I, w.mem, w.off, I, 1.0f, y.mem, y.off, O);
+    }
     /* y (n, out) = x (n, in) . w^T (in, out) */
     if ((st = ct_gemm(ctx, 0, 1, N, O, I, 1.0f, x.mem, x.off, I, w.mem, w.off, I, 0.0f, y.mem,
                       y.off, O)))

@@ -20,3 +20,26 @@ int ct_copy(ct_context *ctx, ct_buf dst, ct_buf src, size_t n)
     size_t g[1] = { n };
     return CT_RUN(ctx, CT_PROG_fill, "copy_f32", 1, g, NULL, CT_BUF(dst), CT_BUF(src), CT_ARG(nn));
 }
+
+int ct_ones(ct_context *ctx, size_t n, ct_buf *out)
+{
+    if (ctx->ones_n < n) {
+        size_t want = 1024;
+        while (want < n)
+            want *= 2;
+        cl_mem m = NULL;
+        int st = ct_buffer_create(ctx, want * sizeof(float), &m);
+        ct_buf b = { m, 0 };
+        if (!st && (st = ct_fill(ctx, b, want, 1.0f)))
+            clReleaseMemObject(m);
+        if (st)
+            return st;
+        if (ctx->ones)
+            clReleaseMemObject(ctx->ones); /* in-order queue: earlier users have it queued already */
+        ctx->ones = m;
+        ctx->ones_n = want;
+    }
+    out->mem = ctx->ones;
+    out->off = 0;
+    return CT_OK;
+}

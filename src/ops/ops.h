@@ -23,6 +23,9 @@
 
 /* x[0..n) = value */
 int ct_fill(ct_context *ctx, ct_buf x, size_t n, float value);
+/* A device vector of at least n ones, kept by the context (grown on
+ * demand), for sums computed as matrix products. */
+int ct_ones(ct_context *ctx, size_t n, ct_buf *out);
 /* dst[0..n) = src[0..n) */
 int ct_copy(ct_context *ctx, ct_buf dst, ct_buf src, size_t n);
 
