@@ -101,8 +101,9 @@ static void one_case(ct_check *c, size_t N, size_t C, size_t HW, int train, int 
     double momentum = ck_int(c, 0, 1) ? 0.1 : (double)(float)ck_uniform(c, 0, 1);
     double eps = ck_int(c, 0, 1) ? 1e-5 : 1e-3;
     eps = (double)(float)eps;
-    ck_case(c, "batchnorm %s%s N=%zu C=%zu HW=%zu momentum=%g eps=%g", train ? "train" : "eval",
-            relu ? "+relu" : "", N, C, HW, momentum, eps);
+    ck_case(c, "batchnorm %s%s N=%zu C=%zu HW=%zu momentum=%g eps=%g as %s", train ? "train" : "eval",
+            relu ? "+relu" : "", N, C, HW, momentum, eps,
+            ctx->dev.type == CT_DEVICE_CPU ? "cpu" : "gpu");
     double *x = ck_host(c, n), *dy = ck_host(c, n), *y = ck_host(c, n), *dx = ck_host(c, n);
     double *gamma = ck_host(c, C), *beta = ck_host(c, C), *rmean = ck_host(c, C);
     double *rvar = ck_host(c, C), *rmean_out = ck_host(c, C), *rvar_out = ck_host(c, C);
@@ -225,6 +226,18 @@ static void one_case(ct_check *c, size_t N, size_t C, size_t HW, int train, int 
     ck_gradcheck(c, "reference dbeta", bn_loss, &l, beta, C, dbeta, 32);
 }
 
+/* The launchers pick per-channel CPU kernels on CPU devices and
+ * work-group trees elsewhere: present the device as either, so both are
+ * checked on any device. */
+static void case_as(ct_check *c, size_t N, size_t C, size_t HW, int train, int relu, int as_cpu)
+{
+    ct_context *ctx = ck_ctx(c);
+    ct_device_type real = ctx->dev.type;
+    ctx->dev.type = as_cpu ? CT_DEVICE_CPU : CT_DEVICE_GPU;
+    one_case(c, N, C, HW, train, relu);
+    ctx->dev.type = real;
+}
+
 void ct_check_batchnorm(ct_check *c)
 {
     /* edges {N, C, HW, train, relu}: the smallest training batch, a single
@@ -233,17 +246,18 @@ void ct_check_batchnorm(ct_check *c)
         { 2, 1, 1, 1, 0 }, { 1, 2, 1, 0, 1 }, { 1, 1, 1, 0, 0 }, { 2, 1, 1, 1, 1 },
         { 3, 1, 301, 1, 0 }, { 2, 3, 257, 0, 1 },
     };
-    for (size_t e = 0; e < CT_ARRAY_LEN(edges) && !ck_failed(c); e++) {
-        one_case(c, edges[e][0], edges[e][1], edges[e][2], (int)edges[e][3], (int)edges[e][4]);
-        ck_case_end(c);
-    }
+    for (int cpu = 0; cpu < 2; cpu++)
+        for (size_t e = 0; e < CT_ARRAY_LEN(edges) && !ck_failed(c); e++) {
+            case_as(c, edges[e][0], edges[e][1], edges[e][2], (int)edges[e][3], (int)edges[e][4], cpu);
+            ck_case_end(c);
+        }
     for (int it = 0; it < ck_iterations(c) && !ck_failed(c); it++) {
         size_t N = (size_t)ck_dim(c, 12), C = (size_t)ck_dim(c, 9);
         size_t HW = it % 3 == 0 ? 1 : (size_t)ck_dim(c, 65); /* dense and conv shapes */
         int train = it % 4 != 3;
         if (train && N * HW < 2)
             N = 2;
-        one_case(c, N, C, HW, train, it % 2);
+        case_as(c, N, C, HW, train, it % 2, (it / 4) % 2);
         ck_case_end(c);
     }
     if (ck_benchmarking(c) && !ck_failed(c)) {
