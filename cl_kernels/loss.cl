@@ -41,6 +41,28 @@ inline void loss_tree_max(__local float *red, uint lid, uint wg)
     }
 }
 
+/* One row: returns logsumexp(row) - row[lab] (NaN for a label outside
+ * [0, K)) and sets *hit when the first argmax is the label. Both forward
+ * paths use it, so they agree bit for bit. */
+inline float xent_row(__global const float *row, uint K, int lab, float *hit)
+{
+    float m = row[0];
+    uint am = 0;
+    for (uint k = 1; k < K; k++)
+        if (row[k] > m) { /* strict: ties keep the first index, as torch.argmax */
+            m = row[k];
+            am = k;
+        }
+    float e = 0.0f, ec = 0.0f;
+    for (uint k = 0; k < K; k++)
+        loss_kahan(&e, &ec, exp(row[k] - m));
+    *hit = 0.0f;
+    if (lab < 0 || (uint)lab >= K)
+        return NAN;
+    *hit = am == (uint)lab ? 1.0f : 0.0f;
+    return (m - row[lab]) + log(e);
+}
+
 /*
  * One work-group: loss[0] = mean over rows of logsumexp(x_r) - x_r[label_r],
  * correct[0] = #rows whose first argmax equals the label (as a float; exact
@@ -55,23 +77,9 @@ __kernel void softmax_xent_fwd_f32(__global float *loss, ulong loss_off, __globa
     uint lid = get_local_id(0), wg = get_local_size(0);
     float s = 0.0f, comp = 0.0f, hits = 0.0f;
     for (uint r = lid; r < N; r += wg) {
-        __global const float *row = x + x_off + (ulong)r * K;
-        float m = row[0];
-        uint am = 0;
-        for (uint k = 1; k < K; k++)
-            if (row[k] > m) { /* strict: ties keep the first index, as torch.argmax */
-                m = row[k];
-                am = k;
-            }
-        float e = 0.0f, ec = 0.0f;
-        for (uint k = 0; k < K; k++)
-            loss_kahan(&e, &ec, exp(row[k] - m));
-        int lab = labels[labels_off + r];
-        float l = NAN;
-        if (lab >= 0 && (uint)lab < K) {
-            l = (m - row[lab]) + log(e);
-            hits += am == (uint)lab ? 1.0f : 0.0f;
-        }
+        float hit;
+        float l = xent_row(x + x_off + (ulong)r * K, K, labels[labels_off + r], &hit);
+        hits += hit;
         loss_kahan(&s, &comp, l);
     }
     red[lid] = s;
@@ -86,8 +94,8 @@ __kernel void softmax_xent_fwd_f32(__global float *loss, ulong loss_off, __globa
 }
 
 /*
- * CPU devices: one work-item per row writes the row's loss and hit (the same
- * arithmetic as softmax_xent_fwd_f32's inner loop), then softmax_xent_sum_f32
+ * CPU devices: one work-item per row writes the row's loss and hit (xent_row,
+ * as softmax_xent_fwd_f32's inner loop), then softmax_xent_sum_f32
  * adds them up in one work-group with the same strided Kahan shares and tree,
  * so both ways give the same bits; the rows run on every core instead of one.
  * x: (N, K), labels: (N) int32, ws: (2 N): row losses, then row hits
@@ -100,24 +108,8 @@ __kernel void softmax_xent_rows_f32(__global float *ws, ulong ws_off, __global c
     if (r >= N)
         return; /* no barrier in this kernel */
     __global float *rowloss = ws + ws_off, *rowhit = ws + ws_off + N;
-    __global const float *row = x + x_off + (ulong)r * K;
-    float m = row[0];
-    uint am = 0;
-    for (uint k = 1; k < K; k++)
-        if (row[k] > m) {
-            m = row[k];
-            am = k;
-        }
-    float e = 0.0f, ec = 0.0f;
-    for (uint k = 0; k < K; k++)
-        loss_kahan(&e, &ec, exp(row[k] - m));
-    int lab = labels[labels_off + r];
-    float l = NAN, hit = 0.0f;
-    if (lab >= 0 && (uint)lab < K) {
-        l = (m - row[lab]) + log(e);
-        hit = am == (uint)lab ? 1.0f : 0.0f;
-    }
-    rowloss[r] = l;
+    float hit;
+    rowloss[r] = xent_row(x + x_off + (ulong)r * K, K, labels[labels_off + r], &hit);
     rowhit[r] = hit;
 }
 
