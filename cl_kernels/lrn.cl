@@ -35,24 +35,9 @@ inline float ct_lrn_scale(__global const float *xc, int c, int channels, uint hw
     return k + alpha_n * sum;
 }
 
-/* y, x: (N, C, hw); alpha_n = alpha / size */
-__kernel void lrn_fwd_f32(__global float *y, ulong y_off, __global const float *x, ulong x_off,
-                          uint n, int channels, uint hw, int size, float alpha_n, float beta,
-                          float k)
-{
-    uint i = get_global_id(0);
-    uint plane = (uint)channels * hw;
-    if (i >= n * plane)
-        return;
-    uint b = i / plane, r = i % plane;
-    int c = (int)(r / hw);
-    __global const float *xc = x + x_off + (ulong)b * plane + r % hw;
-    float s = ct_lrn_scale(xc, c, channels, hw, size, k, alpha_n);
-    y[y_off + i] = xc[(ulong)c * hw] * ct_lrn_pow(s, -beta);
-}
-
-/* lrn_fwd_f32, also saving scale (N, C, hw) = s^-beta for the backward */
-__kernel void lrn_fwd_save_f32(__global float *y, ulong y_off, __global float *scale,
+/* y, x: (N, C, hw); alpha_n = alpha / size; unless scale is NULL, also
+ * scale (N, C, hw) = s^-beta for the backward */
+__kernel void lrn_fwd_f32(__global float *y, ulong y_off, __global float *scale,
                                ulong scale_off, __global const float *x, ulong x_off, uint n,
                                int channels, uint hw, int size, float alpha_n, float beta, float k)
 {
@@ -65,7 +50,8 @@ __kernel void lrn_fwd_save_f32(__global float *y, ulong y_off, __global float *s
     __global const float *xc = x + x_off + (ulong)b * plane + r % hw;
     float s = ct_lrn_scale(xc, c, channels, hw, size, k, alpha_n);
     float p = ct_lrn_pow(s, -beta);
-    scale[scale_off + i] = p;
+    if (scale)
+        scale[scale_off + i] = p;
     y[y_off + i] = xc[(ulong)c * hw] * p;
 }
 

@@ -47,25 +47,10 @@ inline int ct_maxpool_argmax(__global const float *xp, int oy, int ox, int h, in
     return best;
 }
 
-/* y (planes, oh, ow) = max over windows of x (planes, h, w) */
-__kernel void maxpool_fwd_f32(__global float *y, ulong y_off, __global const float *x, ulong x_off,
-                              uint planes, int h, int w, int oh, int ow, int kh, int kw, int sh,
-                              int sw, int ph, int pw)
-{
-    uint i = get_global_id(0);
-    uint per = (uint)oh * (uint)ow;
-    if (i >= planes * per)
-        return;
-    uint plane = i / per, r = i % per;
-    int oy = (int)(r / (uint)ow), ox = (int)(r % (uint)ow);
-    __global const float *xp = x + x_off + (ulong)plane * (uint)h * (uint)w;
-    int best = ct_maxpool_argmax(xp, oy, ox, h, w, kh, kw, sh, sw, ph, pw);
-    y[y_off + i] = xp[best];
-}
-
-/* y (planes, oh, ow) as maxpool_fwd_f32, and am (planes, oh, ow) = each
- * window's argmax as a flat h*w index into its input plane. */
-__kernel void maxpool_fwd_argmax_f32(__global float *y, ulong y_off, __global int *am,
+/* y (planes, oh, ow) = max over windows of x (planes, h, w); unless am is
+ * NULL, am (planes, oh, ow) = each window's argmax as a flat h*w index into
+ * its input plane. */
+__kernel void maxpool_fwd_f32(__global float *y, ulong y_off, __global int *am,
                                      ulong am_off, __global const float *x, ulong x_off,
                                      uint planes, int h, int w, int oh, int ow, int kh, int kw,
                                      int sh, int sw, int ph, int pw)
@@ -79,7 +64,8 @@ __kernel void maxpool_fwd_argmax_f32(__global float *y, ulong y_off, __global in
     __global const float *xp = x + x_off + (ulong)plane * (uint)h * (uint)w;
     int best = ct_maxpool_argmax(xp, oy, ox, h, w, kh, kw, sh, sw, ph, pw);
     y[y_off + i] = xp[best];
-    am[am_off + i] = best;
+    if (am)
+        am[am_off + i] = best;
 }
 
 /* dx (planes, h, w) = sum of dy (planes, oh, ow) over the windows whose

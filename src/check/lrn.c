@@ -126,7 +126,7 @@ static void one_case(ct_check *c, const ct_lrn *p, int n, int ch, int hw)
     ct_buf d_y2 = ck_dev_out(c, nx), none = { NULL, 0 };
     if (ck_failed(c))
         return;
-    /* both forward kernels: without and with the saved scale */
+    /* the forward without and with the saved scale */
     if (ck_status(c, ct_lrn_forward(ctx, p, d_y, d_x, none, n, ch, hw), "lrn forward"))
         return;
     ck_expect(c, "forward y", d_y, nx, y, 0, e_f);

@@ -141,7 +141,7 @@ static void pool_case(ct_check *c, pool_kind kind, const ct_pool2d *p, input_mod
     ct_buf d_x = ck_dev_in(c, x, nx), d_dy = ck_dev_in(c, dy, ny);
     ct_buf d_y = ck_dev_out(c, ny), d_dx = ck_dev_out(c, nx);
     /* the argmax record (int32, the size of floats) only where the
-     * backward needs it, so both forward kernels run */
+     * backward needs it, so the forward runs with and without it */
     ct_buf d_am = { NULL, 0 };
     if (kind == POOL_MAX && ct_maxpool_overlaps(p))
         d_am = ck_dev_out(c, ny);

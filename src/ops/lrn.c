@@ -34,12 +34,10 @@ int ct_lrn_forward(ct_context *ctx, const ct_lrn *p, ct_buf y, ct_buf x, ct_buf 
     cl_int cc = c, size = p->size;
     cl_float alpha_n = (cl_float)((double)p->alpha / p->size), beta = p->beta, k = p->k;
     size_t g[1] = { (size_t)n * (size_t)c * (size_t)hw };
-    if (scale.mem)
-        return CT_RUN(ctx, CT_PROG_lrn, "lrn_fwd_save_f32", 1, g, NULL, CT_BUF(y), CT_BUF(scale),
-                      CT_BUF(x), CT_ARG(nn), CT_ARG(cc), CT_ARG(hh), CT_ARG(size),
-                      CT_ARG(alpha_n), CT_ARG(beta), CT_ARG(k));
-    return CT_RUN(ctx, CT_PROG_lrn, "lrn_fwd_f32", 1, g, NULL, CT_BUF(y), CT_BUF(x), CT_ARG(nn),
-                  CT_ARG(cc), CT_ARG(hh), CT_ARG(size), CT_ARG(alpha_n), CT_ARG(beta), CT_ARG(k));
+    /* scale.mem may be NULL: the kernel then saves nothing */
+    return CT_RUN(ctx, CT_PROG_lrn, "lrn_fwd_f32", 1, g, NULL, CT_BUF(y), CT_BUF(scale), CT_BUF(x),
+                  CT_ARG(nn), CT_ARG(cc), CT_ARG(hh), CT_ARG(size), CT_ARG(alpha_n), CT_ARG(beta),
+                  CT_ARG(k));
 }
 
 int ct_lrn_backward(ct_context *ctx, const ct_lrn *p, ct_buf dx, ct_buf dy, ct_buf x, ct_buf scale,

@@ -81,11 +81,9 @@ int ct_maxpool_forward(ct_context *ctx, const ct_pool2d *p, ct_buf y, ct_buf x, 
         return st;
     pool_args a = args_of(p, oh, ow);
     size_t g[1] = { (size_t)a.planes * (size_t)oh * (size_t)ow };
-    if (argmax.mem)
-        return CT_RUN(ctx, CT_PROG_pool, "maxpool_fwd_argmax_f32", 1, g, NULL, CT_BUF(y),
-                      CT_BUF(argmax), CT_BUF(x), POOL_GEOM(a));
-    return CT_RUN(ctx, CT_PROG_pool, "maxpool_fwd_f32", 1, g, NULL, CT_BUF(y), CT_BUF(x),
-                  POOL_GEOM(a));
+    /* argmax.mem may be NULL: the kernel then records nothing */
+    return CT_RUN(ctx, CT_PROG_pool, "maxpool_fwd_f32", 1, g, NULL, CT_BUF(y), CT_BUF(argmax),
+                  CT_BUF(x), POOL_GEOM(a));
 }
 
 int ct_maxpool_backward(ct_context *ctx, const ct_pool2d *p, ct_buf dx, ct_buf dy, ct_buf x,
