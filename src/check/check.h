@@ -35,6 +35,10 @@ int ck_int(ct_check *c, int lo, int hi); /* inclusive */
  * are no multiple of a work-group or tile size. */
 int ck_dim(ct_check *c, int hi);
 void ck_fill(ct_check *c, double *x, size_t n, double lo, double hi);
+/* Rounds to float in place, so the device sees exactly the reference's values. */
+void ck_round_f32(double *x, size_t n);
+/* |x| in a case-owned array; NULL for x NULL. */
+double *ck_abs(ct_check *c, const double *x, size_t n);
 
 /* ---- case scope ---- */
 /* Starts a case; the description (printf) appears in failure messages. */

@@ -30,21 +30,10 @@
 #include "ops/conv.h"
 #include "ref/conv.h"
 
-
 static void fill_f32(ct_check *c, double *x, size_t n)
 {
     ck_fill(c, x, n, -1, 1);
-    for (size_t i = 0; i < n; i++)
-        x[i] = (double)(float)x[i];
-}
-
-static double *abs_of(ct_check *c, const double *x, size_t n)
-{
-    double *a = ck_host(c, n);
-    if (!ck_failed(c))
-        for (size_t i = 0; i < n; i++)
-            a[i] = fabs(x[i]);
-    return a;
+    ck_round_f32(x, n);
 }
 
 typedef struct conv_loss {
@@ -118,8 +107,8 @@ static void conv_case_on(ct_check *c, const ct_conv2d_desc *d, int has_bias, int
         dw[i] = 0.5 + gw[i], adw[i] = 0.5;
     for (size_t i = 0; i < nb; i++)
         db[i] = 0.25 + gb[i], adb[i] = 0.25;
-    double *ax = abs_of(c, x, nx), *aw = abs_of(c, w, nw), *ab = abs_of(c, b, nb);
-    double *ady = abs_of(c, dy, ny);
+    double *ax = ck_abs(c, x, nx), *aw = ck_abs(c, w, nw), *ab = ck_abs(c, b, nb);
+    double *ady = ck_abs(c, dy, ny);
     if (ck_failed(c))
         return;
     ct_ref_conv2d_forward(d, ay, ax, aw, has_bias ? ab : NULL);

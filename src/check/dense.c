@@ -23,22 +23,6 @@
 #include "ref/act.h"
 #include "ref/dense.h"
 
-
-static void round_f32(double *x, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        x[i] = (double)(float)x[i];
-}
-
-static double *abs_copy(ct_check *c, const double *x, size_t n)
-{
-    double *a = ck_host(c, n);
-    if (!ck_failed(c) && x)
-        for (size_t i = 0; i < n; i++)
-            a[i] = fabs(x[i]);
-    return x ? a : NULL;
-}
-
 /* ---- dense ---- */
 
 typedef struct dense_loss {
@@ -69,10 +53,10 @@ static void dense_case(ct_check *c, int n, int in, int out, int has_bias)
     ck_fill(c, w, nw, -1, 1);
     ck_fill(c, b, nb, -1, 1);
     ck_fill(c, dy, ny, -1, 1);
-    round_f32(x, nx);
-    round_f32(w, nw);
-    round_f32(b, nb);
-    round_f32(dy, ny);
+    ck_round_f32(x, nx);
+    ck_round_f32(w, nw);
+    ck_round_f32(b, nb);
+    ck_round_f32(dy, ny);
     const double *bias = has_bias ? b : NULL;
 
     /* pure gradients for the finite differences; dw, db start at 0.5 and
@@ -83,8 +67,8 @@ static void dense_case(ct_check *c, int n, int in, int out, int has_bias)
         dw[i] = 0.5 + gw[i], adw[i] = 0.5;
     for (size_t i = 0; i < nb; i++)
         db[i] = 0.25 + gb[i], adb[i] = 0.25;
-    double *ax = abs_copy(c, x, nx), *aw = abs_copy(c, w, nw), *ab = abs_copy(c, bias, nb);
-    double *ady = abs_copy(c, dy, ny);
+    double *ax = ck_abs(c, x, nx), *aw = ck_abs(c, w, nw), *ab = ck_abs(c, bias, nb);
+    double *ady = ck_abs(c, dy, ny);
     if (ck_failed(c))
         return;
     ct_ref_dense_forward(ay, ax, aw, ab, n, in, out);
@@ -147,9 +131,9 @@ static void bias_case(ct_check *c, int n, int ch, int hw, ct_act act, int in_pla
     ck_fill(c, x, total, -4, 4);
     ck_fill(c, b, (size_t)ch, -1, 1);
     ck_fill(c, dy, total, -1, 1);
-    round_f32(x, total);
-    round_f32(b, (size_t)ch);
-    round_f32(dy, total);
+    ck_round_f32(x, total);
+    ck_round_f32(b, (size_t)ch);
+    ck_round_f32(dy, total);
     /* keep x + b off the relu-like kinks, for rounding and finite differences */
     for (size_t i = 0; i < total; i++) {
         double bb = b[(i / (size_t)hw) % (size_t)ch];

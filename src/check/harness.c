@@ -99,6 +99,12 @@ void ck_fill(ct_check *c, double *x, size_t n, double lo, double hi)
         x[i] = ck_uniform(c, lo, hi);
 }
 
+void ck_round_f32(double *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = (double)(float)x[i];
+}
+
 /* ---- failures ---- */
 
 static void failf(ct_check *c, const char *fmt, ...) CT_PRINTF(2, 3);
@@ -241,6 +247,17 @@ ct_buf ck_dev_const(ct_check *c, size_t n, double value)
 {
     ct_buf b = dev_make(c, n, NULL, f_bits((float)value), GUARD_BITS);
     return b;
+}
+
+double *ck_abs(ct_check *c, const double *x, size_t n)
+{
+    if (!x)
+        return NULL;
+    double *a = ck_host(c, n);
+    if (!ck_failed(c))
+        for (size_t i = 0; i < n; i++)
+            a[i] = fabs(x[i]);
+    return a;
 }
 
 /* ---- comparison ---- */
