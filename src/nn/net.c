@@ -95,7 +95,7 @@ int ct_net_plan(ct_context *ctx, const ct_model *m, int batch, ct_net *net)
     for (size_t i = 0; i < m->count; i++) {
         const ct_layer *l = &m->layers[i];
         ct_lrt *r = &net->rt[i];
-        int k = kind_of(l);
+        int k = r->kind = kind_of(l);
         r->rows = l->out.sequence ? N * (size_t)l->out.d[0] : N;
         r->out_n = l->type->is_loss ? 1 : N * ct_shape_numel(&l->out);
         if (r->out_n > (size_t)UINT32_MAX / 2)
@@ -280,8 +280,7 @@ void ct_net_use_slot(ct_net *net, int k)
     net->labels = ct_buf_at(in, net->slot_label_off);
     /* flatten views of the input follow it */
     for (size_t i = 1; i < net->model->count; i++)
-        if (net->model->layers[i].ninputs && net->model->layers[i].inputs[0] == 0 &&
-            !strcmp(net->model->layers[i].type->name, "flatten"))
+        if (net->rt[i].kind == K_FLATTEN && net->model->layers[i].inputs[0] == 0)
             net->rt[i].out = in;
 }
 
@@ -438,7 +437,7 @@ static int forward_layer(ct_net *net, size_t i, int training, uint64_t seed, lon
     ct_context *ctx = net->ctx;
     const ct_layer *l = &net->model->layers[i];
     ct_lrt *r = &net->rt[i];
-    int k = kind_of(l);
+    int k = r->kind;
     const ct_lrt *in = l->ninputs ? &net->rt[l->inputs[0]] : NULL;
     ct_buf x = in ? in->out : none();
     switch (k) {
@@ -591,7 +590,7 @@ static int backward_layer(ct_net *net, size_t i, uint64_t seed, long step)
     ct_context *ctx = net->ctx;
     const ct_layer *l = &net->model->layers[i];
     ct_lrt *r = &net->rt[i];
-    int k = kind_of(l);
+    int k = r->kind;
     if (k == K_INPUT)
         return CT_OK;
     const ct_lrt *in = &net->rt[l->inputs[0]];

@@ -27,6 +27,7 @@ enum ct_arena_id {
 };
 
 typedef struct ct_lrt {          /* one layer at run time */
+    int kind;                    /* the layer type, as an index (src/nn/net.c) */
     size_t rows;                 /* batch rows: N, or T*N for sequences */
     size_t out_n;                /* elements of the output */
     ct_buf out, dout;            /* (out_n) */
