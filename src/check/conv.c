@@ -7,7 +7,10 @@
  * last chunk of three images is short. Each case runs either the im2col /
  * col2im kernels written for CPUs or the fine-grained ones GPUs get, by
  * presenting the device as a CPU or a GPU for the case, so both pairs are
- * checked whatever the device.
+ * checked whatever the device. Where the host GEMM path is active and the
+ * CPU has AVX2 and FMA, stride-1 cases also run the direct host
+ * convolution (src/ops/conv_host.c), with batches on both sides of its
+ * image-per-item split and widths that leave vector tails.
  *
  * Tolerances. Inputs are rounded to float first, so the error is the
  * device's float32 arithmetic only. A float32 sum of K products, in any
@@ -28,6 +31,7 @@
 
 #include "check/check.h"
 #include "ops/conv.h"
+#include "ops/conv_host.h"
 #include "ref/conv.h"
 
 static void fill_f32(ct_check *c, double *x, size_t n)
@@ -63,18 +67,29 @@ static ct_device_type present_as(ct_context *ctx, ct_device_type t)
 
 static void conv_case_on(ct_check *c, const ct_conv2d_desc *d, int has_bias, int ws_mode);
 
-static void conv_case(ct_check *c, const ct_conv2d_desc *d, int has_bias, int ws_mode,
-                      int cpu_kernels)
+enum { PATH_GPU_KERNELS, PATH_CPU_KERNELS, PATH_DIRECT_HOST };
+
+/* path: im2col with the GPU or the CPU kernels, or the direct host
+ * convolution (skipped where it does not apply). */
+static void conv_case(ct_check *c, const ct_conv2d_desc *d, int has_bias, int ws_mode, int path)
 {
     ct_context *ctx = ck_ctx(c);
+    int direct = ctx->conv_direct;
+    ctx->conv_direct = path == PATH_DIRECT_HOST;
+    if (path == PATH_DIRECT_HOST && !ct_conv2d_host_ok(ctx, d)) {
+        ctx->conv_direct = direct;
+        return;
+    }
     ck_case(c, "conv2d x (%d, %d, %d, %d) w (%d, %d, %d, %d) stride %dx%d pad %dx%d dil %dx%d "
-            "bias=%d ws=%s kernels=%s", d->n, d->c_in, d->h, d->w, d->c_out, d->c_in, d->kh,
+            "bias=%d ws=%s path=%s", d->n, d->c_in, d->h, d->w, d->c_out, d->c_in, d->kh,
             d->kw, d->stride_h, d->stride_w, d->pad_h, d->pad_w, d->dil_h, d->dil_w, has_bias,
             ws_mode == WS_MIN ? "min" : ws_mode == WS_RECOMMENDED ? "recommended" : "two images",
-            cpu_kernels ? "cpu" : "gpu");
-    ct_device_type real = present_as(ctx, cpu_kernels ? CT_DEVICE_CPU : CT_DEVICE_GPU);
+            path == PATH_DIRECT_HOST ? "direct host" : path == PATH_CPU_KERNELS ? "im2col cpu"
+                                                                                : "im2col gpu");
+    ct_device_type real = present_as(ctx, path == PATH_GPU_KERNELS ? CT_DEVICE_GPU : CT_DEVICE_CPU);
     conv_case_on(c, d, has_bias, ws_mode);
     present_as(ctx, real);
+    ctx->conv_direct = direct;
 }
 
 static void conv_case_on(ct_check *c, const ct_conv2d_desc *d, int has_bias, int ws_mode)
@@ -200,11 +215,19 @@ void ct_check_conv(ct_check *c)
         { 1, 1, 1, 1, 3, 3, 3, 1, 1, 1, 1, 1, 1 },  /* 1x1 input, 3x3 kernel: padding only */
         { 2, 2, 19, 17, 3, 3, 3, 1, 1, 1, 1, 1, 1 }, /* P = 323: reorders span work-groups */
         { 2, 2, 1, 2, 3, 5, 5, 1, 1, 4, 4, 2, 2 },  /* kernel taps whose whole row is padding */
+        /* the direct host path: whole images per item (n >= 2 x threads), c_out not a
+         * multiple of 4, widths with vector tails and tiles spanning rows */
+        { 9, 5, 13, 11, 6, 3, 3, 1, 1, 1, 1, 1, 1 },
+        { 2, 3, 9, 37, 7, 5, 5, 1, 1, 2, 2, 1, 1 },
+        { 17, 4, 8, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1 },
+        { 3, 6, 6, 19, 5, 2, 4, 1, 1, 0, 3, 1, 1 },
     };
     for (size_t f = 0; f < CT_ARRAY_LEN(fixed) && !ck_failed(c); f++)
         for (int mode = WS_MIN; mode <= WS_TWO_IMAGES && !ck_failed(c); mode++)
-            for (int cpu = 0; cpu <= 1 && !ck_failed(c); cpu++) {
-                conv_case(c, &fixed[f], (int)(f + (size_t)mode) % 2 == 0, mode, cpu);
+            for (int path = PATH_GPU_KERNELS; path <= PATH_DIRECT_HOST && !ck_failed(c); path++) {
+                if (path == PATH_DIRECT_HOST && mode != WS_MIN)
+                    continue; /* it takes no workspace */
+                conv_case(c, &fixed[f], (int)(f + (size_t)mode) % 2 == 0, mode, path);
                 ck_case_end(c);
             }
     if (!ck_failed(c))
@@ -230,7 +253,10 @@ void ct_check_conv(ct_check *c)
         d.h = d.h < min_h ? min_h : d.h;
         d.w = d.w < min_w ? min_w : d.w;
         int bias = ck_int(c, 0, 1), mode = ck_int(c, WS_MIN, WS_TWO_IMAGES);
-        conv_case(c, &d, bias, mode, ck_int(c, 0, 1));
+        /* stride 1 half the time, so the direct host path gets its share */
+        if (ck_int(c, 0, 1))
+            d.stride_h = d.stride_w = d.dil_h = d.dil_w = 1;
+        conv_case(c, &d, bias, mode, ck_int(c, PATH_GPU_KERNELS, PATH_DIRECT_HOST));
         ck_case_end(c);
     }
 

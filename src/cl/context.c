@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cl/runtime.h"
+#include "ops/conv_host.h"
 
 void ct_context_store_error(struct ct_context *ctx, const char *message)
 {
@@ -158,6 +159,12 @@ int ct_context_create(const ct_context_options *options, ct_context **out)
     } else {
         ct_gemm_set_path(ctx, CT_GEMM_AUTO);
     }
+    const char *conv = getenv("CLTRAIN_CONV");
+    if (conv && *conv && strcmp(conv, "auto") && strcmp(conv, "im2col")) {
+        st = ct_fail(ctx, CT_ERR_INVALID_ARG, "CLTRAIN_CONV='%s': expected auto or im2col", conv);
+        goto fail;
+    }
+    ctx->conv_direct = !(conv && !strcmp(conv, "im2col"));
 
     if (!options->lazy_kernels && (st = ct_context_build_all(ctx)) != CT_OK)
         goto fail;
@@ -185,6 +192,7 @@ void ct_context_free(ct_context **pctx)
     free(ctx->kernels);
     if (ctx->ones)
         clReleaseMemObject(ctx->ones);
+    ct_host_work_release(ctx);
     ct_programs_release(ctx);
     if (ctx->transfer) {
         clFinish(ctx->transfer);

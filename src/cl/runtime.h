@@ -60,6 +60,8 @@ struct ct_context {
 
     ct_gemm_path gemm_path; /* resolved: CLBLAST or HOST */
     cl_mem ones;            /* a vector of ones for sums by GEMM (ct_ones) */
+    int conv_direct;        /* direct host convolution allowed (CLTRAIN_CONV != im2col) */
+    struct ct_host_work *host_work; /* its thread pool and scratch (ops/conv_host.c) */
     size_t ones_n;
 
     char last_error[CT_ERROR_MAX];

@@ -9,10 +9,15 @@
  * With room for one image only, the GEMMs read and write the NCHW tensors
  * directly, and a 1x1, stride-1, unpadded convolution needs no im2col at
  * all (an image (c_in, h w) already is its column matrix).
+ *
+ * On CPU devices that share host memory, stride-1 convolutions go to the
+ * direct host convolution of conv_host.c instead (after the same checks,
+ * so both paths accept and refuse the same arguments).
  */
 #include <limits.h>
 
 #include "ops/conv.h"
+#include "ops/conv_host.h"
 #include "ops/dense.h"
 
 typedef struct conv_plan {
@@ -190,6 +195,8 @@ int ct_conv2d_forward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf y, ct_buf
     if (!y.mem || !x.mem || !w.mem)
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_conv2d_forward: y %p, x %p, w %p",
                        (void *)y.mem, (void *)x.mem, (void *)w.mem);
+    if (ct_conv2d_host_ok(ctx, d))
+        return ct_conv2d_host_forward(ctx, d, y, x, w, b);
     size_t co = (size_t)d->c_out;
     for (int n0 = 0; n0 < d->n; n0 += p.nb) {
         int cnt = d->n - n0 < p.nb ? d->n - n0 : p.nb;
@@ -233,6 +240,8 @@ int ct_conv2d_backward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf dx, ct_b
     if (!dy.mem || (dx.mem && !w.mem) || (dw.mem && !x.mem))
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_conv2d_backward: dy %p, w %p (needed for dx), "
                        "x %p (needed for dw)", (void *)dy.mem, (void *)w.mem, (void *)x.mem);
+    if (ct_conv2d_host_ok(ctx, d))
+        return ct_conv2d_host_backward(ctx, d, dx, dw, db, dy, x, w);
     size_t co = (size_t)d->c_out;
     for (int n0 = 0; n0 < d->n && (dx.mem || dw.mem); n0 += p.nb) {
         int cnt = d->n - n0 < p.nb ? d->n - n0 : p.nb;

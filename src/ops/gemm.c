@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ops/hostmap.h"
+
 const char *ct_gemm_path_str(ct_gemm_path path)
 {
     switch (path) {
@@ -42,7 +44,6 @@ typedef struct operand {
     cl_mem buf;
     size_t off, rows, cols, ld;
     int write;
-    float *host; /* mapped pointer to element `off` */
 } operand;
 
 static int check_operand(ct_context *ctx, const operand *o, char name)
@@ -67,61 +68,22 @@ static int check_operand(ct_context *ctx, const operand *o, char name)
     return CT_OK;
 }
 
-/* Maps every distinct buffer once over the union of the ranges used in it
- * (mapping one buffer twice for writing is undefined in OpenCL). */
+/* The operands through the host's CBLAS, on mapped buffers (ops/hostmap.h). */
 static int host_gemm(ct_context *ctx, int ta, int tb, size_t m, size_t n, size_t k, float alpha,
                      operand ops[3], float beta)
 {
-    cl_mem bufs[3];
-    void *maps[3] = { NULL, NULL, NULL };
-    size_t lo[3], hi[3];
-    int wr[3], nb = 0, st = CT_OK;
-    for (int i = 0; i < 3; i++) {
-        size_t a = ops[i].off, b = ops[i].off + (ops[i].rows - 1) * ops[i].ld + ops[i].cols;
-        int j = 0;
-        while (j < nb && bufs[j] != ops[i].buf)
-            j++;
-        if (j == nb) {
-            bufs[nb] = ops[i].buf;
-            lo[nb] = a;
-            hi[nb] = b;
-            wr[nb] = ops[i].write;
-            nb++;
-        } else {
-            lo[j] = a < lo[j] ? a : lo[j];
-            hi[j] = b > hi[j] ? b : hi[j];
-            wr[j] |= ops[i].write;
-        }
-    }
-    for (int j = 0; j < nb; j++) {
-        cl_int err = CL_SUCCESS;
-        cl_map_flags flags = wr[j] ? (CL_MAP_READ | CL_MAP_WRITE) : CL_MAP_READ;
-        maps[j] = clEnqueueMapBuffer(ctx->queue, bufs[j], CL_TRUE, flags, lo[j] * sizeof(float),
-                                     (hi[j] - lo[j]) * sizeof(float), 0, NULL, NULL, &err);
-        if (err != CL_SUCCESS) {
-            maps[j] = NULL;
-            st = ct_cl_fail(ctx, err, "ct_gemm: mapping a buffer for the host path");
-            goto unmap;
-        }
-    }
-    for (int i = 0; i < 3; i++) {
-        int j = 0;
-        while (bufs[j] != ops[i].buf)
-            j++;
-        ops[i].host = (float *)maps[j] + (ops[i].off - lo[j]);
-    }
+    ct_hmap_range r[3];
+    for (int i = 0; i < 3; i++)
+        r[i] = (ct_hmap_range){ ops[i].buf, ops[i].off,
+                                (ops[i].rows - 1) * ops[i].ld + ops[i].cols, ops[i].write, NULL };
+    ct_hmap hm;
+    int st = ct_hmap_map(ctx, r, 3, &hm, "ct_gemm");
+    if (st)
+        return st;
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-                (int)m, (int)n, (int)k, alpha, ops[0].host, (int)ops[0].ld, ops[1].host,
-                (int)ops[1].ld, beta, ops[2].host, (int)ops[2].ld);
-unmap:
-    for (int j = 0; j < nb; j++) {
-        if (!maps[j])
-            continue;
-        cl_int err = clEnqueueUnmapMemObject(ctx->queue, bufs[j], maps[j], 0, NULL, NULL);
-        if (err != CL_SUCCESS && st == CT_OK)
-            st = ct_cl_fail(ctx, err, "ct_gemm: unmapping a buffer");
-    }
-    return st;
+                (int)m, (int)n, (int)k, alpha, r[0].host, (int)ops[0].ld, r[1].host,
+                (int)ops[1].ld, beta, r[2].host, (int)ops[2].ld);
+    return ct_hmap_unmap(ctx, &hm, CT_OK, "ct_gemm");
 }
 
 int ct_gemm(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
@@ -134,9 +96,9 @@ int ct_gemm(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t n, size_
     if (m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff)
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_gemm: %zu x %zu x %zu is too large", m, n, k);
     operand ops[3] = {
-        { a, a_offset, trans_a ? k : m, trans_a ? m : k, lda, 0, NULL },
-        { b, b_offset, trans_b ? n : k, trans_b ? k : n, ldb, 0, NULL },
-        { c, c_offset, m, n, ldc, 1, NULL },
+        { a, a_offset, trans_a ? k : m, trans_a ? m : k, lda, 0 },
+        { b, b_offset, trans_b ? n : k, trans_b ? k : n, ldb, 0 },
+        { c, c_offset, m, n, ldc, 1 },
     };
     int st;
     if (k == 0) {

@@ -4,7 +4,7 @@
  * host path against a direct cblas_sgemm on host memory (what mapping the
  * buffers costs), and CLBlast on the device.
  *
- *   bench_conv [--gemm host|clblast] [--reps N] [--ws-min] [--device SEL]
+ *   bench_conv [--gemm host|clblast] [--reps N] [--ws-min] [--conv-only] [--device SEL]
  *
  * (without --gemm: the context's default path; --ws-min: the smallest
  * workspace, one image per GEMM, instead of ct_conv2d_workspace's).
@@ -17,9 +17,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cl/runtime.h"
 #include "ops/conv.h"
+#include "ops/conv_host.h"
 #include "ops/ops.h"
 
 #define MAX_REPS 64
@@ -74,34 +76,56 @@ static int conv_setup(ct_context *ctx, conv_bufs *c, int n, int ch, int hw, int 
     return ct_context_finish(ctx);
 }
 
-/* One timed forward (which 0) or backward (1), finished. */
-static int conv_once(ct_context *ctx, conv_bufs *c, int which, double *sec)
+static double cpu_now(void)
 {
-    double t0 = ct_now();
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* One timed forward (which 0) or backward (1), finished: wall seconds, and
+ * the CPU seconds of all the process's threads (on a busy machine the wall
+ * time grows with the load, the CPU time much less). */
+static int conv_once(ct_context *ctx, conv_bufs *c, int which, double *sec, double *cpu)
+{
+    double t0 = ct_now(), c0 = cpu_now();
     int st = which == 0 ? ct_conv2d_forward(ctx, &c->d, c->y, c->x, c->w, c->b, c->ws, c->ws_elems)
                         : ct_conv2d_backward(ctx, &c->d, c->dx, c->dw, c->db, c->dy, c->x, c->w,
                                              c->ws, c->ws_elems);
     if (!st)
         st = ct_context_finish(ctx);
     *sec = ct_now() - t0;
+    *cpu = cpu_now() - c0;
     return st;
 }
 
+/* Both convolution paths on a CPU device that shares host memory (the
+ * direct host convolution and im2col + GEMM), interleaved rep by rep;
+ * elsewhere only the path the context takes. */
 static int bench_convs(ct_context *ctx, int reps, int ws_min)
 {
     static const int shapes[3][2] = { { 16, 32 }, { 32, 16 }, { 64, 8 } };
-    printf("conv2d 3x3 pad 1, N=128, GEMM path %s, %s, median of %d:\n",
+    int direct = ctx->conv_direct;
+    ct_conv2d_desc probe = { 128, 16, 32, 32, 16, 3, 3, 1, 1, 1, 1, 1, 1 };
+    int both = ct_conv2d_host_ok(ctx, &probe);
+    const char *names[2] = { "im2col", "direct" };
+    printf("conv2d 3x3 pad 1, N=128, GEMM path %s, %s, median of %d%s:\n",
            ct_gemm_path_str(ct_gemm_get_path(ctx)),
-           ws_min ? "one image per GEMM (--ws-min)" : "recommended workspace", reps);
-    for (int s = 0; s < 3; s++) {
+           ws_min ? "one image per GEMM (--ws-min)" : "recommended workspace", reps,
+           both ? ", im2col + GEMM and the direct host convolution interleaved" : "");
+    int st = CT_OK;
+    for (int s = 0; s < 3 && !st; s++) {
         conv_bufs c;
-        int st = conv_setup(ctx, &c, 128, shapes[s][0], shapes[s][1], ws_min);
-        double tf[MAX_REPS], tb[MAX_REPS], dummy;
-        for (int r = -1; r < reps && !st; r++) { /* r = -1: warm-up */
-            st = conv_once(ctx, &c, 0, r < 0 ? &dummy : &tf[r]);
-            if (!st)
-                st = conv_once(ctx, &c, 1, r < 0 ? &dummy : &tb[r]);
-        }
+        st = conv_setup(ctx, &c, 128, shapes[s][0], shapes[s][1], ws_min);
+        double tf[2][MAX_REPS], tb[2][MAX_REPS], cf[2][MAX_REPS], cb[2][MAX_REPS], dummy, dc;
+        for (int r = -1; r < reps && !st; r++) /* r = -1: warm-up */
+            for (int m = both ? 0 : 1; m < 2 && !st; m++) {
+                ctx->conv_direct = both ? m : direct;
+                st = conv_once(ctx, &c, 0, r < 0 ? &dummy : &tf[m][r], r < 0 ? &dc : &cf[m][r]);
+                if (!st)
+                    st = conv_once(ctx, &c, 1, r < 0 ? &dummy : &tb[m][r], r < 0 ? &dc : &cb[m][r]);
+            }
+        ctx->conv_direct = direct;
         if (st) {
             fprintf(stderr, "bench_conv: %s\n", ct_context_last_error(ctx));
             conv_release(&c);
@@ -109,14 +133,17 @@ static int bench_convs(ct_context *ctx, int reps, int ws_min)
         }
         double K = 9.0 * shapes[s][0], nP = 128.0 * shapes[s][1] * shapes[s][1];
         double gemm_flop = 2 * shapes[s][0] * K * nP;
-        double f = median(tf, reps), b = median(tb, reps);
-        printf("  C=%-3d %2dx%-2d  forward %8.2f ms (%6.2f GFLOP/s)   backward %8.2f ms "
-               "(%6.2f GFLOP/s)   workspace %.1f MiB\n", shapes[s][0], shapes[s][1],
-               shapes[s][1], f * 1e3, gemm_flop / f * 1e-9, b * 1e3, 2 * gemm_flop / b * 1e-9,
-               (double)c.ws_elems * 4 / 1048576.0);
+        for (int m = both ? 0 : 1; m < 2; m++) {
+            double f = median(tf[m], reps), b = median(tb[m], reps);
+            double fc = median(cf[m], reps), bc = median(cb[m], reps);
+            printf("  C=%-3d %2dx%-2d %-6s forward %8.2f ms (%6.2f GFLOP/s, cpu %7.2f ms)   "
+                   "backward %8.2f ms (%6.2f GFLOP/s, cpu %7.2f ms)\n", shapes[s][0],
+                   shapes[s][1], shapes[s][1], both ? names[m] : "", f * 1e3,
+                   gemm_flop / f * 1e-9, fc * 1e3, b * 1e3, 2 * gemm_flop / b * 1e-9, bc * 1e3);
+        }
         conv_release(&c);
     }
-    return CT_OK;
+    return st;
 }
 
 static void fill_host(float *a, size_t n)
@@ -210,16 +237,17 @@ static int bench_clblast_gemm(ct_context *ctx, int reps)
 int main(int argc, char **argv)
 {
     const char *gemm = NULL, *device = NULL;
-    int reps = 5, ws_min = 0;
+    int reps = 5, ws_min = 0, conv_only = 0;
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(argv[i], "--gemm") && v) gemm = v, i++;
         else if (!strcmp(argv[i], "--reps") && v) reps = atoi(v), i++;
         else if (!strcmp(argv[i], "--device") && v) device = v, i++;
         else if (!strcmp(argv[i], "--ws-min")) ws_min = 1;
+        else if (!strcmp(argv[i], "--conv-only")) conv_only = 1;
         else {
             fprintf(stderr, "usage: bench_conv [--gemm host|clblast] [--reps N] [--ws-min] "
-                    "[--device SEL]\n");
+                    "[--conv-only] [--device SEL]\n");
             return 2;
         }
     }
@@ -241,9 +269,9 @@ int main(int argc, char **argv)
                                                                          : CT_GEMM_CLBLAST);
     if (!st)
         st = bench_convs(ctx, reps, ws_min);
-    if (!st)
+    if (!st && !conv_only)
         st = bench_host_gemm(ctx, reps);
-    if (!st)
+    if (!st && !conv_only)
         st = bench_clblast_gemm(ctx, reps);
     if (st)
         fprintf(stderr, "bench_conv: %s\n", ct_context_last_error(ctx));

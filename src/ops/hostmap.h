@@ -1,0 +1,37 @@
+/*
+ * hostmap.h - maps the device buffers a host-side computation touches (the
+ * host GEMM path, the direct convolution) into host memory, on devices that
+ * share it with the host, where mapping costs no copy.
+ *
+ * Several ranges may lie in one buffer (activations share an arena): each
+ * distinct buffer is mapped once over the union of its ranges, since
+ * mapping one buffer twice for writing is undefined in OpenCL. Mapping is
+ * blocking, so everything enqueued before has finished when it returns.
+ */
+#ifndef CT_OPS_HOSTMAP_H
+#define CT_OPS_HOSTMAP_H
+
+#include "cl/runtime.h"
+
+#define CT_HMAP_MAX 8
+
+typedef struct ct_hmap_range {
+    cl_mem mem;    /* NULL: skipped (host stays NULL) */
+    size_t off, n; /* elements */
+    int write;
+    float *host;   /* set by ct_hmap_map: element `off` */
+} ct_hmap_range;
+
+typedef struct ct_hmap {
+    int nb;
+    cl_mem bufs[CT_HMAP_MAX];
+    void *maps[CT_HMAP_MAX];
+} ct_hmap;
+
+/* Maps the buffers of r[0..n) (n <= CT_HMAP_MAX); `what` names the caller
+ * in messages. On failure nothing stays mapped. */
+int ct_hmap_map(ct_context *ctx, ct_hmap_range *r, int n, ct_hmap *m, const char *what);
+/* Unmaps everything; returns st, or the unmap error if st was CT_OK. */
+int ct_hmap_unmap(ct_context *ctx, ct_hmap *m, int st, const char *what);
+
+#endif /* CT_OPS_HOSTMAP_H */
