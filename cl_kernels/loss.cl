@@ -41,21 +41,76 @@ inline void loss_tree_max(__local float *red, uint lid, uint wg)
     }
 }
 
+/* Kahan-compensated sums in 8 lanes at once. */
+inline void loss_kahan8(float8 *s, float8 *comp, float8 v)
+{
+    float8 y = v - *comp;
+    float8 t = *s + y;
+    *comp = (t - *s) - y;
+    *s = t;
+}
+
+/* The row's maximum; vectors of 8 so CPU compilers use SIMD (a NaN is
+ * skipped by fmax; it still makes the row's exponential sum NaN). */
+inline float row_max(__global const float *row, uint K)
+{
+    uint K8 = K / 8 * 8;
+    float m = row[0];
+    if (K8) {
+        float8 m8 = vload8(0, row);
+        for (uint k = 8; k < K8; k += 8)
+            m8 = fmax(m8, vload8(0, row + k));
+        float4 m4 = fmax(m8.lo, m8.hi);
+        float2 m2 = fmax(m4.lo, m4.hi);
+        m = fmax(m, fmax(m2.x, m2.y));
+    }
+    for (uint k = K8; k < K; k++)
+        m = fmax(m, row[k]);
+    return m;
+}
+
+/* sum_k exp(row[k] - m), Kahan-compensated in 8 lanes, the lanes and the
+ * tail then added in index order; with out != NULL each exp is also
+ * stored there (the backward's first pass). */
+inline float row_expsum(__global const float *row, uint K, float m, __global float *out)
+{
+    uint K8 = K / 8 * 8;
+    float8 e8 = 0.0f, c8 = 0.0f;
+    for (uint k = 0; k < K8; k += 8) {
+        float8 t = exp(vload8(0, row + k) - m);
+        if (out)
+            vstore8(t, 0, out + k);
+        loss_kahan8(&e8, &c8, t);
+    }
+    float e = 0.0f, ec = 0.0f;
+    e8 -= c8; /* fold each lane's compensation in before the lanes meet */
+    loss_kahan(&e, &ec, e8.s0);
+    loss_kahan(&e, &ec, e8.s1);
+    loss_kahan(&e, &ec, e8.s2);
+    loss_kahan(&e, &ec, e8.s3);
+    loss_kahan(&e, &ec, e8.s4);
+    loss_kahan(&e, &ec, e8.s5);
+    loss_kahan(&e, &ec, e8.s6);
+    loss_kahan(&e, &ec, e8.s7);
+    for (uint k = K8; k < K; k++) {
+        float t = exp(row[k] - m);
+        if (out)
+            out[k] = t;
+        loss_kahan(&e, &ec, t);
+    }
+    return e;
+}
+
 /* One row: returns logsumexp(row) - row[lab] (NaN for a label outside
  * [0, K)) and sets *hit when the first argmax is the label. Both forward
  * paths use it, so they agree bit for bit. */
 inline float xent_row(__global const float *row, uint K, int lab, float *hit)
 {
-    float m = row[0];
-    uint am = 0;
-    for (uint k = 1; k < K; k++)
-        if (row[k] > m) { /* strict: ties keep the first index, as torch.argmax */
-            m = row[k];
-            am = k;
-        }
-    float e = 0.0f, ec = 0.0f;
-    for (uint k = 0; k < K; k++)
-        loss_kahan(&e, &ec, exp(row[k] - m));
+    float m = row_max(row, K);
+    uint am = 0; /* the first index holding the maximum, as torch.argmax */
+    while (am + 1 < K && row[am] != m)
+        am++;
+    float e = row_expsum(row, K, m, 0);
     *hit = 0.0f;
     if (lab < 0 || (uint)lab >= K)
         return NAN;
@@ -151,20 +206,22 @@ __kernel void softmax_xent_bwd_rows_f32(__global float *dx, ulong dx_off, __glob
         return;
     __global const float *row = x + x_off + (ulong)r * K;
     __global float *drow = dx + dx_off + (ulong)r * K;
-    float m = row[0];
-    for (uint k = 1; k < K; k++)
-        m = fmax(m, row[k]);
-    float e = 0.0f, ec = 0.0f;
-    for (uint k = 0; k < K; k++) {
-        float t = exp(row[k] - m);
-        drow[k] = t; /* kept for the second pass: one exp per logit */
-        loss_kahan(&e, &ec, t);
-    }
+    /* the exps are kept in drow for the second pass: one exp per logit */
+    float e = row_expsum(row, K, row_max(row, K), drow);
     float inv = 1.0f / e;
     int lab = labels[labels_off + r];
-    int valid = lab >= 0 && (uint)lab < K;
-    for (uint k = 0; k < K; k++)
-        drow[k] = valid ? (drow[k] * inv - (k == (uint)lab ? 1.0f : 0.0f)) * scale : NAN;
+    uint K8 = K / 8 * 8;
+    if (lab < 0 || (uint)lab >= K) {
+        for (uint k = 0; k < K; k++)
+            drow[k] = NAN;
+        return;
+    }
+    float dl = (drow[lab] * inv - 1.0f) * scale;
+    for (uint k = 0; k < K8; k += 8)
+        vstore8(vload8(0, drow + k) * inv * scale, 0, drow + k);
+    for (uint k = K8; k < K; k++)
+        drow[k] = drow[k] * inv * scale;
+    drow[lab] = dl;
 }
 
 /*
