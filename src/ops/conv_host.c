@@ -365,80 +365,91 @@ static AVX2 float hsum(__m256 v)
     return _mm_cvtss_f32(s);
 }
 
-/* dw of output channels 4 cb.. and input channel c, over the whole batch:
- * for each kernel row and group of 3 taps, 4 x 3 vector sums over the
- * output pixels, kept in scratch between images. */
+/* dw of the output channel blocks [g group, (g + 1) group) and input
+ * channel c, over the whole batch: for each block, kernel row and group of
+ * 3 taps, 4 x 3 vector sums over the output pixels, kept in scratch between
+ * images. Several blocks share each padded plane, which amortizes the
+ * padding copy. */
 static AVX2 void weight_item(void *arg, size_t item, int thread)
 {
     const dconv *p = arg;
-    int cb = (int)(item / (size_t)p->ci), c = (int)(item % (size_t)p->ci);
-    int cvalid = p->co - 4 * cb < 4 ? p->co - 4 * cb : 4;
+    int g = (int)(item / (size_t)p->ci), c = (int)(item % (size_t)p->ci);
+    int cb0 = g * p->group, cb1 = cb0 + p->group < p->ncb ? cb0 + p->group : p->ncb;
     int nch = (p->kw + 2) / 3;
     size_t P = (size_t)p->oh * p->ow;
     float *xp = p->hw->scratch[thread];
-    __m256 *acc = (__m256 *)(void *)(xp + p->plane + 16);
-    size_t nacc = (size_t)p->kh * nch * 12;
-    for (size_t k = 0; k < nacc; k++)
-        acc[k] = _mm256_setzero_ps();
+    __m256 *acc0 = (__m256 *)(void *)(xp + p->plane + 16);
+    size_t per_block = (size_t)p->kh * nch * 12;
+    for (size_t k = 0; k < per_block * (size_t)(cb1 - cb0); k++)
+        acc0[k] = _mm256_setzero_ps();
     int full = p->ow / 8 * 8, tail = p->ow - full;
     for (int n = 0; n < p->n; n++) {
         pad_planes(p, p->x + (size_t)n * p->x_img + (size_t)c * p->h * p->w, 1, xp);
-        const float *dyq[4];
-        for (int q = 0; q < 4; q++)
-            dyq[q] = p->dy + (size_t)n * p->y_img + (size_t)(4 * cb + (q < cvalid ? q : cvalid - 1)) * P;
-        for (int i = 0; i < p->kh; i++)
-            for (int ch = 0; ch < nch; ch++) {
-                __m256 *a = acc + ((size_t)i * nch + ch) * 12;
-                __m256 s00 = a[0], s01 = a[1], s02 = a[2], s10 = a[3], s11 = a[4], s12 = a[5];
-                __m256 s20 = a[6], s21 = a[7], s22 = a[8], s30 = a[9], s31 = a[10], s32 = a[11];
-                for (int r = 0; r < p->oh; r++) {
-                    const float *xr = xp + (size_t)(r + i) * p->wpp + 3 * ch;
-                    size_t ro = (size_t)r * p->ow;
-                    /* full vectors, then the row's tail with dy masked to 0 (past the row
-                     * it would read the next one); the mask is built only there, so
-                     * the 12 sums, 3 x vectors and 1 dy vector fit the 16 registers */
+        for (int cb = cb0; cb < cb1; cb++) {
+            int cvalid = p->co - 4 * cb < 4 ? p->co - 4 * cb : 4;
+            __m256 *acc = acc0 + per_block * (size_t)(cb - cb0);
+            const float *dyq[4];
+            for (int q = 0; q < 4; q++)
+                dyq[q] = p->dy + (size_t)n * p->y_img +
+                         (size_t)(4 * cb + (q < cvalid ? q : cvalid - 1)) * P;
+            for (int i = 0; i < p->kh; i++)
+                for (int ch = 0; ch < nch; ch++) {
+                    __m256 *a = acc + ((size_t)i * nch + ch) * 12;
+                    __m256 s00 = a[0], s01 = a[1], s02 = a[2], s10 = a[3], s11 = a[4], s12 = a[5];
+                    __m256 s20 = a[6], s21 = a[7], s22 = a[8], s30 = a[9], s31 = a[10], s32 = a[11];
+                    for (int r = 0; r < p->oh; r++) {
+                        const float *xr = xp + (size_t)(r + i) * p->wpp + 3 * ch;
+                        size_t ro = (size_t)r * p->ow;
+                        /* full vectors, then the row's tail with dy masked to 0 (past the row
+                         * it would read the next one); the mask is built only there, so
+                         * the 12 sums, 3 x vectors and 1 dy vector fit the 16 registers */
 #define DW_STEP(LOAD)                                                                             \
-    do {                                                                                          \
-        __m256 x0 = _mm256_loadu_ps(xr + o), x1 = _mm256_loadu_ps(xr + o + 1);                   \
-        __m256 x2 = _mm256_loadu_ps(xr + o + 2), d;                                               \
-        d = LOAD(dyq[0] + ro + o);                                                                \
-        s00 = _mm256_fmadd_ps(d, x0, s00);                                                        \
-        s01 = _mm256_fmadd_ps(d, x1, s01);                                                        \
-        s02 = _mm256_fmadd_ps(d, x2, s02);                                                        \
-        d = LOAD(dyq[1] + ro + o);                                                                \
-        s10 = _mm256_fmadd_ps(d, x0, s10);                                                        \
-        s11 = _mm256_fmadd_ps(d, x1, s11);                                                        \
-        s12 = _mm256_fmadd_ps(d, x2, s12);                                                        \
-        d = LOAD(dyq[2] + ro + o);                                                                \
-        s20 = _mm256_fmadd_ps(d, x0, s20);                                                        \
-        s21 = _mm256_fmadd_ps(d, x1, s21);                                                        \
-        s22 = _mm256_fmadd_ps(d, x2, s22);                                                        \
-        d = LOAD(dyq[3] + ro + o);                                                                \
-        s30 = _mm256_fmadd_ps(d, x0, s30);                                                        \
-        s31 = _mm256_fmadd_ps(d, x1, s31);                                                        \
-        s32 = _mm256_fmadd_ps(d, x2, s32);                                                        \
-    } while (0)
+        do {                                                                                          \
+            __m256 x0 = _mm256_loadu_ps(xr + o), x1 = _mm256_loadu_ps(xr + o + 1);                   \
+            __m256 x2 = _mm256_loadu_ps(xr + o + 2), d;                                               \
+            d = LOAD(dyq[0] + ro + o);                                                                \
+            s00 = _mm256_fmadd_ps(d, x0, s00);                                                        \
+            s01 = _mm256_fmadd_ps(d, x1, s01);                                                        \
+            s02 = _mm256_fmadd_ps(d, x2, s02);                                                        \
+            d = LOAD(dyq[1] + ro + o);                                                                \
+            s10 = _mm256_fmadd_ps(d, x0, s10);                                                        \
+            s11 = _mm256_fmadd_ps(d, x1, s11);                                                        \
+            s12 = _mm256_fmadd_ps(d, x2, s12);                                                        \
+            d = LOAD(dyq[2] + ro + o);                                                                \
+            s20 = _mm256_fmadd_ps(d, x0, s20);                                                        \
+            s21 = _mm256_fmadd_ps(d, x1, s21);                                                        \
+            s22 = _mm256_fmadd_ps(d, x2, s22);                                                        \
+            d = LOAD(dyq[3] + ro + o);                                                                \
+            s30 = _mm256_fmadd_ps(d, x0, s30);                                                        \
+            s31 = _mm256_fmadd_ps(d, x1, s31);                                                        \
+            s32 = _mm256_fmadd_ps(d, x2, s32);                                                        \
+        } while (0)
 #define LOAD_FULL(ptr) _mm256_loadu_ps(ptr)
 #define LOAD_TAIL(ptr) _mm256_maskload_ps(ptr, tail_mask(tail))
-                    int o = 0;
-                    for (; o < full; o += 8)
-                        DW_STEP(LOAD_FULL);
-                    if (tail)
-                        DW_STEP(LOAD_TAIL);
+                        int o = 0;
+                        for (; o < full; o += 8)
+                            DW_STEP(LOAD_FULL);
+                        if (tail)
+                            DW_STEP(LOAD_TAIL);
 #undef LOAD_FULL
 #undef LOAD_TAIL
 #undef DW_STEP
+                    }
+                    a[0] = s00, a[1] = s01, a[2] = s02, a[3] = s10, a[4] = s11, a[5] = s12;
+                    a[6] = s20, a[7] = s21, a[8] = s22, a[9] = s30, a[10] = s31, a[11] = s32;
                 }
-                a[0] = s00, a[1] = s01, a[2] = s02, a[3] = s10, a[4] = s11, a[5] = s12;
-                a[6] = s20, a[7] = s21, a[8] = s22, a[9] = s30, a[10] = s31, a[11] = s32;
-            }
+        }
     }
     size_t taps = (size_t)p->kh * p->kw;
-    for (int q = 0; q < cvalid; q++) {
-        float *dwq = p->dw + ((size_t)(4 * cb + q) * p->ci + c) * taps;
-        for (int i = 0; i < p->kh; i++)
-            for (int j = 0; j < p->kw; j++)
-                dwq[(size_t)i * p->kw + j] += hsum(acc[((size_t)i * nch + j / 3) * 12 + q * 3 + j % 3]);
+    for (int cb = cb0; cb < cb1; cb++) {
+        int cvalid = p->co - 4 * cb < 4 ? p->co - 4 * cb : 4;
+        const __m256 *acc = acc0 + per_block * (size_t)(cb - cb0);
+        for (int q = 0; q < cvalid; q++) {
+            float *dwq = p->dw + ((size_t)(4 * cb + q) * p->ci + c) * taps;
+            for (int i = 0; i < p->kh; i++)
+                for (int j = 0; j < p->kw; j++)
+                    dwq[(size_t)i * p->kw + j] += hsum(acc[((size_t)i * nch + j / 3) * 12 + q * 3 + j % 3]);
+        }
     }
 }
 
@@ -555,7 +566,14 @@ int ct_conv2d_host_backward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf dx,
     geometry(&g, d->n, d->c_out, f.oh, f.ow, d->c_in, d->kh, d->kw, d->kh - 1 - d->pad_h,
              d->kw - 1 - d->pad_w);
     size_t taps = (size_t)d->kh * d->kw, nw = (size_t)d->c_out * d->c_in * taps;
-    size_t nacc = (size_t)d->kh * ((d->kw + 2) / 3) * 12 * 8;
+    /* weight-gradient items: (channel blocks, input channel), as many blocks
+     * per item as still leaves 4 items per thread */
+    int threads = ctx->host_work ? ctx->host_work->threads : (int)ctx->dev.compute_units;
+    f.group = f.ncb;
+    while (f.group > 1 && (size_t)d->c_in * (size_t)((f.ncb + f.group - 1) / f.group) <
+                              4 * (size_t)(threads > 0 ? threads : 1))
+        f.group = (f.group + 1) / 2;
+    size_t nacc = (size_t)f.group * d->kh * ((d->kw + 2) / 3) * 12 * 8;
     size_t need_g = dx.mem ? (size_t)g.ci * g.plane + 16 : 0;
     size_t need_f = f.plane + 16 + 16 + nacc;
     struct ct_host_work *hw;
@@ -591,7 +609,7 @@ int ct_conv2d_host_backward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf dx,
         ct_pool_run(hw->pool, (size_t)g.n * g.items_per_img, forward_item, &g);
     }
     if (dw.mem)
-        ct_pool_run(hw->pool, (size_t)f.ncb * f.ci, weight_item, &f);
+        ct_pool_run(hw->pool, (size_t)((f.ncb + f.group - 1) / f.group) * f.ci, weight_item, &f);
     if (db.mem)
         ct_pool_run(hw->pool, (size_t)d->c_out, bias_item, &f);
     return ct_hmap_unmap(ctx, &hm, CT_OK, "conv2d backward");
