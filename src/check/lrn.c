@@ -99,11 +99,28 @@ static double backward_magnitude(const ct_lrn *p, const double *dy, const double
     return worst;
 }
 
+static void one_case_on(ct_check *c, const ct_lrn *p, int n, int ch, int hw);
+
+/* Each case runs the per-element kernels GPUs get and the per-row vector
+ * kernels CPUs get, by presenting the device as each (src/ops/lrn.c). */
 static void one_case(ct_check *c, const ct_lrn *p, int n, int ch, int hw)
 {
     ct_context *ctx = ck_ctx(c);
-    ck_case(c, "lrn x (%d, %d, %d) size %d alpha %g beta %g k %g", n, ch, hw, p->size,
-            (double)p->alpha, (double)p->beta, (double)p->k);
+    ct_device_type real = ctx->dev.type;
+    for (int cpu = 0; cpu <= 1 && !ck_failed(c); cpu++) {
+        ctx->dev.type = cpu ? CT_DEVICE_CPU : CT_DEVICE_GPU;
+        ck_case(c, "lrn x (%d, %d, %d) size %d alpha %g beta %g k %g, %s kernels", n, ch, hw,
+                p->size, (double)p->alpha, (double)p->beta, (double)p->k, cpu ? "cpu" : "gpu");
+        one_case_on(c, p, n, ch, hw);
+        if (!cpu)
+            ck_case_end(c);
+    }
+    ctx->dev.type = real;
+}
+
+static void one_case_on(ct_check *c, const ct_lrn *p, int n, int ch, int hw)
+{
+    ct_context *ctx = ck_ctx(c);
     size_t nx = (size_t)n * (size_t)ch * (size_t)hw;
     double *x = ck_host(c, nx), *y = ck_host(c, nx), *dy = ck_host(c, nx), *dx = ck_host(c, nx);
     if (ck_failed(c))

@@ -102,17 +102,38 @@ static int max_overlap(const ct_pool2d *p)
     return ((p->kh + p->sh - 1) / p->sh) * ((p->kw + p->sw - 1) / p->sw);
 }
 
+static void pool_case_on(ct_check *c, pool_kind kind, const ct_pool2d *p, input_mode mode,
+                         const char *kernels);
+
+/* Max pool cases run with the device presented as a GPU and as a CPU, so
+ * whichever kernels a device type gets are checked; the forward on the
+ * host GEMM path is the host's (src/ops/conv_host.c), on the CLBlast path
+ * the kernel (checkcl runs both paths in CI). */
 static void pool_case(ct_check *c, pool_kind kind, const ct_pool2d *p, input_mode mode)
+{
+    ct_context *ctx = ck_ctx(c);
+    ct_device_type real = ctx->dev.type;
+    for (int cpu = 0; cpu <= (kind == POOL_MAX) && !ck_failed(c); cpu++) {
+        ctx->dev.type = cpu ? CT_DEVICE_CPU : CT_DEVICE_GPU;
+        pool_case_on(c, kind, p, mode, kind != POOL_MAX ? "" : cpu ? ", as a cpu" : ", as a gpu");
+        if (!cpu && kind == POOL_MAX)
+            ck_case_end(c);
+    }
+    ctx->dev.type = real;
+}
+
+static void pool_case_on(ct_check *c, pool_kind kind, const ct_pool2d *p, input_mode mode,
+                         const char *kernels)
 {
     ct_context *ctx = ck_ctx(c);
     const char *name = kind == POOL_MAX           ? "maxpool"
                        : p->count_include_pad ? "avgpool"
                                               : "avgpool(count_include_pad=false)";
-    ck_case(c, "%s x (%d, %d, %d, %d) kernel %dx%d stride %dx%d pad %dx%d%s", name, p->n, p->c,
+    ck_case(c, "%s x (%d, %d, %d, %d) kernel %dx%d stride %dx%d pad %dx%d%s%s", name, p->n, p->c,
             p->h, p->w, p->kh, p->kw, p->sh, p->sw, p->ph, p->pw,
             mode == INPUT_TIES      ? " with ties"
             : mode == INPUT_SPECIAL ? " with ties, NaN, +-FLT_MAX"
-                                    : "");
+                                    : "", kernels);
     int oh = ct_pool_out_dim(p->h, p->kh, p->sh, p->ph);
     int ow = ct_pool_out_dim(p->w, p->kw, p->sw, p->pw);
     size_t nx = (size_t)p->n * (size_t)p->c * (size_t)p->h * (size_t)p->w;

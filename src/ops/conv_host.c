@@ -17,6 +17,7 @@
  */
 #include "ops/conv_host.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -483,6 +484,73 @@ static int cpu_has_avx2_fma(void)
 }
 
 #endif
+
+/* ---- max pool forward ---- */
+
+typedef struct hpool {
+    const ct_pool2d *p;
+    int oh, ow;
+    const float *x;
+    float *y;
+    int *am;
+} hpool;
+
+/* One plane: the last NaN, else the first maximum of each window; the
+ * window's start when all are -inf (maxpool_fwd_f32's rule). */
+static void maxpool_plane(void *arg, size_t plane, int thread)
+{
+    (void)thread;
+    const hpool *hp = arg;
+    const ct_pool2d *p = hp->p;
+    const float *xp = hp->x + plane * (size_t)p->h * p->w;
+    size_t o = plane * (size_t)hp->oh * hp->ow;
+    for (int oy = 0; oy < hp->oh; oy++) {
+        int y0 = oy * p->sh - p->ph, y1 = y0 + p->kh < p->h ? y0 + p->kh : p->h;
+        y0 = y0 > 0 ? y0 : 0;
+        for (int ox = 0; ox < hp->ow; ox++, o++) {
+            int x0 = ox * p->sw - p->pw, x1 = x0 + p->kw < p->w ? x0 + p->kw : p->w;
+            x0 = x0 > 0 ? x0 : 0;
+            int best = y0 * p->w + x0;
+            float m = -INFINITY;
+            for (int yy = y0; yy < y1; yy++) {
+                const float *row = xp + (size_t)yy * p->w;
+                for (int xx = x0; xx < x1; xx++) {
+                    /* selects, not a branch: which element wins is data,
+                     * and mispredicted branches tripled the time */
+                    float v = row[xx];
+                    int take = (v > m) | (v != v);
+                    m = take ? v : m;
+                    best = take ? yy * p->w + xx : best;
+                }
+            }
+            hp->y[o] = xp[best];
+            if (hp->am)
+                hp->am[o] = best;
+        }
+    }
+}
+
+int ct_maxpool_host_forward(ct_context *ctx, const ct_pool2d *p, int oh, int ow, ct_buf y,
+                            ct_buf x, ct_buf argmax)
+{
+    struct ct_host_work *hw;
+    int st = host_work(ctx, 16, 16, 1, &hw);
+    if (st)
+        return st;
+    size_t planes = (size_t)p->n * p->c, ny = planes * (size_t)oh * ow;
+    ct_hmap_range r[3] = {
+        { x.mem, x.off, planes * (size_t)p->h * p->w, 0, NULL },
+        { y.mem, y.off, ny, 1, NULL },
+        { argmax.mem, argmax.off, argmax.mem ? ny : 0, 1, NULL },
+    };
+    ct_hmap hm;
+    if ((st = ct_hmap_map(ctx, r, 3, &hm, "max pool forward")))
+        return st;
+    /* the argmax record is int32 in a float-typed buffer */
+    hpool hp = { p, oh, ow, r[0].host, r[1].host, (int *)(void *)r[2].host };
+    ct_pool_run(hw->pool, planes, maxpool_plane, &hp);
+    return ct_hmap_unmap(ctx, &hm, CT_OK, "max pool forward");
+}
 
 int ct_conv2d_host_ok(const ct_context *ctx, const ct_conv2d_desc *d)
 {

@@ -16,6 +16,7 @@
 #define CT_OPS_CONV_HOST_H
 
 #include "ops/conv.h"
+#include "ops/pool.h"
 
 /* Whether the direct host path takes this convolution on this context:
  * the host GEMM path is active, the CPU has AVX2 and FMA, the convolution
@@ -27,6 +28,12 @@ int ct_conv2d_host_forward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf y, c
                            ct_buf b);
 int ct_conv2d_host_backward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf dx, ct_buf dw,
                             ct_buf db, ct_buf dy, ct_buf x, ct_buf w);
+
+/* Max pool forward on the host (any CPU), for contexts on the host GEMM
+ * path: pocl's code for the window scan ran at ~0.5 GB/s. oh, ow: the
+ * validated output size; argmax.mem may be NULL. */
+int ct_maxpool_host_forward(ct_context *ctx, const ct_pool2d *p, int oh, int ow, ct_buf y,
+                            ct_buf x, ct_buf argmax);
 
 /* Frees the pool and scratch a context's host-side work keeps. */
 void ct_host_work_release(ct_context *ctx);
