@@ -11,6 +11,11 @@
  * seed and stream. Element i is kept when u01(word) >= p; kept elements are
  * scaled by `scale` = 1 / (1 - p), computed once on the host (0 when p = 1,
  * when nothing is kept) so the device and the reference use the same float.
+ *
+ * `first` is the index of element 0 within the whole tensor: a data-parallel
+ * replica holding rows [r0, r0 + n) of a larger batch passes r0 * features,
+ * so its mask is the slice of the mask one device would draw for the whole
+ * batch (src/train/parallel.c).
  */
 
 #define CT_DROPOUT_TAG 1u
@@ -21,36 +26,50 @@ inline uint4 ct_dropout_block(uint b, uint seed_lo, uint seed_hi, uint stream)
     return ct_philox4x32((uint4)(b, CT_DROPOUT_TAG, seed_hi, stream), (uint2)(seed_lo, 0x5eedu));
 }
 
-/* out = in * keep * scale for the (up to) four elements of block b: one
- * Philox call serves four elements. */
+/* out = in * keep * scale for the (up to) four elements 4b .. 4b + 3; their
+ * decisions are words (first + i) % 4 of blocks (first + i) / 4, so one
+ * Philox call serves four elements when first is a multiple of 4, two
+ * otherwise. */
 inline void ct_dropout_apply(__global float *out, __global const float *in, uint b, uint n,
-                             float p, float scale, uint seed_lo, uint seed_hi, uint stream)
+                             uint first, float p, float scale, uint seed_lo, uint seed_hi,
+                             uint stream)
 {
-    uint4 r = ct_dropout_block(b, seed_lo, seed_hi, stream);
-    uint w[4] = { r.x, r.y, r.z, r.w };
+    uint w[4] = { 0, 0, 0, 0 };
+    uint have = 0xffffffffu;
     for (uint k = 0; k < 4; k++) {
         uint i = 4 * b + k;
-        if (i < n)
-            out[i] = ct_u01(w[k]) >= p ? in[i] * scale : 0.0f;
+        if (i >= n)
+            break;
+        uint j = first + i;
+        if (j / 4 != have) {
+            have = j / 4;
+            uint4 r = ct_dropout_block(have, seed_lo, seed_hi, stream);
+            w[0] = r.x;
+            w[1] = r.y;
+            w[2] = r.z;
+            w[3] = r.w;
+        }
+        out[i] = ct_u01(w[j % 4]) >= p ? in[i] * scale : 0.0f;
     }
 }
 
 /* y = x * keep * scale; work-item b handles elements 4b .. 4b + 3.
  * x, y: (n) */
 __kernel void dropout_fwd_f32(__global float *y, ulong y_off, __global const float *x, ulong x_off,
-                              uint n, float p, float scale, uint seed_lo, uint seed_hi, uint stream)
-{
-    uint b = get_global_id(0);
-    if (b < (n + 3) / 4)
-        ct_dropout_apply(y + y_off, x + x_off, b, n, p, scale, seed_lo, seed_hi, stream);
-}
-
-/* dx = dy * keep * scale, the same mask. dy, dx: (n) */
-__kernel void dropout_bwd_f32(__global float *dx, ulong dx_off, __global const float *dy,
-                              ulong dy_off, uint n, float p, float scale, uint seed_lo, uint seed_hi,
+                              uint n, uint first, float p, float scale, uint seed_lo, uint seed_hi,
                               uint stream)
 {
     uint b = get_global_id(0);
     if (b < (n + 3) / 4)
-        ct_dropout_apply(dx + dx_off, dy + dy_off, b, n, p, scale, seed_lo, seed_hi, stream);
+        ct_dropout_apply(y + y_off, x + x_off, b, n, first, p, scale, seed_lo, seed_hi, stream);
+}
+
+/* dx = dy * keep * scale, the same mask. dy, dx: (n) */
+__kernel void dropout_bwd_f32(__global float *dx, ulong dx_off, __global const float *dy,
+                              ulong dy_off, uint n, uint first, float p, float scale, uint seed_lo,
+                              uint seed_hi, uint stream)
+{
+    uint b = get_global_id(0);
+    if (b < (n + 3) / 4)
+        ct_dropout_apply(dx + dx_off, dy + dy_off, b, n, first, p, scale, seed_lo, seed_hi, stream);
 }

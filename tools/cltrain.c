@@ -7,8 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cltrain/cltrain.h>
+
+#include "cli_args.h"
 
 static const char usage_text[] =
     "usage: cltrain [--devices [--json]] | COMMAND [options]\n"
@@ -30,8 +33,18 @@ static const char usage_text[] =
     "        [--clip NORM] [--seed N] [--device SEL] [--out CKPT] [--resume CKPT]\n"
     "        [--log FILE.jsonl] [--log-every STEPS] [--limit N] [--test-limit N]\n"
     "        [--augment|--no-augment] [--progress|--no-progress] [--dry-run]\n"
+    "        [--check-finite STEPS] [--shares W,W,...] [--bn-groups N]\n"
     "        train a model (default: the zoo's cnn on Fashion-MNIST, 5 epochs, Adam 1e-3,\n"
-    "        cosine schedule, batch 64) and write a checkpoint after every epoch\n"
+    "        cosine schedule, batch 64) and write a checkpoint after every epoch.\n"
+    "        --check-finite: stop on a NaN or Inf in the loss, gradients or parameters,\n"
+    "        looked for every STEPS steps (default 100; 0: only at each epoch's end,\n"
+    "        which is always checked before its checkpoint is written); the error names\n"
+    "        the first layer that went non-finite and the last good checkpoint\n"
+    "        Data-parallel: --device A,B (or all-gpu) trains one replica per device on\n"
+    "        its share of each batch (--shares, default equal); `mpirun -np N cltrain\n"
+    "        train ...` one per rank (the batch is the global batch; rank 0 writes).\n"
+    "        --bn-groups N: batch-norm statistics over N equal parts of each batch, as N\n"
+    "        replicas compute them (docs/PARALLEL.md)\n"
     "  eval --weights CKPT [--model NAME|FILE] [--data SPEC] [--batch N] [--limit N]\n"
     "        loss and accuracy of a checkpoint on the test split\n"
     "  predict --weights CKPT [--model NAME|FILE] [--data SPEC] [--count N] [--top K]\n"
@@ -55,7 +68,8 @@ static const char usage_text[] =
     "  all, all-gpu, all-cpu\n"
     "                    every device (of that type)\n"
     "  TEXT              the best device whose name, vendor or platform contains TEXT\n"
-    "  A,B,...           several devices (bench runs on each; training uses one)\n"
+    "  A,B,...           several devices (bench runs on each; training runs one replica\n"
+    "                    per device, splitting each batch: by --shares, else equally)\n"
     "\n"
     "environment:\n"
     "  CLTRAIN_DEVICE      default device selector\n"
@@ -64,9 +78,9 @@ static const char usage_text[] =
     "  CLTRAIN_KERNEL_DIR  load .cl files from this directory instead of the built-in ones\n"
     "  CLTRAIN_GEMM        clblast | host | auto: how matrix products run\n";
 
-static int usage_error(const char *what, const char *arg)
+static int usage_error(const char *err)
 {
-    fprintf(stderr, "cltrain: %s '%s'\nRun `cltrain --help` for usage.\n", what, arg);
+    fprintf(stderr, "cltrain: %s\nRun `cltrain --help` for usage.\n", err);
     return 2;
 }
 
@@ -157,24 +171,12 @@ static const char *origin_str(ct_program_origin o)
     }
 }
 
-static int cmd_kernels(int argc, char **argv)
+static int cmd_kernels(const cli_args *a)
 {
-    const char *device = NULL;
-    int json = 0;
-    for (int i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "--device")) {
-            if (++i >= argc)
-                return usage_error("missing value for", "--device");
-            device = argv[i];
-        } else if (!strcmp(argv[i], "--json")) {
-            json = 1;
-        } else {
-            return usage_error("kernels: unknown option", argv[i]);
-        }
-    }
+    int json = a->json;
     ct_context_options o;
     ct_context_defaults(&o);
-    o.device = device;
+    o.device = a->device;
     o.lazy_kernels = 1;
     ct_context *ctx = NULL;
     if (ct_context_create(&o, &ctx)) {
@@ -218,14 +220,12 @@ static int cmd_kernels(int argc, char **argv)
     return st ? 1 : 0;
 }
 
-static int cmd_zoo(int argc, char **argv)
+static int cmd_zoo(const cli_args *a)
 {
-    if (argc > 1)
-        return usage_error("zoo: takes at most one model name, got", argv[1]);
-    if (argc == 1) {
-        const char *text = ct_zoo_text(argv[0]);
+    if (a->name) {
+        const char *text = ct_zoo_text(a->name);
         if (!text) {
-            fprintf(stderr, "cltrain: no model '%s' in the zoo. HINT: `cltrain zoo` lists them\n", argv[0]);
+            fprintf(stderr, "cltrain: no model '%s' in the zoo. HINT: `cltrain zoo` lists them\n", a->name);
             return 1;
         }
         fputs(text, stdout);
@@ -251,19 +251,6 @@ static void print_layers(const ct_model *m)
     printf("total trainable parameters: %zu\n", ct_model_param_count(m));
 }
 
-static int parse_count(const char *flag, const char *v, long lo, long hi, long *out)
-{
-    char *end = NULL;
-    long x = v ? strtol(v, &end, 10) : 0;
-    if (!v || end == v || *end || x < lo || x > hi) {
-        fprintf(stderr, "cltrain: %s needs an integer in [%ld, %ld], got '%s'\n"
-                "Run `cltrain --help` for usage.\n", flag, lo, hi, v ? v : "");
-        return 0;
-    }
-    *out = x;
-    return 1;
-}
-
 static void selftest_line(void *user, const ct_selftest_result *r)
 {
     (void)user;
@@ -278,39 +265,12 @@ static void selftest_line(void *user, const ct_selftest_result *r)
     fflush(stdout);
 }
 
-static int cmd_selftest(int argc, char **argv)
+static int cmd_selftest(const cli_args *a)
 {
-    ct_selftest_options so;
-    ct_selftest_defaults(&so);
-    const char *device = NULL;
-    long v = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--device") && val) {
-            device = val;
-            i++;
-        } else if (!strcmp(a, "--filter") && val) {
-            so.filter = val;
-            i++;
-        } else if (!strcmp(a, "--iterations")) {
-            if (!parse_count(a, val, 1, 100000, &v))
-                return 2;
-            so.iterations = (int)v;
-            i++;
-        } else if (!strcmp(a, "--seed")) {
-            if (!parse_count(a, val, 0, 0x7fffffffL, &v))
-                return 2;
-            so.seed = (uint64_t)v;
-            i++;
-        } else if (!strcmp(a, "--bench")) {
-            so.bench = 1;
-        } else {
-            return usage_error("selftest: unknown or incomplete option", a);
-        }
-    }
+    const ct_selftest_options so = a->selftest;
     ct_context_options o;
     ct_context_defaults(&o);
-    o.device = device;
+    o.device = a->device;
     ct_context *ctx = NULL;
     if (ct_context_create(&o, &ctx)) {
         fprintf(stderr, "cltrain: %s\n", ct_last_error());
@@ -330,19 +290,6 @@ static int cmd_selftest(int argc, char **argv)
         printf("all ops passed\n");
     ct_context_free(&ctx);
     return st ? 1 : 0;
-}
-
-static int parse_float(const char *flag, const char *v, double lo, double hi, float *out)
-{
-    char *end = NULL;
-    double x = v ? strtod(v, &end) : 0;
-    if (!v || end == v || *end || !(x >= lo && x <= hi)) {
-        fprintf(stderr, "cltrain: %s needs a number in [%g, %g], got '%s'\n"
-                "Run `cltrain --help` for usage.\n", flag, lo, hi, v ? v : "");
-        return 0;
-    }
-    *out = (float)x;
-    return 1;
 }
 
 static void epoch_line(void *user, const ct_epoch_report *r)
@@ -369,85 +316,115 @@ static ct_context *open_context(const char *device, int lazy)
     return ctx;
 }
 
-/* train, eval and predict share their flags */
-static int cmd_run(const char *cmd, int argc, char **argv)
+/* Opens one context per device the selector names (several: data-parallel
+ * replicas). Returns the count, 0 after printing an error. */
+static size_t open_contexts(const char *selector, ct_context **ctxs, size_t max)
 {
-    ct_train_options o;
-    ct_train_defaults(&o);
-    const char *device = NULL, *weights = NULL, *model = NULL;
-    long v = 0, count = 10, top = 3, batch = 0;
-    int is_train = !strcmp(cmd, "train");
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        int takes = 1;
-        if (!strcmp(a, "--model") && val) model = val;
-        else if (!strcmp(a, "--data") && val) o.data = val;
-        else if (!strcmp(a, "--device") && val) device = val;
-        else if (!strcmp(a, "--weights") && val && !is_train) weights = val;
-        else if (!strcmp(a, "--out") && val && is_train) o.out = val;
-        else if (!strcmp(a, "--resume") && val && is_train) o.resume = val;
-        else if (!strcmp(a, "--log") && val && is_train) o.log = val;
-        else if (!strcmp(a, "--optimizer") && val && is_train) o.optimizer = val;
-        else if (!strcmp(a, "--schedule") && val && is_train) o.schedule = val;
-        else if (!strcmp(a, "--epochs") && is_train) { if (!parse_count(a, val, 1, 100000, &v)) return 2; o.epochs = (int)v; }
-        else if (!strcmp(a, "--batch")) { if (!parse_count(a, val, 1, 1 << 20, &batch)) return 2; }
-        else if (!strcmp(a, "--seed") && is_train) { if (!parse_count(a, val, 0, 0x7fffffffL, &v)) return 2; o.seed = (uint64_t)v; }
-        else if (!strcmp(a, "--warmup") && is_train) { if (!parse_count(a, val, 0, 1L << 40, &v)) return 2; o.warmup = v; }
-        else if (!strcmp(a, "--step-epochs") && is_train) { if (!parse_count(a, val, 1, 100000, &v)) return 2; o.step_epochs = (int)v; }
-        else if (!strcmp(a, "--log-every") && is_train) { if (!parse_count(a, val, 1, 1L << 40, &v)) return 2; o.log_every = v; }
-        else if (!strcmp(a, "--limit")) { if (!parse_count(a, val, 1, 1L << 40, &v)) return 2; o.train_limit = (size_t)v; }
-        else if (!strcmp(a, "--test-limit") && is_train) { if (!parse_count(a, val, 1, 1L << 40, &v)) return 2; o.test_limit = (size_t)v; }
-        else if (!strcmp(a, "--count") && !strcmp(cmd, "predict")) { if (!parse_count(a, val, 1, 1L << 30, &count)) return 2; }
-        else if (!strcmp(a, "--top") && !strcmp(cmd, "predict")) { if (!parse_count(a, val, 1, 1000, &top)) return 2; }
-        else if (!strcmp(a, "--lr") && is_train) { if (!parse_float(a, val, 1e-12, 100, &o.lr)) return 2; }
-        else if (!strcmp(a, "--momentum") && is_train) { if (!parse_float(a, val, 0, 1, &o.momentum)) return 2; }
-        else if (!strcmp(a, "--weight-decay") && is_train) { if (!parse_float(a, val, 0, 10, &o.weight_decay)) return 2; }
-        else if (!strcmp(a, "--gamma") && is_train) { if (!parse_float(a, val, 0, 10, &o.gamma)) return 2; }
-        else if (!strcmp(a, "--clip") && is_train) { if (!parse_float(a, val, 0, 1e9, &o.clip)) return 2; }
-        else {
-            takes = 0;
-            if (!strcmp(a, "--nesterov") && is_train) o.nesterov = 1;
-            else if (!strcmp(a, "--dry-run") && is_train) o.dry_run = 1;
-            else if (!strcmp(a, "--augment") && is_train) o.augment = 1;
-            else if (!strcmp(a, "--no-augment") && is_train) o.augment = 0;
-            else if (!strcmp(a, "--progress") && is_train) o.progress = 1;
-            else if (!strcmp(a, "--no-progress") && is_train) o.progress = 0;
-            else {
-                fprintf(stderr, "cltrain: %s: unknown option or missing value '%s'\n"
-                        "Run `cltrain --help` for usage.\n", cmd, a);
-                return 2;
-            }
+    ct_device_info *devs = NULL;
+    size_t ndev = 0, idx[CLI_MAX_DEVICES], n = 0;
+    if (ct_device_list(&devs, &ndev) || ct_device_select(devs, ndev, selector, idx, max, &n)) {
+        fprintf(stderr, "cltrain: %s\n", ct_last_error());
+        ct_device_list_free(&devs);
+        return 0;
+    }
+    if (n <= 1) {
+        ct_device_list_free(&devs);
+        ctxs[0] = open_context(selector, 1);
+        return ctxs[0] ? 1 : 0;
+    }
+    size_t got = 0;
+    for (; got < n; got++) {
+        char sel[32];
+        snprintf(sel, sizeof sel, "%u:%u", devs[idx[got]].platform_index, devs[idx[got]].device_index);
+        if (!(ctxs[got] = open_context(sel, 1)))
+            break;
+    }
+    ct_device_list_free(&devs);
+    if (got == n)
+        return n;
+    while (got > 0)
+        ct_context_free(&ctxs[--got]);
+    return 0;
+}
+
+/* train: on one device, on several (--device A,B), and as one rank of an
+ * MPI job (mpirun -np N cltrain train ...): rank 0 prints and writes */
+static int cmd_train(const cli_args *a)
+{
+    ct_train_options o = a->train;
+    if (ct_mpi_init(NULL, NULL)) {
+        fprintf(stderr, "cltrain: %s\n", ct_last_error());
+        return 1;
+    }
+    int rank = ct_mpi_rank(), world = ct_mpi_size();
+    char who[48] = "";
+    if (world > 1)
+        snprintf(who, sizeof who, "rank %d of %d: ", rank, world);
+    ct_context *ctxs[CLI_MAX_DEVICES];
+    size_t n = open_contexts(a->device, ctxs, CLI_MAX_DEVICES);
+    if (!n || (a->nshares && (size_t)a->nshares != n)) {
+        if (n)
+            fprintf(stderr, "cltrain: %s--shares gives %d weights for %zu devices\n", who, a->nshares, n);
+        while (n > 0)
+            ct_context_free(&ctxs[--n]);
+        ct_mpi_abort(1);
+        ct_mpi_finalize();
+        return 1;
+    }
+    o.model = a->model ? a->model : (o.resume ? NULL : "cnn");
+    if (a->batch)
+        o.batch = (int)a->batch;
+    ct_epoch_report last;
+    memset(&last, 0, sizeof last);
+    o.on_epoch = epoch_line;
+    o.user = &last;
+    if (!o.dry_run) {
+        char devs[512] = "";
+        for (size_t i = 0, at = 0; i < n && at < sizeof devs; i++) {
+            const ct_device_info *d = ct_context_device(ctxs[i]);
+            int k = snprintf(devs + at, sizeof devs - at, "%s%u:%u %s", i ? ", " : "", d->platform_index,
+                             d->device_index, d->name);
+            at += k > 0 ? (size_t)k : 0;
         }
-        i += takes;
+        if (world > 1) /* every rank says where it runs, with its pid (mpirun's messages name pids) */
+            fprintf(stderr, "cltrain: %spid %ld, device%s %s\n", who, (long)getpid(), n > 1 ? "s" : "", devs);
+        if (rank == 0) {
+            printf("training %s on %s, device%s %s", o.model ? o.model : o.resume, o.data, n > 1 ? "s" : "", devs);
+            if (world > 1)
+                printf(", %d ranks", world);
+            printf("\n");
+            fflush(stdout);
+        }
     }
-    if (!is_train && !weights) {
-        fprintf(stderr, "cltrain: %s needs --weights CKPT\nRun `cltrain --help` for usage.\n", cmd);
-        return 2;
+    int st = ct_train_parallel(ctxs, n, a->nshares ? a->shares : NULL, &o);
+    if (!st && !o.dry_run && last.epoch)
+        printf("done: %d epochs, %ld steps; test accuracy %.2f%% (loss %.4f)%s%s\n", last.epoch,
+               last.step, 100 * last.test_accuracy, last.test_loss, o.out ? "; checkpoint " : "",
+               o.out ? o.out : "");
+    if (st) {
+        fprintf(stderr, "cltrain: %s%s\n", who, ct_context_last_error(ctxs[0]));
+        fflush(stderr);
+        ct_mpi_abort(1); /* the other ranks must not wait for this one */
     }
-    ct_context *ctx = open_context(device, 1);
+    while (n > 0)
+        ct_context_free(&ctxs[--n]);
+    ct_mpi_finalize();
+    return st ? 1 : 0;
+}
+
+/* eval and predict */
+static int cmd_run(const cli_args *a)
+{
+    ct_train_options o = a->train;
+    const char *weights = a->weights, *model = a->model;
+    long count = a->count, top = a->top, batch = a->batch;
+    if (a->cmd == CLI_TRAIN)
+        return cmd_train(a);
+    ct_context *ctx = open_context(a->device, 1);
     if (!ctx)
         return 1;
     int st;
-    if (is_train) {
-        o.model = model ? model : (o.resume ? NULL : "cnn");
-        if (batch)
-            o.batch = (int)batch;
-        ct_epoch_report last;
-        memset(&last, 0, sizeof last);
-        o.on_epoch = epoch_line;
-        o.user = &last;
-        if (!o.dry_run) {
-            const ct_device_info *d = ct_context_device(ctx);
-            printf("training %s on %s, device %u:%u %s\n", o.model ? o.model : o.resume,
-                   o.data, d->platform_index, d->device_index, d->name);
-            fflush(stdout);
-        }
-        st = ct_train(ctx, &o);
-        if (!st && !o.dry_run && last.epoch)
-            printf("done: %d epochs, %ld steps; test accuracy %.2f%% (loss %.4f)%s%s\n", last.epoch,
-                   last.step, 100 * last.test_accuracy, last.test_loss, o.out ? "; checkpoint " : "",
-                   o.out ? o.out : "");
-    } else if (!strcmp(cmd, "eval")) {
+    if (a->cmd == CLI_EVAL) {
         double loss = 0, acc = 0;
         size_t n = 0;
         st = ct_evaluate(ctx, model, weights, o.data, (int)batch, o.train_limit, &loss, &acc, &n);
@@ -462,27 +439,15 @@ static int cmd_run(const char *cmd, int argc, char **argv)
     return st ? 1 : 0;
 }
 
-static int cmd_bench(int argc, char **argv)
+static int cmd_bench(const cli_args *a)
 {
     static const char *const seed_models[] = { "fcn-s", "alexnet-s", "resnet50", "fcn-r",
                                                "alexnet-r", "resnet56", "lstm" };
-    const char *models[64], *devices[16];
-    int nm = 0, nd = 0, json = 0;
-    ct_bench_options bo;
-    ct_bench_defaults(&bo);
-    long v = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--model") && val && nm < 64) models[nm++] = val, i++;
-        else if (!strcmp(a, "--device") && val && nd < 16) devices[nd++] = val, i++;
-        else if (!strcmp(a, "--json")) json = 1;
-        else if (!strcmp(a, "--profile")) bo.profile = 1;
-        else if (!strcmp(a, "--batch")) { if (!parse_count(a, val, 1, 1 << 20, &v)) return 2; bo.batch = (int)v; i++; }
-        else if (!strcmp(a, "--steps")) { if (!parse_count(a, val, 1, 10000, &v)) return 2; bo.steps = (int)v; i++; }
-        else if (!strcmp(a, "--warmup")) { if (!parse_count(a, val, 0, 10000, &v)) return 2; bo.warmup = (int)v; i++; }
-        else
-            return usage_error("bench: unknown option or missing value", a);
-    }
+    const char *models[CLI_MAX_MODELS], *devices[CLI_MAX_DEVICES];
+    int nm = a->nmodels, nd = a->ndevices, json = a->json;
+    ct_bench_options bo = a->bench;
+    memcpy(models, a->models, sizeof models);
+    memcpy(devices, a->devices, sizeof devices);
     if (!nm)
         for (size_t i = 0; i < sizeof seed_models / sizeof seed_models[0]; i++)
             models[nm++] = seed_models[i];
@@ -573,42 +538,34 @@ static int cmd_bench(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
+    cli_args a;
+    char err[1024];
+    if (cli_parse(argc, argv, &a, err, sizeof err))
+        return usage_error(err);
+    switch (a.cmd) {
+    case CLI_HELP:
         fputs(usage_text, stdout);
         return 0;
-    }
-    const char *cmd = argv[1];
-    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
-        fputs(usage_text, stdout);
-        return 0;
-    }
-    if (!strcmp(cmd, "--version")) {
+    case CLI_VERSION:
         printf("cltrain %s\n", ct_version());
         return 0;
-    }
-    if (!strcmp(cmd, "--devices") || !strcmp(cmd, "devices")) {
-        int json = 0;
-        for (int i = 2; i < argc; i++) {
-            if (!strcmp(argv[i], "--json"))
-                json = 1;
-            else
-                return usage_error("--devices: unknown option", argv[i]);
-        }
-        return cmd_devices(json);
-    }
-    if (!strcmp(cmd, "kernels"))
-        return cmd_kernels(argc - 2, argv + 2);
-    if (!strcmp(cmd, "train") || !strcmp(cmd, "eval") || !strcmp(cmd, "predict"))
-        return cmd_run(cmd, argc - 2, argv + 2);
-    if (!strcmp(cmd, "bench"))
-        return cmd_bench(argc - 2, argv + 2);
-    if (!strcmp(cmd, "zoo"))
-        return cmd_zoo(argc - 2, argv + 2);
-    if (!strcmp(cmd, "model")) {
-        if (argc != 3)
-            return usage_error("model: expects one zoo name or model file, got", argc > 3 ? argv[3] : "nothing");
+    case CLI_DEVICES:
+        return cmd_devices(a.json);
+    case CLI_KERNELS:
+        return cmd_kernels(&a);
+    case CLI_SELFTEST:
+        return cmd_selftest(&a);
+    case CLI_TRAIN:
+    case CLI_EVAL:
+    case CLI_PREDICT:
+        return cmd_run(&a);
+    case CLI_BENCH:
+        return cmd_bench(&a);
+    case CLI_ZOO:
+        return cmd_zoo(&a);
+    case CLI_MODEL: {
         ct_model *m = NULL;
-        if (ct_model_open(argv[2], &m)) {
+        if (ct_model_open(a.name, &m)) {
             fprintf(stderr, "cltrain: %s\n", ct_last_error());
             return 1;
         }
@@ -616,7 +573,6 @@ int main(int argc, char **argv)
         ct_model_free(&m);
         return 0;
     }
-    if (!strcmp(cmd, "selftest"))
-        return cmd_selftest(argc - 2, argv + 2);
-    return usage_error("unknown command", cmd);
+    }
+    return 2;
 }

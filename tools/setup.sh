@@ -13,6 +13,7 @@ packages=(
   build-essential pkg-config meson ninja-build python3
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
   libclblast-dev libopenblas-dev zlib1g-dev libcjson-dev
+  openmpi-bin libopenmpi-dev
   dataset-fashion-mnist
 )
 

@@ -12,6 +12,7 @@
 #include "cltrain/gemm.h"
 #include "cltrain/model.h"
 #include "cltrain/opencl.h"
+#include "cltrain/parallel.h"
 #include "cltrain/selftest.h"
 #include "cltrain/train.h"
 

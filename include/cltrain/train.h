@@ -50,6 +50,13 @@ typedef struct ct_train_options {
     int step_epochs;         /* step schedule: multiply by gamma every N epochs (default 1) */
     float gamma;             /* step schedule factor; default 0.1 */
     float clip;              /* clip gradients to this global L2 norm; 0: off */
+    long check_finite;       /* check loss, gradients and parameters for NaN/Inf every N
+                                steps (default 100); 0: only at each epoch's end, which
+                                is always checked before its checkpoint is written */
+    int bn_groups;           /* batch norm over this many equal parts of each (replica's)
+                                batch, "ghost" batch norm; 0 or 1: the whole batch. One
+                                device with bn_groups N computes what N data-parallel
+                                replicas (cltrain/parallel.h) compute */
     uint64_t seed;           /* default 1 */
     const char *out;         /* checkpoint written after every epoch; NULL: none */
     const char *resume;      /* continue from this checkpoint */

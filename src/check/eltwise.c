@@ -10,8 +10,15 @@
  *   - add backward: copies, atol 0, rtol 0;
  *   - axpy with |a| <= 2, |x|, |y| <= 2: the product may round before the
  *     add (or fuse into one fma): |err| <= u |a x| + u |ref| <= 4u + u |ref|;
- *     checked at atol 8u, rtol 2u (one ulp of each).
+ *     checked at atol 8u, rtol 2u (one ulp of each);
+ *   - the non-finite count: an integer, exact (atol 0, rtol 0). Its inputs
+ *     plant NaN, +Inf and -Inf at random places among finite values chosen
+ *     to look suspicious (+-FLT_MAX, subnormals, -0), and the harness's NaN
+ *     guard bands around x make any read out of bounds count one too many.
  */
+#include <float.h>
+#include <math.h>
+
 #include "check/check.h"
 #include "ref/eltwise.h"
 
@@ -122,6 +129,60 @@ static void one_case(ct_check *c, size_t n)
     ck_gradcheck(c, "reference db", loss_of_ab, &l, b, n, db, 16);
 }
 
+/* x with `bad` non-finite values at distinct random places (bad <= n). */
+static void fill_nonfinite(ct_check *c, double *x, size_t n, size_t bad)
+{
+    static const double edge[] = { FLT_MAX, -FLT_MAX, FLT_MIN, 1e-45, -1e-45, -0.0, 0.0, 3e38 };
+    for (size_t i = 0; i < n; i++) {
+        int pick = ck_int(c, 0, 15);
+        x[i] = pick < (int)CT_ARRAY_LEN(edge) ? edge[pick] : (double)(float)ck_uniform(c, -1e30, 1e30);
+    }
+    /* a partial Fisher-Yates draw of `bad` distinct positions */
+    size_t *pos = (size_t *)(void *)ck_host(c, n);
+    if (ck_failed(c))
+        return;
+    for (size_t i = 0; i < n; i++)
+        pos[i] = i;
+    for (size_t k = 0; k < bad; k++) {
+        size_t j = k + (size_t)ck_u32(c) % (n - k), t = pos[k];
+        pos[k] = pos[j];
+        pos[j] = t;
+        int kind = ck_int(c, 0, 2);
+        x[pos[k]] = kind == 0 ? NAN : kind == 1 ? INFINITY : -INFINITY;
+    }
+}
+
+static void nonfinite_case(ct_check *c, size_t n)
+{
+    ct_context *ctx = ck_ctx(c);
+    /* none, all, one, or a random share */
+    int mode = ck_int(c, 0, 3);
+    size_t bad = mode == 0 ? 0 : mode == 1 ? n : mode == 2 ? (n ? 1 : 0) : (size_t)ck_u32(c) % (n + 1);
+    ck_case(c, "nonfinite count n=%zu bad=%zu", n, bad);
+    double *x = ck_host(c, n), *x2 = ck_host(c, n);
+    if (ck_failed(c))
+        return;
+    fill_nonfinite(c, x, n, bad);
+    /* a second input with another count, through the same workspace */
+    fill_nonfinite(c, x2, n, n - bad);
+    size_t wn = ct_nonfinite_count_workspace_size(n);
+    ct_buf d_x = n ? ck_dev_in(c, x, n) : (ct_buf){ NULL, 0 };
+    ct_buf d_x2 = n ? ck_dev_in(c, x2, n) : (ct_buf){ NULL, 0 };
+    ct_buf ws = ck_dev_out(c, wn), d_c = ck_dev_out(c, 1), d_c2 = ck_dev_out(c, 1);
+    if (ck_failed(c))
+        return;
+    double want = (double)ct_ref_nonfinite_count(x, n), want2 = (double)ct_ref_nonfinite_count(x2, n);
+    if (want != (double)bad || want2 != (double)(n - bad)) {
+        ck_status(c, CT_ERR_INTERNAL, "the reference miscounts the planted values");
+        return;
+    }
+    if (ck_status(c, ct_nonfinite_count(ctx, d_c, d_x, n, ws), "nonfinite count") ||
+        ck_status(c, ct_nonfinite_count(ctx, d_c2, d_x2, n, ws), "nonfinite count, reused workspace"))
+        return;
+    ck_expect(c, "nonfinite count", d_c, 1, &want, 0, 0);
+    ck_expect(c, "nonfinite count, second input", d_c2, 1, &want2, 0, 0);
+}
+
 typedef struct eltwise_bench {
     ct_context *ctx;
     ct_buf a, b, y, g;
@@ -143,6 +204,18 @@ void ct_check_eltwise(ct_check *c)
     ck_case_end(c);
     for (int it = 0; it < ck_iterations(c) && !ck_failed(c); it++) {
         one_case(c, (size_t)ck_dim(c, 5000));
+        ck_case_end(c);
+    }
+    /* the count: nothing to count, then sizes past one pass of the largest
+     * grid (256 groups of 256), so work-items loop, then random ones */
+    nonfinite_case(c, 0);
+    ck_case_end(c);
+    if (!ck_failed(c)) {
+        nonfinite_case(c, 2 * 65536 + 77);
+        ck_case_end(c);
+    }
+    for (int it = 0; it < ck_iterations(c) && !ck_failed(c); it++) {
+        nonfinite_case(c, (size_t)ck_dim(c, 5000));
         ck_case_end(c);
     }
     if (ck_benchmarking(c) && !ck_failed(c)) {

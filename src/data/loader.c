@@ -172,8 +172,13 @@ int ct_loader_create(const ct_dataset *ds, const ct_loader_options *o, ct_loader
                        "%s: crop padding %d%s; HINT: crop and flip augment images (H, W > 1), with "
                        "a padding in [0, 1024]",
                        ds->name, o->crop_pad, o->flip ? " with flips" : "");
-    size_t usable = o->even_shards ? ds->n - ds->n % (size_t)world : ds->n;
-    size_t count = usable > (size_t)o->rank ? (usable - (size_t)o->rank + (size_t)world - 1) / (size_t)world : 0;
+    size_t blk = o->shard_block > 1 ? o->shard_block : 1, round = blk * (size_t)world;
+    if (blk > 1 && blk > SIZE_MAX / (size_t)world)
+        return ct_fail(NULL, CT_ERR_INVALID_ARG, "loader shard block %zu is too large", blk);
+    size_t usable = o->even_shards ? ds->n - ds->n % round : ds->n;
+    /* whole rounds give every rank blk positions; the rest go to the first ranks in turn */
+    size_t rest = usable % round, before = (size_t)o->rank * blk;
+    size_t count = usable / round * blk + (rest > before ? (rest - before < blk ? rest - before : blk) : 0);
     if (count == 0)
         return ct_fail(NULL, CT_ERR_INVALID_ARG,
                        "%s: rank %d of %d gets no samples of %zu; HINT: use fewer ranks", ds->name,
@@ -245,8 +250,9 @@ static void make_order(ct_loader *l)
         l->perm[i] = i;
     if (l->o.shuffle)
         ct_shuffle(l->perm, n, l->o.seed, l->epoch);
+    size_t blk = l->o.shard_block > 1 ? l->o.shard_block : 1;
     for (size_t k = 0; k < l->count; k++)
-        l->mine[k] = l->perm[(size_t)l->o.rank + k * world];
+        l->mine[k] = l->perm[((k / blk) * world + (size_t)l->o.rank) * blk + k % blk];
 }
 
 int ct_loader_start_epoch(ct_loader *l, uint64_t epoch)

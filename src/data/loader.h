@@ -14,7 +14,12 @@
  * rank r takes positions r, r + world, r + 2 world, ... Shards are disjoint
  * and cover the dataset; their sizes differ by at most one unless
  * even_shards drops the last N mod world positions so every rank takes the
- * same number of steps.
+ * same number of steps. With shard_block B > 1 the positions are dealt in
+ * blocks of B: rank r takes blocks r, r + world, ... With B the per-rank
+ * batch, rank r's batch k is the r-th slice of rows k*world*B .. of the
+ * order, so the ranks' batches k together are exactly the batch k that one
+ * process with batch world*B would draw (even_shards then drops the last
+ * N mod (world*B) positions).
  */
 #ifndef CT_DATA_LOADER_H
 #define CT_DATA_LOADER_H
@@ -36,6 +41,7 @@ typedef struct ct_loader_options {
     int prefetch;      /* 1: decode ahead on a background thread */
     int rank, world;   /* this rank's shard; world 0 or 1: the whole dataset */
     int even_shards;   /* 1: equal shard sizes (drops up to world-1 samples) */
+    size_t shard_block; /* positions dealt per turn; 0 or 1: one */
     /* Test hook: decoding batch number test_fail_batch (counted from 1 in
      * each epoch) fails with CT_ERR_INTERNAL, to exercise error propagation
      * from the prefetch thread. 0 in real use. */

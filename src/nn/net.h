@@ -8,6 +8,7 @@
 #define CT_NN_NET_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "nn/model.h"
 #include "ops/conv.h"
@@ -38,6 +39,8 @@ typedef struct ct_lrt {          /* one layer at run time */
     ct_buf preact;               /* pre-activation of a fused gelu */
     int act;                     /* fused activation (enum ct_act) */
     int needs_dout;              /* some later layer sends a gradient here */
+    size_t last_reader;          /* the last layer reading the output: the first backward
+                                    to write dout (zeroed then when it has several readers) */
     int view;                    /* flatten: out and dout are the producer's */
     ct_conv2d_desc conv;
     ct_pool2d pool;
@@ -50,8 +53,19 @@ typedef struct ct_net {
     const ct_model *model;
     int batch;
     int seq;                     /* T of a sequence model, 0 otherwise */
-    size_t arena_size[CT_ARENA_COUNT]; /* floats */
-    ct_arena arena[CT_ARENA_COUNT];
+    size_t arena_size[CT_ARENA_COUNT]; /* floats, all chunks of the arena together */
+    ct_arena arena[CT_ARENA_COUNT];    /* .mem: the first chunk (the only one of parameters,
+                                          gradients and buffers: those stay flat) */
+    int nchunks[CT_ARENA_COUNT];       /* buffers of an arena, each within one allocation */
+    size_t *chunk_size[CT_ARENA_COUNT]; /* floats per chunk */
+    cl_mem *chunk[CT_ARENA_COUNT];
+    size_t dacts_unshared;       /* floats activation gradients would take without reuse */
+    size_t largest_n[CT_ARENA_COUNT]; /* the largest single tensor of the arena (floats) */
+    const char *largest_layer[CT_ARENA_COUNT]; /* and the layer it belongs to */
+    uint64_t limit_alloc;        /* bytes per buffer the plan is split for (device or
+                                    CLTRAIN_MAX_ALLOC) */
+    uint64_t limit_global;       /* bytes in all (device or CLTRAIN_MEM_LIMIT) */
+    int limit_env;               /* 1: CLTRAIN_MEM_LIMIT, 2: CLTRAIN_MAX_ALLOC lowered them */
     ct_lrt *rt;
     size_t scratch_n;            /* floats of shared scratch */
     ct_buf scratch;              /* conv columns, LSTM and embedding workspaces */
@@ -66,7 +80,15 @@ typedef struct ct_net {
     size_t nparams;              /* trainable floats */
     size_t nbuffers;
     int allocated;
+    int bn_groups;               /* batch norm: statistics over this many equal parts of the batch */
+    size_t row_base;             /* this net's first row in the global batch of a data-parallel
+                                    run (0 on one device): dropout masks are drawn for it */
     double *prof_fwd, *prof_bwd; /* per layer seconds when profiling (NULL: off) */
+    /* diagnostics (NULL: off): called in ct_net_backward just before layer
+     * i's backward, the one moment its output gradient is complete and still
+     * in its memory (the plan lets later gradients reuse it) */
+    int (*probe)(void *user, struct ct_net *net, size_t i);
+    void *probe_user;
 } ct_net;
 
 /* Per-layer timing: each layer's forward and backward are followed by a
@@ -76,8 +98,25 @@ int ct_net_profile(ct_net *net, int on);
 
 /* Computes the plan without allocating (so a dry run can print it). */
 int ct_net_plan(ct_context *ctx, const ct_model *m, int batch, ct_net *net);
-/* Allocates the arenas of a planned net. */
+/* The same with batch-norm statistics over bn_groups equal parts of the
+ * batch ("ghost" batch norm): what bn_groups data-parallel replicas with a
+ * part each compute, on one device. bn_groups must divide the batch. */
+int ct_net_plan_grouped(ct_context *ctx, const ct_model *m, int batch, int bn_groups, ct_net *net);
+/* Allocates the arenas of a planned net: first checks the plan against the
+ * limits, then creates every chunk and touches it once (a zero fill), so an
+ * allocation the driver defers to first use fails here too. Either failure
+ * is reported with the arena sizes, the limits and the largest batch that
+ * fits. */
 int ct_net_alloc(ct_net *net);
+/* 0 when the plan meets the limits; otherwise CT_ERR_NO_MEMORY and the
+ * message allocation would give. */
+int ct_net_check_fit(ct_net *net);
+/* The largest batch (a multiple of the batch-norm groups) whose plan meets
+ * the limits with at most global_bytes in all; 0 when none does. */
+int ct_net_largest_batch(const ct_net *net, uint64_t global_bytes);
+/* The memory plan as the dry run prints it: arenas, chunks, reuse, limits
+ * and whether it fits. */
+void ct_net_print_plan(const ct_net *net, FILE *out);
 void ct_net_release(ct_net *net);
 
 /* Points the input layer and the labels at batch slot k (0 or 1). */

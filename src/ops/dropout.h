@@ -25,4 +25,11 @@ int ct_dropout_forward(ct_context *ctx, ct_buf y, ct_buf x, size_t n, float p, u
 int ct_dropout_backward(ct_context *ctx, ct_buf dx, ct_buf dy, size_t n, float p, uint64_t seed,
                         uint32_t stream);
 
+/* The same on elements [first, first + n) of a larger tensor: the mask is
+ * that slice of the whole tensor's mask (a data-parallel replica's rows). */
+int ct_dropout_forward_at(ct_context *ctx, ct_buf y, ct_buf x, size_t n, size_t first, float p,
+                          uint64_t seed, uint32_t stream);
+int ct_dropout_backward_at(ct_context *ctx, ct_buf dx, ct_buf dy, size_t n, size_t first, float p,
+                           uint64_t seed, uint32_t stream);
+
 #endif /* CT_OPS_DROPOUT_H */

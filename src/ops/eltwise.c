@@ -1,5 +1,6 @@
 /*
- * eltwise.c - element-wise launchers (cl_kernels/eltwise.cl).
+ * eltwise.c - element-wise launchers (cl_kernels/eltwise.cl), and the
+ * two-stage non-finite count.
  */
 #include "ops/eltwise.h"
 
@@ -73,4 +74,43 @@ int ct_axpy(ct_context *ctx, ct_buf y, float a, ct_buf x, size_t n)
     size_t g[1] = { n };
     return CT_RUN(ctx, CT_PROG_eltwise, "axpy_f32", 1, g, NULL, CT_BUF(y), CT_ARG(a), CT_BUF(x),
                   CT_ARG(nn));
+}
+
+#define NONFINITE_MAX_WG 256
+#define NONFINITE_MAX_GROUPS 256
+
+size_t ct_nonfinite_count_workspace_size(size_t n)
+{
+    (void)n; /* the group count is capped, so this bound serves every n */
+    return NONFINITE_MAX_GROUPS;
+}
+
+int ct_nonfinite_count(ct_context *ctx, ct_buf count, ct_buf x, size_t n, ct_buf workspace)
+{
+    int st = check_n(ctx, "ct_nonfinite_count", n);
+    if (st)
+        return st;
+    if (!count.mem || !workspace.mem || (n && !x.mem))
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_nonfinite_count: a NULL buffer (count, x or a "
+                       "workspace of ct_nonfinite_count_workspace_size(n) floats)");
+    size_t wg1, wg2;
+    if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_eltwise, "nonfinite_partial_f32", NONFINITE_MAX_WG, 0, &wg1)) ||
+        (st = ct_kernel_pow2_wg(ctx, CT_PROG_eltwise, "nonfinite_final_f32", NONFINITE_MAX_WG, 0, &wg2)))
+        return st;
+    /* n == 0 still runs one group, which writes a zero partial */
+    size_t groups = (n + wg1 - 1) / wg1;
+    if (groups > NONFINITE_MAX_GROUPS)
+        groups = NONFINITE_MAX_GROUPS;
+    if (groups == 0)
+        groups = 1;
+    ct_buf in = x.mem ? x : workspace; /* never read when n == 0 */
+    cl_uint nn = (cl_uint)n, ng = (cl_uint)groups;
+    size_t g1[1] = { groups * wg1 }, l1[1] = { wg1 };
+    st = CT_RUN(ctx, CT_PROG_eltwise, "nonfinite_partial_f32", 1, g1, l1, CT_BUF(workspace), CT_BUF(in),
+                CT_ARG(nn), CT_LOCAL(wg1 * sizeof(cl_uint)));
+    if (st)
+        return st;
+    size_t g2[1] = { wg2 }, l2[1] = { wg2 };
+    return CT_RUN(ctx, CT_PROG_eltwise, "nonfinite_final_f32", 1, g2, l2, CT_BUF(count), CT_BUF(workspace),
+                  CT_ARG(ng), CT_LOCAL(wg2 * sizeof(cl_uint)));
 }

@@ -1,7 +1,8 @@
 /*
  * eltwise.h - element-wise arithmetic: the residual add (forward and
  * backward), and the accumulate, scale and axpy the trainer needs where a
- * tensor fans out or gradients are combined. All operands are (n) and any
+ * tensor fans out or gradients are combined, and the count of non-finite
+ * values behind the trainer's NaN/Inf check. All operands are (n) and any
  * output may alias an input of the same call (the same elements, not a
  * shifted overlap).
  */
@@ -23,5 +24,15 @@ int ct_add_accumulate(ct_context *ctx, ct_buf dst, ct_buf src, size_t n);
 int ct_scale(ct_context *ctx, ct_buf x, float s, size_t n);
 /* y += a * x. y, x: (n) */
 int ct_axpy(ct_context *ctx, ct_buf y, float a, ct_buf x, size_t n);
+
+/* Floats of workspace ct_nonfinite_count needs (per-work-group partial
+ * counts), for any n. */
+size_t ct_nonfinite_count_workspace_size(size_t n);
+/* count[0] = how many of x[0..n) are NaN, +Inf or -Inf, written as a float
+ * (exact below 2^24; nonzero exactly when the count is). Deterministic: an
+ * integer reduction. n == 0 writes 0. The workspace may be reused by the
+ * next call (the queue is in order). count: (1), x: (n),
+ * workspace: (ct_nonfinite_count_workspace_size(n)) */
+int ct_nonfinite_count(ct_context *ctx, ct_buf count, ct_buf x, size_t n, ct_buf workspace);
 
 #endif /* CT_OPS_ELTWISE_H */

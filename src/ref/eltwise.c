@@ -1,6 +1,8 @@
 /*
  * eltwise.c - reference element-wise arithmetic, in double.
  */
+#include <math.h>
+
 #include "ref/eltwise.h"
 
 void ct_ref_add_forward(double *y, const double *a, const double *b, size_t n)
@@ -35,4 +37,12 @@ void ct_ref_axpy(double *y, double a, const double *x, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         y[i] += a * x[i];
+}
+
+size_t ct_ref_nonfinite_count(const double *x, size_t n)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        c += !isfinite((float)x[i]);
+    return c;
 }

@@ -17,5 +17,7 @@ void ct_ref_add_accumulate(double *dst, const double *src, size_t n);
 void ct_ref_scale(double *x, double s, size_t n);
 /* y += a x; (n) */
 void ct_ref_axpy(double *y, double a, const double *x, size_t n);
+/* how many x[i] are NaN or +-Inf once rounded to float; (n) */
+size_t ct_ref_nonfinite_count(const double *x, size_t n);
 
 #endif /* CT_REF_ELTWISE_H */

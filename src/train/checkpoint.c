@@ -131,10 +131,11 @@ static int meta_long(const ct_st_file *f, const char *path, const char *key, lon
     return CT_OK;
 }
 
-int ct_checkpoint_load(ct_net *net, const ct_st_file *f, const char *path, cl_mem optim_state,
-                       size_t state_n, ct_ckpt_meta *meta)
+int ct_checkpoint_check(const ct_net *net, const ct_st_file *f, const char *path, size_t state_n,
+                        float *params, float *buffers, const ct_st_tensor **state, ct_ckpt_meta *meta)
 {
     const ct_model *m = net->model;
+    *state = NULL;
     const char *fmt = ct_st_meta(f, "format");
     if (!fmt || strcmp(fmt, FORMAT))
         return ct_fail(net->ctx, CT_ERR_CORRUPT, "%s is not a cltrain checkpoint (metadata format "
@@ -156,13 +157,7 @@ int ct_checkpoint_load(ct_net *net, const ct_st_file *f, const char *path, cl_me
         const char *d = ct_st_meta(f, "data");
         snprintf(meta->data, sizeof meta->data, "%s", d ? d : "");
     }
-    float *params = calloc(net->arena_size[CT_ARENA_PARAMS] + 1, sizeof(float));
-    float *buffers = calloc(net->arena_size[CT_ARENA_BUFFERS] + 1, sizeof(float));
     size_t expected = 0;
-    if (!params || !buffers) {
-        st = ct_fail(net->ctx, CT_ERR_NO_MEMORY, "out of host memory");
-        goto done;
-    }
     for (size_t i = 0; !st && i < m->count; i++) {
         const ct_layer *l = &m->layers[i];
         const ct_lrt *r = &net->rt[i];
@@ -201,7 +196,7 @@ int ct_checkpoint_load(ct_net *net, const ct_st_file *f, const char *path, cl_me
         }
     }
     const ct_st_tensor *ot = ct_st_find(f, "optimizer.state");
-    if (!st && optim_state && state_n) {
+    if (!st && state_n) {
         if (!ot || ot->dtype != CT_ST_F32 || ot->numel != state_n)
             st = ct_fail(net->ctx, CT_ERR_CORRUPT, "checkpoint %s: %s (expected %zu floats of "
                          "optimizer state for this optimizer). HINT: resume with the optimizer the "
@@ -221,15 +216,32 @@ int ct_checkpoint_load(ct_net *net, const ct_st_file *f, const char *path, cl_me
                              f->tensors[i].name);
         }
     }
+    if (!st && state_n)
+        *state = ot;
+    return st;
+}
+
+int ct_checkpoint_load(ct_net *net, const ct_st_file *f, const char *path, cl_mem optim_state,
+                       size_t state_n, ct_ckpt_meta *meta)
+{
+    const ct_st_tensor *ot = NULL;
+    int st = CT_OK;
+    if (!optim_state)
+        state_n = 0;
+    float *params = calloc(net->arena_size[CT_ARENA_PARAMS] + 1, sizeof(float));
+    float *buffers = calloc(net->arena_size[CT_ARENA_BUFFERS] + 1, sizeof(float));
+    if (!params || !buffers)
+        st = ct_fail(net->ctx, CT_ERR_NO_MEMORY, "out of host memory");
+    if (!st)
+        st = ct_checkpoint_check(net, f, path, state_n, params, buffers, &ot, meta);
     if (!st && net->arena_size[CT_ARENA_PARAMS])
         st = ct_buffer_write(net->ctx, net->arena[CT_ARENA_PARAMS].mem, 0,
                              net->arena_size[CT_ARENA_PARAMS] * sizeof(float), params);
     if (!st && net->arena_size[CT_ARENA_BUFFERS])
         st = ct_buffer_write(net->ctx, net->arena[CT_ARENA_BUFFERS].mem, 0,
                              net->arena_size[CT_ARENA_BUFFERS] * sizeof(float), buffers);
-    if (!st && optim_state && state_n)
+    if (!st && state_n)
         st = ct_buffer_write(net->ctx, optim_state, 0, state_n * sizeof(float), ot->data);
-done:
     free(params);
     free(buffers);
     return st;

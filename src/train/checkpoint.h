@@ -29,6 +29,14 @@ int ct_checkpoint_save(ct_net *net, cl_mem optim_state, size_t state_n, const ct
 int ct_checkpoint_load(ct_net *net, const ct_st_file *f, const char *path, cl_mem optim_state,
                        size_t state_n, ct_ckpt_meta *meta);
 
+/* The host half of ct_checkpoint_load, which needs no device: checks the
+ * metadata and every tensor against the planned net and copies them into
+ * params and buffers (host arrays of the net's parameter and buffer arena
+ * sizes). With state_n > 0, *state is the optimizer state tensor of exactly
+ * state_n F32 values; otherwise NULL. */
+int ct_checkpoint_check(const ct_net *net, const ct_st_file *f, const char *path, size_t state_n,
+                        float *params, float *buffers, const ct_st_tensor **state, ct_ckpt_meta *meta);
+
 /* The model text stored in a checkpoint (a pointer into f), or NULL. */
 const char *ct_checkpoint_model_text(const ct_st_file *f);
 

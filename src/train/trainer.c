@@ -7,6 +7,12 @@
  * accumulators, read back only when the progress bar or the epoch's end
  * needs them. Training drops the last partial batch (the net is planned
  * for one batch size); evaluation covers every sample.
+ *
+ * Data-parallel runs (several devices, several MPI ranks) use the same
+ * loop over a group of replicas (src/train/parallel.c): each replica
+ * computes its rows' gradients, the group sums them, every replica takes
+ * the same optimizer step. With one replica and one rank the group adds
+ * nothing to the step.
  */
 #include <math.h>
 #include <stdio.h>
@@ -15,6 +21,7 @@
 #include <unistd.h>
 
 #include "cltrain/data.h"
+#include "cltrain/parallel.h"
 #include "cltrain/train.h"
 #include "data/dataset.h"
 #include "data/loader.h"
@@ -23,6 +30,9 @@
 #include "optim/optim.h"
 #include "optim/schedule.h"
 #include "train/checkpoint.h"
+#include "train/finite.h"
+#include "train/mpi.h"
+#include "train/parallel.h"
 
 void ct_train_defaults(ct_train_options *o)
 {
@@ -38,6 +48,7 @@ void ct_train_defaults(ct_train_options *o)
     o->step_epochs = 1;
     o->gamma = 0.1f;
     o->seed = 1;
+    o->check_finite = 100;
     o->augment = -1;
     o->progress = -1;
 }
@@ -141,26 +152,6 @@ static int upload(session *s, const ct_batch *b)
         st = ct_buffer_write(s->ctx, net->labels.mem, net->labels.off * sizeof(float),
                              b->n * sizeof(int32_t), b->y);
     return st;
-}
-
-/* Uploads a batch into slot k on the transfer queue, after `after` (the
- * last step that read the slot) if given; *done signals completion. */
-static int upload_async(session *s, const ct_batch *b, int k, cl_event after, cl_event *done)
-{
-    ct_net *net = &s->net;
-    cl_command_queue q = s->ctx->transfer;
-    size_t xin = b->n * (net->rt[0].out_n / (size_t)net->batch) * sizeof(float);
-    cl_event x_done = NULL;
-    cl_int err = clEnqueueWriteBuffer(q, net->slot[k], CL_FALSE, 0, xin, b->x, after ? 1 : 0,
-                                      after ? &after : NULL, &x_done);
-    if (err == CL_SUCCESS) {
-        err = clEnqueueWriteBuffer(q, net->slot[k], CL_FALSE, net->slot_label_off * sizeof(float),
-                                   b->n * sizeof(int32_t), b->y, 1, &x_done, done);
-        clReleaseEvent(x_done);
-    }
-    if (err == CL_SUCCESS)
-        err = clFlush(q);
-    return err == CL_SUCCESS ? CT_OK : ct_cl_fail(s->ctx, err, "uploading a batch");
 }
 
 static const ct_lrt *logits_of(const ct_net *net)
@@ -277,8 +268,6 @@ static int schedule_from(ct_context *ctx, const ct_train_options *o, float lr, l
 static void print_plan(const ct_net *net)
 {
     const ct_model *m = net->model;
-    static const char *const names[CT_ARENA_COUNT] = { "parameters", "gradients", "buffers",
-                                                        "activations", "activation grads", "scratch" };
     printf("%-16s %-22s %-22s %-18s %12s\n", "layer", "type", "reads", "output", "params");
     for (size_t i = 0; i < m->count; i++) {
         const ct_layer *l = &m->layers[i];
@@ -288,17 +277,7 @@ static void print_plan(const ct_net *net)
                l->param_count);
     }
     printf("total trainable parameters: %zu\n", m->param_count);
-    printf("memory plan at batch %d:\n", net->batch);
-    double total = 0;
-    for (int a = 0; a < CT_ARENA_COUNT; a++) {
-        double mb = (double)net->arena_size[a] * 4.0 / 1048576.0;
-        total += mb;
-        printf("  %-18s %10.2f MiB\n", names[a], mb);
-    }
-    double slots = 2.0 * (double)net->slot_n * 4.0 / 1048576.0;
-    total += slots;
-    printf("  %-18s %10.2f MiB (two, so uploads overlap compute)\n", "batch slots", slots);
-    printf("  %-18s %10.2f MiB (plus optimizer state)\n", "total", total);
+    ct_net_print_plan(net, stdout);
 }
 
 /* ---- progress ---- */
@@ -334,26 +313,158 @@ static void log_json(const char *path, const ct_epoch_report *r, const char *kin
 
 /* ---- training ---- */
 
+/* Uploads replica r's rows of a batch into its slot k on its transfer
+ * queue, after the last step that read the slot; r->wrote[k] signals it. */
+static int upload_async(ct_replica *r, const ct_batch *b, int k)
+{
+    ct_net *net = r->net;
+    cl_command_queue q = r->ctx->transfer;
+    size_t per = net->rt[0].out_n / (size_t)net->batch;
+    size_t xin = r->rows * per * sizeof(float);
+    cl_event after = r->used[k], x_done = NULL;
+    cl_int err = clEnqueueWriteBuffer(q, net->slot[k], CL_FALSE, 0, xin, b->x + r->row0 * per,
+                                      after ? 1 : 0, after ? &after : NULL, &x_done);
+    if (err == CL_SUCCESS) {
+        err = clEnqueueWriteBuffer(q, net->slot[k], CL_FALSE, net->slot_label_off * sizeof(float),
+                                   r->rows * sizeof(int32_t), b->y + r->row0, 1, &x_done, &r->wrote[k]);
+        clReleaseEvent(x_done);
+    }
+    if (err == CL_SUCCESS)
+        err = clFlush(q);
+    return err == CL_SUCCESS ? CT_OK : ct_cl_fail(r->ctx, err, "uploading a batch");
+}
+
+static int upload_all(ct_group *g, const ct_batch *b, int k)
+{
+    for (size_t i = 0; i < g->count; i++) {
+        int st = upload_async(&g->rep[i], b, k);
+        if (st)
+            return i ? ct_fail_keep(g->rep[0].ctx, st) : st;
+    }
+    return CT_OK;
+}
+
+typedef struct step_args {
+    uint64_t seed;
+    long step;
+    int cur;
+} step_args;
+
+/* A replica's part of a step up to its gradients (on its own thread when
+ * there are several): wait for its upload, forward, backward. */
+static int replica_compute(ct_replica *r, void *user)
+{
+    const step_args *a = user;
+    cl_int err = clEnqueueBarrierWithWaitList(r->ctx->queue, 1, &r->wrote[a->cur], NULL);
+    if (err != CL_SUCCESS)
+        return ct_cl_fail(r->ctx, err, "waiting for a batch upload");
+    ct_net_use_slot(r->net, a->cur);
+    int st;
+    if ((st = ct_net_zero_grads(r->net)) || (st = ct_net_forward(r->net, 1, a->seed, a->step)) ||
+        (st = ct_net_backward(r->net, a->seed, a->step)))
+        return st;
+    return CT_OK;
+}
+
+/* The rest of the step, on (reduced) gradients: clipping, the optimizer,
+ * the accumulators, and the marker after which slot `cur` may be reused. */
+static int replica_update(ct_replica *r, const ct_train_options *o, const ct_optim_desc *od, long step,
+                          float lr, int cur)
+{
+    ct_context *ctx = r->ctx;
+    ct_net *net = r->net;
+    ct_buf grads = { net->arena[CT_ARENA_GRADS].mem, 0 }, acc = { r->acc, 0 };
+    int st;
+    if (o->clip > 0 && ((st = ct_grad_norm(ctx, (ct_buf){ r->norm_ws, 0 }, grads, net->nparams,
+                                           (ct_buf){ r->norm_ws, 16 })) ||
+                        (st = ct_grad_clip(ctx, grads, net->nparams, (ct_buf){ r->norm_ws, 0 }, o->clip))))
+        return st;
+    if ((st = ct_optim_step(ctx, od, (ct_buf){ net->arena[CT_ARENA_PARAMS].mem, 0 }, grads,
+                            (ct_buf){ r->state, 0 }, net->arena_size[CT_ARENA_PARAMS], step, lr)))
+        return st;
+    /* loss sum += mean loss * rows; correct sum += correct */
+    if ((st = ct_axpy(ctx, acc, (float)r->rows, net->loss, 1)) ||
+        (st = ct_add_accumulate(ctx, ct_buf_at(acc, 1), net->correct, 1)))
+        return st;
+    if (r->used[cur])
+        clReleaseEvent(r->used[cur]);
+    r->used[cur] = NULL;
+    cl_int err = clEnqueueMarkerWithWaitList(ctx->queue, 0, NULL, &r->used[cur]);
+    return err == CL_SUCCESS ? CT_OK : ct_cl_fail(ctx, err, "marking a step");
+}
+
+/* Waits for the uploads still in flight and drops the epoch's events. */
+static void settle_events(ct_group *g)
+{
+    for (size_t i = 0; i < g->count; i++)
+        for (int k = 0; k < 2; k++) {
+            ct_replica *r = &g->rep[i];
+            if (r->wrote[k]) {
+                clWaitForEvents(1, &r->wrote[k]);
+                clReleaseEvent(r->wrote[k]);
+            }
+            if (r->used[k])
+                clReleaseEvent(r->used[k]);
+            r->wrote[k] = r->used[k] = NULL;
+        }
+}
+
+/* Each replica's optimizer state, gradient-norm workspace and accumulators. */
+static int replica_buffers(ct_group *g, size_t state_n)
+{
+    for (size_t i = 0; i < g->count; i++) {
+        ct_replica *r = &g->rep[i];
+        size_t nws = ct_grad_norm_workspace_size(r->net->nparams) + 16;
+        int st;
+        if ((state_n && (st = ct_buffer_create(r->ctx, state_n * sizeof(float), &r->state))) ||
+            (st = ct_buffer_create(r->ctx, nws * sizeof(float), &r->norm_ws)) ||
+            (state_n && (st = ct_fill(r->ctx, (ct_buf){ r->state, 0 }, state_n, 0.0f))) ||
+            (st = ct_buffer_create(r->ctx, 4 * sizeof(float), &r->acc)))
+            return i ? ct_fail_keep(g->rep[0].ctx, st) : st;
+    }
+    return CT_OK;
+}
+
 int ct_train(ct_context *ctx, const ct_train_options *opt)
 {
     CT_VALIDATE(ctx, ctx && opt);
+    return ct_train_parallel(&ctx, 1, NULL, opt);
+}
+
+int ct_train_parallel(ct_context *const *ctxs, size_t count, const double *shares,
+                      const ct_train_options *opt)
+{
+    CT_VALIDATE(NULL, ctxs && count >= 1 && ctxs[0] && opt);
+    ct_context *ctx = ctxs[0];
+    for (size_t i = 1; i < count; i++)
+        CT_VALIDATE(ctx, ctxs[i]);
     ct_train_options o = *opt;
     if (o.epochs < 1 || o.epochs > 100000)
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "epochs must be in [1, 100000], not %d", o.epochs);
+    if (o.batch < 1)
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "the batch must be at least 1, not %d", o.batch);
     session s;
     memset(&s, 0, sizeof s);
     s.ctx = ctx;
-    cl_mem state = NULL, norm_ws = NULL;
+    ct_group g;
     ct_loader *ld = NULL;
-    int st = open_model(&s, o.resume ? (opt->model ? o.model : NULL) : (o.model ? o.model : "cnn"), o.resume);
+    ct_finite fin;
+    memset(&fin, 0, sizeof fin);
+    int st = ct_group_init(&g, ctxs, count, shares, (size_t)o.batch);
+    int parallel = ct_group_parallel(&g), lead = g.rank == 0;
     if (st)
         goto done;
-    st = ct_net_plan(ctx, s.model, o.batch, &s.net);
+    g.rep[0].net = &s.net;
+    st = open_model(&s, o.resume ? (opt->model ? o.model : NULL) : (o.model ? o.model : "cnn"), o.resume);
+    if (st)
+        goto done;
+    st = ct_net_plan_grouped(ctx, s.model, (int)g.rep[0].rows, o.bn_groups > 1 ? o.bn_groups : 1, &s.net);
     s.planned = 1;
     if (st)
         goto done;
     if (o.dry_run) {
-        print_plan(&s.net);
+        if (lead)
+            print_plan(&s.net);
         goto done;
     }
     const char *data = o.data ? o.data : "fashion-mnist";
@@ -374,14 +485,24 @@ int ct_train(ct_context *ctx, const ct_train_options *opt)
     ct_optim_desc od;
     if ((st = optim_from(ctx, &o, &od)))
         goto done;
-    if ((st = ct_net_alloc(&s.net)))
+    {
+        /* every rank must train the same thing, or the collectives below
+         * would mix unequal buffers */
+        const uint64_t facts[] = { s.net.nparams, s.net.nbuffers, (uint64_t)o.batch,
+                                   ct_dataset_count(s.train), ct_dataset_count(s.test), (uint64_t)o.epochs,
+                                   (uint64_t)od.kind, o.resume ? 1u : 0u };
+        static const char *const names[] = { "parameter count", "running-statistics count", "batch",
+                                             "training-set size", "test-set size", "epoch count",
+                                             "optimizer", "resuming" };
+        if ((st = ct_group_check_same(&g, ct_model_text(s.model), facts, names, CT_ARRAY_LEN(facts))))
+            goto done;
+    }
+    if ((st = ct_net_alloc(&s.net)) || (parallel && (st = ct_group_plan(&g, s.model, o.bn_groups > 1 ? o.bn_groups : 1))))
         goto done;
     size_t state_n = ct_optim_state_size(&od, s.net.nparams);
-    size_t nws = ct_grad_norm_workspace_size(s.net.nparams) + 16;
-    if ((state_n && (st = ct_buffer_create(ctx, state_n * sizeof(float), &state))) ||
-        (st = ct_buffer_create(ctx, nws * sizeof(float), &norm_ws)))
+    if ((st = replica_buffers(&g, state_n)))
         goto done;
-    if (state_n && (st = ct_fill(ctx, (ct_buf){ state, 0 }, state_n, 0.0f)))
+    if ((st = ct_finite_init(&fin, &s.net, o.check_finite)))
         goto done;
     int first_epoch = 0;
     long step = 0;
@@ -393,20 +514,36 @@ int ct_train(ct_context *ctx, const ct_train_options *opt)
             goto done;
         }
         ct_ckpt_meta meta;
-        if ((st = ct_checkpoint_load(&s.net, s.ckpt, o.resume, state, state_n, &meta)))
+        if ((st = ct_checkpoint_load(&s.net, s.ckpt, o.resume, g.rep[0].state, state_n, &meta)))
             goto done;
         first_epoch = meta.epoch;
         step = meta.step;
+        ct_finite_saved(&fin, o.resume, meta.epoch, meta.step, 1);
         if (!opt->seed || opt->seed == 1)
             o.seed = meta.seed;
     } else if ((st = ct_net_init_params(&s.net, o.seed))) {
         goto done;
     }
+    if (parallel) {
+        /* rank 0's start everywhere: the same parameters, state and counters */
+        int64_t at[3] = { first_epoch, step, (int64_t)o.seed };
+        if ((st = ct_mpi_bcast(ctx, at, sizeof at)) || (st = ct_group_broadcast(&g, state_n)))
+            goto done;
+        first_epoch = (int)at[0];
+        step = at[1];
+        o.seed = (uint64_t)at[2];
+    }
     ct_loader_options lo;
     ct_loader_defaults(&lo);
-    lo.batch = (size_t)o.batch;
+    lo.batch = g.local;
     lo.seed = o.seed;
     lo.drop_last = 1;
+    if (g.world > 1) {
+        lo.rank = g.rank;
+        lo.world = g.world;
+        lo.shard_block = g.local;
+        lo.even_shards = 1;
+    }
     int augment = o.augment >= 0 ? o.augment : !strncmp(data, "cifar10", 7);
     lo.crop_pad = augment ? 4 : 0;
     lo.flip = augment;
@@ -418,120 +555,91 @@ int ct_train(ct_context *ctx, const ct_train_options *opt)
     ct_lr_schedule sched;
     if ((st = schedule_from(ctx, &o, od.lr, per_epoch, &sched)))
         goto done;
-    int tty = o.progress >= 0 ? o.progress : isatty(2);
-    /* device accumulators of the epoch: loss sum, correct count */
-    ct_buf accbuf = { NULL, 0 };
-    cl_mem accmem = NULL;
-    if ((st = ct_buffer_create(ctx, 4 * sizeof(float), &accmem)))
-        goto done;
-    accbuf.mem = accmem;
+    int tty = lead && (o.progress >= 0 ? o.progress : isatty(2));
     for (int epoch = first_epoch; epoch < o.epochs && !st; epoch++) {
         double t0 = ct_now(), last_draw = 0;
         size_t seen = 0;
         float lr = 0;
-        if ((st = ct_fill(ctx, accbuf, 4, 0.0f)) || (st = ct_loader_start_epoch(ld, (uint64_t)epoch)))
+        for (size_t i = 0; i < g.count && !st; i++)
+            if ((st = ct_fill(g.rep[i].ctx, (ct_buf){ g.rep[i].acc, 0 }, 4, 0.0f)) && i)
+                ct_fail_keep(ctx, st);
+        if (st || (st = ct_loader_start_epoch(ld, (uint64_t)epoch)))
             break;
         /* Double-buffered batches: while step k computes from slot k % 2,
          * batch k + 1 is uploaded into the other slot on the transfer queue,
          * after the step that last read that slot (its marker) is done. */
         ct_batch b;
-        cl_event wrote[2] = { NULL, NULL }, used[2] = { NULL, NULL };
         int cur = 0;
         if ((st = ct_loader_next(ld, &b)) != CT_OK)
             ct_fail_keep(ctx, st);
         else if (b.n)
-            st = upload_async(&s, &b, cur, NULL, &wrote[cur]);
+            st = upload_all(&g, &b, cur);
         while (!st && b.n) {
             step++;
             lr = ct_lr_at(&sched, step - 1);
-            cl_int err = clEnqueueBarrierWithWaitList(ctx->queue, 1, &wrote[cur], NULL);
-            if (err != CL_SUCCESS) {
-                st = ct_cl_fail(ctx, err, "waiting for a batch upload");
+            /* forward and backward on every replica; with several, the
+             * gradients are summed and every replica gets the sum */
+            step_args a = { o.seed, step, cur };
+            if ((st = ct_group_step(&g, replica_compute, &a, parallel)) ||
+                (st = ct_finite_step(&fin, &s.net, o.seed, step, epoch + 1)))
                 break;
+            for (size_t i = 0; i < g.count && !st; i++)
+                if ((st = replica_update(&g.rep[i], &o, &od, step, lr, cur)) && i)
+                    ct_fail_keep(ctx, st);
+            if (st)
+                break;
+            /* the loader may reuse b's memory at the next call: its uploads must be done */
+            for (size_t i = 0; i < g.count; i++) {
+                clWaitForEvents(1, &g.rep[i].wrote[cur]);
+                clReleaseEvent(g.rep[i].wrote[cur]);
+                g.rep[i].wrote[cur] = NULL;
             }
-            ct_net_use_slot(&s.net, cur);
-            if ((st = ct_net_zero_grads(&s.net)) || (st = ct_net_forward(&s.net, 1, o.seed, step)) ||
-                (st = ct_net_backward(&s.net, o.seed, step)))
-                break;
-            if (o.clip > 0 && ((st = ct_grad_norm(ctx, (ct_buf){ norm_ws, 0 },
-                                                   (ct_buf){ s.net.arena[CT_ARENA_GRADS].mem, 0 },
-                                                   s.net.nparams, (ct_buf){ norm_ws, 16 })) ||
-                               (st = ct_grad_clip(ctx, (ct_buf){ s.net.arena[CT_ARENA_GRADS].mem, 0 },
-                                                  s.net.nparams, (ct_buf){ norm_ws, 0 }, o.clip))))
-                break;
-            if ((st = ct_optim_step(ctx, &od, (ct_buf){ s.net.arena[CT_ARENA_PARAMS].mem, 0 },
-                                    (ct_buf){ s.net.arena[CT_ARENA_GRADS].mem, 0 }, (ct_buf){ state, 0 },
-                                    s.net.arena_size[CT_ARENA_PARAMS], step, lr)))
-                break;
-            /* loss sum += mean loss * n; correct sum += correct */
-            if ((st = ct_axpy(ctx, accbuf, (float)b.n, s.net.loss, 1)) ||
-                (st = ct_add_accumulate(ctx, ct_buf_at(accbuf, 1), s.net.correct, 1)))
-                break;
-            if (used[cur])
-                clReleaseEvent(used[cur]);
-            used[cur] = NULL;
-            err = clEnqueueMarkerWithWaitList(ctx->queue, 0, NULL, &used[cur]);
-            if (err != CL_SUCCESS) {
-                st = ct_cl_fail(ctx, err, "marking a step");
-                break;
-            }
-            size_t n = b.n;
-            /* the loader may reuse b's memory at the next call: its upload must be done */
-            clWaitForEvents(1, &wrote[cur]);
-            clReleaseEvent(wrote[cur]);
-            wrote[cur] = NULL;
             if ((st = ct_loader_next(ld, &b)) != CT_OK) {
                 ct_fail_keep(ctx, st);
                 break;
             }
-            if (b.n && (st = upload_async(&s, &b, 1 - cur, used[1 - cur], &wrote[1 - cur])))
+            if (b.n && (st = upload_all(&g, &b, 1 - cur)))
                 break;
             cur = 1 - cur;
-            seen += n;
-            double now = ct_now();
+            seen += g.batch;
+            double now = ct_now(), h[2];
             if (tty && now - last_draw > 0.5) {
-                float h[2];
-                if ((st = ct_buffer_read(ctx, accmem, 0, sizeof h, h)))
+                /* this rank's samples only: no collective at a time-based moment */
+                size_t mine = seen / (size_t)g.world;
+                if ((st = ct_group_totals(&g, 0, &h[0], &h[1])))
                     break;
                 double rate = (double)seen / (now - t0);
                 size_t total = (size_t)per_epoch * (size_t)o.batch;
-                progress_bar(epoch + 1, o.epochs, seen, total, h[0] / (double)seen, h[1] / (double)seen,
+                progress_bar(epoch + 1, o.epochs, seen, total, h[0] / (double)mine, h[1] / (double)mine,
                              rate, (double)(total - seen) / rate);
                 last_draw = now;
             }
             if (o.log_every > 0 && step % o.log_every == 0 && o.log) {
-                float h[2];
-                if ((st = ct_buffer_read(ctx, accmem, 0, sizeof h, h)))
+                if ((st = ct_group_totals(&g, 1, &h[0], &h[1])))
                     break;
                 ct_epoch_report r = { epoch + 1, o.epochs, step, h[0] / (double)seen, h[1] / (double)seen,
                                       NAN, NAN, ct_now() - t0, (double)seen / (ct_now() - t0), lr };
-                log_json(o.log, &r, "step");
+                if (lead)
+                    log_json(o.log, &r, "step");
             }
         }
-        for (int k = 0; k < 2; k++) {
-            if (wrote[k]) {
-                clWaitForEvents(1, &wrote[k]);
-                clReleaseEvent(wrote[k]);
-            }
-            if (used[k])
-                clReleaseEvent(used[k]);
-        }
+        settle_events(&g);
         if (st)
             break;
-        float h[2];
-        if ((st = ct_buffer_read(ctx, accmem, 0, sizeof h, h)))
+        double h[2];
+        if ((st = ct_group_totals(&g, 1, &h[0], &h[1])))
             break;
         double secs = ct_now() - t0;
         if (tty)
             fprintf(stderr, "\r%*s\r", 110, "");
         ct_epoch_report r = { epoch + 1, o.epochs, step, h[0] / (double)seen, h[1] / (double)seen, NAN,
                               NAN, secs, (double)seen / secs, lr };
-        if (!isfinite(r.train_loss)) {
-            st = ct_fail(ctx, CT_ERR_CORRUPT, "the training loss became %g in epoch %d (step %ld). "
-                         "HINT: lower the learning rate (--lr) or clip gradients (--clip)",
-                         r.train_loss, epoch + 1, step);
+        if (parallel && (st = ct_group_average_buffers(&g)))
             break;
-        }
+        if ((st = ct_finite_epoch(&fin, &s.net, o.seed, r.train_loss, step, epoch + 1)))
+            break;
+        if (!lead)
+            continue; /* evaluation, checkpoints and reports: rank 0 */
         if (ct_dataset_count(s.test) &&
             (st = evaluate(&s, s.test, &r.test_loss, &r.test_accuracy, NULL)))
             break;
@@ -539,18 +647,18 @@ int ct_train(ct_context *ctx, const ct_train_options *opt)
             ct_ckpt_meta meta = { epoch + 1, step, o.seed, "", o.batch, "" };
             snprintf(meta.optimizer, sizeof meta.optimizer, "%s", ct_optim_name(od.kind));
             snprintf(meta.data, sizeof meta.data, "%s", data);
-            if ((st = ct_checkpoint_save(&s.net, state, state_n, &meta, o.out)))
+            if ((st = ct_checkpoint_save(&s.net, g.rep[0].state, state_n, &meta, o.out)))
                 break;
+            ct_finite_saved(&fin, o.out, epoch + 1, step, 0);
         }
         log_json(o.log, &r, "epoch");
         if (o.on_epoch)
             o.on_epoch(o.user, &r);
     }
-    ct_buffer_release(&accmem);
 done:
+    ct_finite_release(&fin);
     ct_loader_free(&ld);
-    ct_buffer_release(&state);
-    ct_buffer_release(&norm_ws);
+    ct_group_free(&g);
     session_free(&s);
     return st;
 }

@@ -1,0 +1,85 @@
+/*
+ * parallel.h - the replicas of a data-parallel run in this process and the
+ * reductions that keep them identical (src/train/parallel.c).
+ *
+ * A group holds one replica per device (each in its own ct_context) and
+ * knows this process's rank among `world` MPI ranks. Rows: the global batch
+ * is cut into `world` equal slices, rank r takes slice r (the loader deals
+ * the epoch's order in blocks of a slice, so the ranks' batches together
+ * are one process's batch); within the slice replica i takes `rows` rows
+ * from `row0`, by share. With one replica and one rank nothing here runs:
+ * the trainer's single-device path is the plain loop.
+ */
+#ifndef CT_TRAIN_PARALLEL_H
+#define CT_TRAIN_PARALLEL_H
+
+#include <stdint.h>
+
+#include "nn/net.h"
+
+typedef struct ct_replica {
+    ct_context *ctx;
+    ct_net *net;           /* replica 0's is the trainer's own net; the others point at `own` */
+    ct_net own;
+    int planned;
+    cl_mem state;          /* optimizer state */
+    cl_mem norm_ws;        /* gradient-norm workspace (clipping) */
+    cl_mem acc;            /* (4) loss sum, correct count of the epoch so far */
+    size_t row0, rows;     /* its rows of this process's batch */
+    size_t base;           /* its first row in the global batch */
+    cl_event wrote[2], used[2]; /* per batch slot: upload done, last step that read it */
+    float *host;           /* its gradients (or buffers) on the host, for the reduction */
+    int status;            /* of its part of a step */
+} ct_replica;
+
+typedef struct ct_group {
+    ct_replica *rep;
+    size_t count;
+    int rank, world;
+    size_t batch;          /* global rows per step */
+    size_t local;          /* this process's rows per step: batch / world */
+    float *sum;            /* the reduction buffer */
+    size_t sum_n;
+} ct_group;
+
+/* Splits the batch: rows of this rank by `shares` (NULL: equal). Errors go
+ * to ctxs[0]. */
+int ct_group_init(ct_group *g, ct_context *const *ctxs, size_t count, const double *shares,
+                  size_t batch);
+void ct_group_free(ct_group *g);
+
+/* Whether any reduction is needed: more than one replica or rank. */
+int ct_group_parallel(const ct_group *g);
+
+/* Plans replicas 1.. like replica 0 (already planned), allocates them, and
+ * sizes the host buffers. */
+int ct_group_plan(ct_group *g, const ct_model *m, int bn_groups);
+
+/* Runs fn on every replica at once, replica 0 on this thread and each other
+ * on its own, and returns the first failure (its message moved to replica
+ * 0's context). With reduce, each replica then reads its gradients back on
+ * its own thread, and this thread sums them weighted by rows / batch in
+ * replica order, sums them over the ranks and writes the result to every
+ * replica (non-blocking, in pieces, so the writes of one piece overlap the
+ * MPI sum of the next). */
+int ct_group_step(ct_group *g, int (*fn)(ct_replica *r, void *user), void *user, int reduce);
+
+/* Replica 0 of rank 0's parameters, running statistics and optimizer state
+ * (state_n floats) to every replica of every rank. */
+int ct_group_broadcast(ct_group *g, size_t state_n);
+
+/* Running statistics := their average over the replicas and ranks,
+ * weighted by rows / batch. */
+int ct_group_average_buffers(ct_group *g);
+
+/* The epoch's loss sum and correct count over the replicas (and, with
+ * all_ranks, over the ranks: a collective). */
+int ct_group_totals(ct_group *g, int all_ranks, double *loss_sum, double *correct);
+
+/* Every rank's fingerprint (model text hash, parameter count, batch,
+ * dataset size, ...) must equal rank 0's; a difference is an error on every
+ * rank naming the ranks and what differs. */
+int ct_group_check_same(ct_group *g, const char *model_text, const uint64_t *facts,
+                        const char *const *names, size_t nfacts);
+
+#endif /* CT_TRAIN_PARALLEL_H */

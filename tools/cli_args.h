@@ -1,0 +1,57 @@
+/*
+ * cli_args.h - the cltrain command line parsed into options, apart from
+ * running anything: the CLI calls cli_parse and then runs the command, and
+ * the fuzz target (tests/fuzz/fuzz_cli.c) parses argument vectors with the
+ * same code without opening a device.
+ */
+#ifndef CLTRAIN_TOOLS_CLI_ARGS_H
+#define CLTRAIN_TOOLS_CLI_ARGS_H
+
+#include <stddef.h>
+
+#include <cltrain/cltrain.h>
+
+#define CLI_MAX_MODELS 64
+#define CLI_MAX_DEVICES 16
+
+typedef enum cli_command {
+    CLI_HELP,
+    CLI_VERSION,
+    CLI_DEVICES,
+    CLI_KERNELS,
+    CLI_SELFTEST,
+    CLI_TRAIN,
+    CLI_EVAL,
+    CLI_PREDICT,
+    CLI_BENCH,
+    CLI_ZOO,
+    CLI_MODEL,
+} cli_command;
+
+typedef struct cli_args {
+    cli_command cmd;
+    const char *cmd_name;           /* argv[1] */
+    int json;                       /* devices, kernels, bench */
+    const char *device;             /* kernels, selftest, train, eval, predict */
+    const char *name;               /* zoo: the model to print (NULL: list); model: NAME|FILE */
+    ct_selftest_options selftest;
+    /* train, eval, predict */
+    ct_train_options train;
+    const char *weights, *model;
+    long count, top, batch;         /* predict's --count and --top; --batch (0: default) */
+    double shares[CLI_MAX_DEVICES]; /* train --shares: rows per device, relative */
+    int nshares;
+    /* bench */
+    ct_bench_options bench;
+    const char *models[CLI_MAX_MODELS];
+    const char *devices[CLI_MAX_DEVICES];
+    int nmodels, ndevices;
+} cli_args;
+
+/* Parses argv (argv[0] is the program name) into a. Returns 0, or 2 (the
+ * CLI's usage-error exit code) with the reason in err, to be printed as
+ * "cltrain: <err>" followed by the pointer to --help. Pointers in a point
+ * into argv. */
+int cli_parse(int argc, char **argv, cli_args *a, char *err, size_t errlen);
+
+#endif /* CLTRAIN_TOOLS_CLI_ARGS_H */
