@@ -22,3 +22,68 @@ __kernel void act_bwd_f32(__global float *dx, ulong dx_off, __global const float
     if (i < n)
         dx[dx_off + i] = dy[dy_off + i] * ct_act_df(act, x[x_off + i], y[y_off + i]);
 }
+
+/*
+ * CPU devices: each work-item takes CT_ACT_CHUNK consecutive elements in
+ * float8 vectors with the activation chosen once, outside the loop: the
+ * per-element kernels above switch on `act` around calls to exp, tanh and
+ * erf, which CPU compilers leave scalar (0.35 GB/s for gelu on pocl); in
+ * vectors the math library's SIMD versions run. Same formulas.
+ */
+#define CT_ACT_CHUNK 2048
+
+inline float8 ct_act_f8(int act, float8 x)
+{
+    switch (act) {
+    case 1: return fmax(x, 0.0f);
+    case 2: return select(CT_LEAKY_SLOPE * x, x, x > 0.0f);
+    case 3: return 1.0f / (1.0f + exp(-x));
+    case 4: return tanh(x);
+    case 5: return 0.5f * x * (1.0f + erf(x * CT_INV_SQRT2));
+    default: return x;
+    }
+}
+
+inline float8 ct_act_df8(int act, float8 x, float8 y)
+{
+    switch (act) {
+    case 1: return select((float8)0.0f, (float8)1.0f, x > 0.0f);
+    case 2: return select((float8)CT_LEAKY_SLOPE, (float8)1.0f, x > 0.0f);
+    case 3: return y * (1.0f - y);
+    case 4: return 1.0f - y * y;
+    case 5: return 0.5f * (1.0f + erf(x * CT_INV_SQRT2)) + x * CT_INV_SQRT2PI * exp(-0.5f * x * x);
+    default: return (float8)1.0f;
+    }
+}
+
+__kernel void act_fwd_chunks_f32(__global float *y, ulong y_off, __global const float *x,
+                                 ulong x_off, uint n, int act)
+{
+    uint lo = get_global_id(0) * CT_ACT_CHUNK;
+    if (lo >= n)
+        return;
+    uint hi = min(lo + CT_ACT_CHUNK, n), hi8 = lo + (hi - lo) / 8 * 8;
+    __global float *yp = y + y_off;
+    __global const float *xp = x + x_off;
+    for (uint i = lo; i < hi8; i += 8)
+        vstore8(ct_act_f8(act, vload8(0, xp + i)), 0, yp + i);
+    for (uint i = hi8; i < hi; i++)
+        yp[i] = ct_act_f(act, xp[i]);
+}
+
+__kernel void act_bwd_chunks_f32(__global float *dx, ulong dx_off, __global const float *dy,
+                                 ulong dy_off, __global const float *x, ulong x_off,
+                                 __global const float *y, ulong y_off, uint n, int act)
+{
+    uint lo = get_global_id(0) * CT_ACT_CHUNK;
+    if (lo >= n)
+        return;
+    uint hi = min(lo + CT_ACT_CHUNK, n), hi8 = lo + (hi - lo) / 8 * 8;
+    __global float *dxp = dx + dx_off;
+    __global const float *dyp = dy + dy_off, *xp = x + x_off, *yp = y + y_off;
+    for (uint i = lo; i < hi8; i += 8)
+        vstore8(vload8(0, dyp + i) * ct_act_df8(act, vload8(0, xp + i), vload8(0, yp + i)), 0,
+                dxp + i);
+    for (uint i = hi8; i < hi; i++)
+        dxp[i] = dyp[i] * ct_act_df(act, xp[i], yp[i]);
+}

@@ -22,6 +22,7 @@ process), and the faster of the two PyTorch runs is used.
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -176,6 +177,8 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--cltrain", help="path of the cltrain binary: also run `cltrain bench` and compare")
     ap.add_argument("--no-best-env", action="store_true", help="only the default environment")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="repeat PyTorch and cltrain back to back N times; medians over rounds")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # internal: time one network, print JSON
     a = ap.parse_args()
     if a.one:
@@ -184,30 +187,40 @@ def main():
     models = a.model or ORDER
     rows = []
     for m in models:
-        best = None
+        # Each round times PyTorch (each environment) and cltrain back to
+        # back; the figure per side is the median over rounds, so a burst of
+        # load from elsewhere on the machine hits one round, not the result.
+        runs = {}
+        cls = []
         envs = [{}] if a.no_best_env else [{}, PASSIVE_ENV]
-        for extra in envs:
-            env = dict(os.environ, OMP_NUM_THREADS=str(a.threads), OPENBLAS_NUM_THREADS=str(a.threads), **extra)
-            out = subprocess.run([sys.executable, __file__, "--one", m, "--steps", str(a.steps), "--warmup",
-                                  str(a.warmup), "--threads", str(a.threads)], env=env, capture_output=True, text=True)
-            if out.returncode != 0:
-                print(f"{m}: PyTorch failed: {out.stderr.strip()[-300:]}", file=sys.stderr)
-                continue
-            r = json.loads(out.stdout)
-            r["env"] = "passive" if extra else "default"
-            if best is None or r["median_ms"] < best["median_ms"]:
-                best = r
-        cl = None
-        if a.cltrain:
-            out = subprocess.run([a.cltrain, "bench", "--model", m, "--steps", str(a.steps), "--warmup",
-                                  str(a.warmup), "--json"], capture_output=True, text=True)
-            try:
-                cl = json.loads(out.stdout)[0]
-            except (ValueError, IndexError):
-                cl = {"error": out.stderr.strip()[-200:]}
+        for _ in range(a.rounds):
+            for extra in envs:
+                env = dict(os.environ, OMP_NUM_THREADS=str(a.threads), OPENBLAS_NUM_THREADS=str(a.threads), **extra)
+                out = subprocess.run([sys.executable, __file__, "--one", m, "--steps", str(a.steps), "--warmup",
+                                      str(a.warmup), "--threads", str(a.threads)], env=env, capture_output=True,
+                                     text=True)
+                if out.returncode != 0:
+                    print(f"{m}: PyTorch failed: {out.stderr.strip()[-300:]}", file=sys.stderr)
+                    continue
+                r = json.loads(out.stdout)
+                runs.setdefault("passive" if extra else "default", []).append(r["median_ms"])
+            if a.cltrain:
+                out = subprocess.run([a.cltrain, "bench", "--model", m, "--steps", str(a.steps), "--warmup",
+                                      str(a.warmup), "--json"], capture_output=True, text=True)
+                try:
+                    cls.append(json.loads(out.stdout)[0]["median_ms"])
+                except (ValueError, IndexError, KeyError):
+                    print(f"{m}: cltrain failed: {out.stderr.strip()[-200:]}", file=sys.stderr)
+        best = None
+        for env_name, times in runs.items():
+            med = statistics.median(times)
+            if best is None or med < best["median_ms"]:
+                best = {"median_ms": med, "env": env_name}
+        cl = {"median_ms": statistics.median(cls)} if cls else ({"error": "failed"} if a.cltrain else None)
         rows.append((m, best, cl))
         print(f"{m}: pytorch {best['median_ms'] if best else float('nan'):.1f} ms"
-              + (f", cltrain {cl.get('median_ms', float('nan')):.1f} ms" if cl else ""), file=sys.stderr)
+              + (f", cltrain {cl.get('median_ms', float('nan')):.1f} ms" if cl else "")
+              + f" ({a.rounds} round{'s' if a.rounds > 1 else ''})", file=sys.stderr)
     print(f"| network | batch | PyTorch ms (median, env) | cltrain ms (median) | cltrain / PyTorch |")
     print(f"|---|---|---|---|---|")
     for m, p, c in rows:

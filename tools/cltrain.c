@@ -522,6 +522,22 @@ static int cmd_bench(const cli_args *a)
                 if (r.nlayers)
                     printf("    %-16s %-22s fwd %9.2f ms  bwd %9.2f ms  (layers under 0.5%% not shown)\n",
                            "total", "", tf, tb);
+                /* the same time summed by layer type: many small layers add up */
+                for (int l = 0; l < r.nlayers; l++) {
+                    int seen = 0;
+                    for (int e = 0; e < l && !seen; e++)
+                        seen = !strcmp(r.layers[e].type, r.layers[l].type);
+                    if (seen)
+                        continue;
+                    double f = 0, b = 0;
+                    int nl = 0;
+                    for (int e = l; e < r.nlayers; e++)
+                        if (!strcmp(r.layers[e].type, r.layers[l].type))
+                            f += r.layers[e].forward_ms, b += r.layers[e].backward_ms, nl++;
+                    if (f + b >= 0.005 * (tf + tb))
+                        printf("    by type: %-22s x%-4d fwd %9.2f ms  bwd %9.2f ms  %5.1f%%\n",
+                               r.layers[l].type, nl, f, b, 100 * (f + b) / (tf + tb));
+                }
             }
             if (!st)
                 ct_bench_result_free(&r);

@@ -1,7 +1,11 @@
 /*
- * act.c - activation launchers (cl_kernels/act.cl).
+ * act.c - activation launchers (cl_kernels/act.cl): per element on GPUs,
+ * chunks of float8 vectors on CPU devices.
  */
 #include "ops/act.h"
+
+/* elements per work-item of the CPU kernels (cl_kernels/act.cl) */
+#define CT_ACT_CHUNK 2048
 
 const char *ct_act_name(ct_act act)
 {
@@ -17,6 +21,11 @@ int ct_act_forward(ct_context *ctx, ct_act act, ct_buf y, ct_buf x, size_t n)
                        (int)act, n);
     cl_uint nn = (cl_uint)n;
     cl_int a = act;
+    if (ctx->dev.type == CT_DEVICE_CPU) {
+        size_t g[1] = { (n + CT_ACT_CHUNK - 1) / CT_ACT_CHUNK }, l[1] = { 1 };
+        return CT_RUN(ctx, CT_PROG_act, "act_fwd_chunks_f32", 1, g, l, CT_BUF(y), CT_BUF(x),
+                      CT_ARG(nn), CT_ARG(a));
+    }
     size_t g[1] = { n };
     return CT_RUN(ctx, CT_PROG_act, "act_fwd_f32", 1, g, NULL, CT_BUF(y), CT_BUF(x), CT_ARG(nn),
                   CT_ARG(a));
@@ -29,6 +38,11 @@ int ct_act_backward(ct_context *ctx, ct_act act, ct_buf dx, ct_buf dy, ct_buf x,
                        (int)act, n);
     cl_uint nn = (cl_uint)n;
     cl_int a = act;
+    if (ctx->dev.type == CT_DEVICE_CPU) {
+        size_t g[1] = { (n + CT_ACT_CHUNK - 1) / CT_ACT_CHUNK }, l[1] = { 1 };
+        return CT_RUN(ctx, CT_PROG_act, "act_bwd_chunks_f32", 1, g, l, CT_BUF(dx), CT_BUF(dy),
+                      CT_BUF(x), CT_BUF(y), CT_ARG(nn), CT_ARG(a));
+    }
     size_t g[1] = { n };
     return CT_RUN(ctx, CT_PROG_act, "act_bwd_f32", 1, g, NULL, CT_BUF(dx), CT_BUF(dy), CT_BUF(x),
                   CT_BUF(y), CT_ARG(nn), CT_ARG(a));
