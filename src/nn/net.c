@@ -1000,14 +1000,20 @@ static int forward_layer(ct_net *net, size_t i, int training, uint64_t seed, lon
         ct_buf z = r->act == CT_ACT_GELU ? r->preact : r->out;
         int st;
         int outF = (int)ct_layer_key(l, "out");
+        /* On CPU devices the bias goes with the product (a rank-1 GEMM on the
+         * host path, free in the direct convolution) and the activation runs
+         * on its own in vector chunks; elsewhere one kernel fuses them. */
+        int fuse = r->act && ctx->dev.type != CT_DEVICE_CPU;
         if (k == K_DENSE)
-            st = ct_dense_forward(ctx, z, x, r->param, r->act ? none() : b, (int)r->rows,
+            st = ct_dense_forward(ctx, z, x, r->param, fuse ? none() : b, (int)r->rows,
                                   (int)(in->out_n / r->rows), outF);
         else
-            st = ct_conv2d_forward(ctx, &r->conv, z, x, r->param, r->act ? none() : b, net->scratch,
+            st = ct_conv2d_forward(ctx, &r->conv, z, x, r->param, fuse ? none() : b, net->scratch,
                                    net->scratch_n);
         if (st || !r->act)
             return st;
+        if (!fuse)
+            return ct_act_forward(ctx, (ct_act)r->act, r->out, z, r->out_n);
         int hw = k == K_CONV ? l->out.d[1] * l->out.d[2] : 1;
         return ct_bias_act_forward(ctx, r->out, z, b, k == K_CONV ? net->batch : (int)r->rows, outF,
                                    hw, (ct_act)r->act);
