@@ -46,16 +46,19 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 run_one() {
   local t=$1 corpus=tests/fuzz/corpus/$1 out=$work/$1
   mkdir -p "$out/new"
+  local start=$SECONDS
   # -timeout: one input taking over 10 s is a hang; -rss_limit_mb: parsers must
   # not allocate what the input does not hold
   "$build/tests/fuzz/fuzz_$t" "$out/new" "$corpus" -max_total_time="$secs" -timeout=10 \
     -rss_limit_mb=2048 -max_len=65536 -artifact_prefix="$out/" -print_final_stats=1 \
     >"$out/log" 2>&1 || true
-  local execs findings
+  local took=$((SECONDS - start)) execs findings
+  # a finding stops libFuzzer early; its log then has no final stats
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$out/log" | tail -1)
-  findings=$(find "$out" -maxdepth 1 -name 'crash-*' -o -maxdepth 1 -name 'leak-*' -o \
-    -maxdepth 1 -name 'timeout-*' -o -maxdepth 1 -name 'oom-*' | wc -l)
-  printf "%-12s %6ss %12s execs %6s new inputs  %s findings%s\n" "$t" "$secs" "${execs:-?}" \
+  [ -n "$execs" ] || execs=$(sed -n 's/^#\([0-9][0-9]*\).*/\1/p' "$out/log" | tail -1)
+  findings=$(find "$out" -maxdepth 1 \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' \
+    -o -name 'oom-*' \) | wc -l)
+  printf "%-12s %6ss %12s execs %6s new inputs  %s findings%s\n" "$t" "$took" "${execs:-?}" \
     "$(find "$out/new" -type f | wc -l)" "$findings" \
     "$([ "$findings" != 0 ] && echo " (see $out/)")"
 }

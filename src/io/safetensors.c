@@ -107,6 +107,7 @@ int ct_st_parse(uint8_t *bytes, size_t size, const char *name, ct_st_file **out)
         goto fail;
     }
     size_t n = 0;
+    int seen_meta = 0;
     for (cJSON *it = root->child; it; it = it->next)
         n++;
     f->tensors = calloc(n ? n : 1, sizeof *f->tensors);
@@ -122,6 +123,12 @@ int ct_st_parse(uint8_t *bytes, size_t size, const char *name, ct_st_file **out)
                 st = ct_fail(NULL, CT_ERR_CORRUPT, "%s: __metadata__ is not an object", name);
                 goto fail;
             }
+            /* JSON allows repeated keys; a second block would be read over the first */
+            if (f->meta_count || seen_meta) {
+                st = ct_fail(NULL, CT_ERR_CORRUPT, "%s: the header has __metadata__ twice", name);
+                goto fail;
+            }
+            seen_meta = 1;
             size_t nm = 0;
             for (cJSON *m = it->child; m; m = m->next)
                 nm++;
@@ -139,6 +146,12 @@ int ct_st_parse(uint8_t *bytes, size_t size, const char *name, ct_st_file **out)
                                  m->string);
                     goto fail;
                 }
+                for (size_t j = 0; j < f->meta_count; j++)
+                    if (!strcmp(f->meta_keys[j], m->string)) {
+                        st = ct_fail(NULL, CT_ERR_CORRUPT, "%s: metadata '%s' appears twice", name,
+                                     m->string);
+                        goto fail;
+                    }
                 f->meta_keys[f->meta_count] = ct_strdup(m->string);
                 f->meta_values[f->meta_count] = ct_strdup(m->valuestring);
                 f->meta_count++;
