@@ -597,9 +597,16 @@ static void maxpool_plane(void *arg, size_t plane, int thread)
                 ar[ox] = a;
         }
 #ifdef CT_CONV_X86
-        if (hp->avx2)
+        if (hp->avx2 && hi - ox >= 8) {
             for (; ox + 8 <= hi; ox += 8)
                 maxpool_row8(p, xp, y0, y1, ox, yr, ar);
+            /* the rest as one more block ending at hi, overlapping the last:
+             * the outputs computed twice come out the same */
+            if (ox < hi) {
+                maxpool_row8(p, xp, y0, y1, hi - 8, yr, ar);
+                ox = hi;
+            }
+        }
 #endif
         for (; ox + 4 <= hi; ox += 4) {
             int x0 = ox * p->sw - p->pw;
