@@ -5,7 +5,7 @@
 # plus 1 device x 1 thread at half the batch (what each replica computes),
 # from which the per-step overhead of the replicated runs follows.
 # Threads: POCL_MAX_PTHREAD_COUNT per pocl device, OPENBLAS_NUM_THREADS for
-# the host GEMMs. Rates are taken between step 2 and the last step (the
+# the host GEMMs, CLTRAIN_THREADS for the direct host convolution. Rates are taken between step 2 and the last step (the
 # --log JSON lines' seconds), so start-up and the first step do not count.
 #   MODELS="fcn-r:256 resnet56:64" STEPS=6 tools/bench_parallel.sh build/tools/cltrain
 set -u
@@ -40,13 +40,13 @@ for mb in $models; do
           --no-progress --optimizer sgd --schedule constant --test-limit 1)
     half=(train --model "$m" --data "$data:ntest=1" --batch $((b / 2)) --epochs 1 --log-every 1
           --no-progress --optimizer sgd --schedule constant --test-limit 1 --limit $((b / 2 * (steps + 1))))
-    POCL_DEVICES=pthread POCL_MAX_PTHREAD_COUNT=2 OPENBLAS_NUM_THREADS=2 \
+    POCL_DEVICES=pthread POCL_MAX_PTHREAD_COUNT=2 OPENBLAS_NUM_THREADS=2 CLTRAIN_THREADS=2 \
         "$cltrain" "${args[@]}" --device 0:0 --log "$tmp/a.jsonl" >/dev/null
-    POCL_DEVICES=pthread POCL_MAX_PTHREAD_COUNT=1 OPENBLAS_NUM_THREADS=1 \
+    POCL_DEVICES=pthread POCL_MAX_PTHREAD_COUNT=1 OPENBLAS_NUM_THREADS=1 CLTRAIN_THREADS=1 \
         "$cltrain" "${half[@]}" --device 0:0 --log "$tmp/h.jsonl" >/dev/null
-    POCL_DEVICES="pthread pthread" POCL_MAX_PTHREAD_COUNT=1 OPENBLAS_NUM_THREADS=1 \
+    POCL_DEVICES="pthread pthread" POCL_MAX_PTHREAD_COUNT=1 OPENBLAS_NUM_THREADS=1 CLTRAIN_THREADS=1 \
         "$cltrain" "${args[@]}" --device 0:0,0:1 --log "$tmp/d.jsonl" >/dev/null
-    mpirun -np 2 --oversubscribe -x POCL_DEVICES=pthread -x POCL_MAX_PTHREAD_COUNT=1 -x OPENBLAS_NUM_THREADS=1 \
+    mpirun -np 2 --oversubscribe -x POCL_DEVICES=pthread -x POCL_MAX_PTHREAD_COUNT=1 -x OPENBLAS_NUM_THREADS=1 -x CLTRAIN_THREADS=1 \
         "$cltrain" "${args[@]}" --device 0:0 --log "$tmp/m.jsonl" >/dev/null 2>&1
     for c in "a:1 device x 2 threads" "h:1 device x 1 thread, b/2" "d:2 devices x 1 thread" "m:2 MPI ranks x 1 thread"; do
         k=${c%%:*}; bb=$b; [ "$k" = h ] && bb=$((b / 2))

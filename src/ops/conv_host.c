@@ -66,7 +66,7 @@ static size_t round_up(size_t a, size_t m)
 }
 
 /* The pool and scratch, created on first use: threads as many as the
- * device has compute units (pocl: its worker threads). */
+ * device has compute units (pocl: the cores), or CLTRAIN_THREADS. */
 static int host_work(ct_context *ctx, size_t per_thread, size_t wpack_n, size_t taps,
                      struct ct_host_work **out)
 {
@@ -77,6 +77,17 @@ static int host_work(ct_context *ctx, size_t per_thread, size_t wpack_n, size_t 
             return ct_fail(ctx, CT_ERR_NO_MEMORY, "conv2d host path: out of host memory");
         ctx->host_work = hw;
         int threads = ctx->dev.compute_units ? (int)ctx->dev.compute_units : 1;
+        const char *env = getenv("CLTRAIN_THREADS");
+        if (env && *env) {
+            char *end;
+            long v = strtol(env, &end, 10);
+            if (*end || v < 1 || v > 256) {
+                ct_host_work_release(ctx);
+                return ct_fail(ctx, CT_ERR_INVALID_ARG, "CLTRAIN_THREADS='%s': expected a thread "
+                               "count from 1 to 256", env);
+            }
+            threads = (int)v;
+        }
         threads = threads > 256 ? 256 : threads;
         hw->scratch = calloc((size_t)threads, sizeof *hw->scratch);
         hw->scratch_n = calloc((size_t)threads, sizeof *hw->scratch_n);
