@@ -4,23 +4,8 @@
 # platform at all, and a bad device selector. A signal (exit > 128) always fails.
 set -u
 cltrain=$1
-fails=0; checks=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/../lib.sh"
 
-expect() { # expect NAME WANT_RC PATTERN -- CMD...
-    local name=$1 want=$2 pattern=$3; shift 4
-    checks=$((checks + 1))
-    "$@" >"$tmp/out" 2>"$tmp/err"
-    local rc=$?
-    if [ "$rc" -ne "$want" ]; then
-        echo "FAIL $name: exit $rc, want $want"; sed 's/^/  | /' "$tmp/out" "$tmp/err"; fails=$((fails + 1)); return
-    fi
-    if [ -n "$pattern" ] && ! grep -qE -- "$pattern" "$tmp/out" "$tmp/err"; then
-        echo "FAIL $name: output lacks /$pattern/"; sed 's/^/  | /' "$tmp/out" "$tmp/err"; fails=$((fails + 1)); return
-    fi
-    echo "ok   $name"
-}
 
 expect "--help" 0 "usage: cltrain" -- "$cltrain" --help
 expect "--version" 0 "^cltrain [0-9]+\.[0-9]+\.[0-9]+" -- "$cltrain" --version

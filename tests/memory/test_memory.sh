@@ -7,23 +7,8 @@
 # several buffers and training stays bit for bit what it was in one buffer.
 set -u
 cltrain=$1
-fails=0; checks=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/../lib.sh"
 
-expect() { # expect NAME WANT_RC PATTERN -- CMD...
-    local name=$1 want=$2 pattern=$3; shift 4
-    checks=$((checks + 1))
-    "$@" >"$tmp/out" 2>"$tmp/err"
-    local rc=$?
-    if [ "$rc" -ne "$want" ]; then
-        echo "FAIL $name: exit $rc, want $want"; sed 's/^/  | /' "$tmp/out" "$tmp/err"; fails=$((fails + 1)); return 1
-    fi
-    if [ -n "$pattern" ] && ! grep -qE -- "$pattern" "$tmp/out" "$tmp/err"; then
-        echo "FAIL $name: output lacks /$pattern/"; sed 's/^/  | /' "$tmp/out" "$tmp/err"; fails=$((fails + 1)); return 1
-    fi
-    echo "ok   $name"
-}
 largest() { sed -nE 's/.*largest batch that fits is ([0-9]+).*/\1/p' "$tmp/out" "$tmp/err" | head -n 1; }
 report='does not fit: .*Plan: parameters [0-9.]+ MiB, gradients .*activations [0-9.]+ MiB.*activation gradients [0-9.]+ MiB.*scratch .*MiB in all\. Limits: [0-9.]+ MiB per allocation and [0-9.]+ MiB in all .*The largest batch that fits is [1-9][0-9]*\. HINT'
 

@@ -8,26 +8,9 @@
 # change the losses of a healthy run; bad flag values are usage errors.
 set -u
 cltrain=$1
-fails=0; checks=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/../lib.sh"
 common=(--model mlp --limit 1000 --test-limit 200 --batch 50 --no-progress)
 
-ok() { echo "ok   $1"; checks=$((checks + 1)); }
-bad() { echo "FAIL $1"; checks=$((checks + 1)); fails=$((fails + 1)); }
-
-expect() { # expect NAME WANT_RC PATTERN -- CMD...
-    local name=$1 want=$2 pattern=$3; shift 4
-    "$@" >"$tmp/out" 2>"$tmp/err"
-    local rc=$?
-    if [ "$rc" -ne "$want" ]; then
-        bad "$name: exit $rc, want $want"; sed 's/^/  | /' "$tmp/out" "$tmp/err" | tail -5; return
-    fi
-    if [ -n "$pattern" ] && ! grep -qE -- "$pattern" "$tmp/out" "$tmp/err"; then
-        bad "$name: output lacks /$pattern/"; sed 's/^/  | /' "$tmp/out" "$tmp/err" | tail -5; return
-    fi
-    ok "$name"
-}
 
 if [ ! -d /usr/share/datasets/fashion-mnist ]; then
     echo "Fashion-MNIST is not installed (apt-get install dataset-fashion-mnist)"; exit 1

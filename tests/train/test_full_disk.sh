@@ -7,16 +7,12 @@
 # root (or a user namespace that allows it): otherwise it skips (exit 77).
 set -u
 cltrain=$1
-fails=0; checks=0
-tmp=$(mktemp -d)
+. "$(dirname "$0")/../lib.sh"
 mnt="$tmp/small"
 mkdir -p "$mnt"
 cleanup() { mountpoint -q "$mnt" && umount "$mnt"; rm -rf "$tmp"; }
 trap cleanup EXIT
 common=(--model mlp --limit 1000 --test-limit 200 --batch 50 --no-progress)
-
-ok() { echo "ok   $1"; checks=$((checks + 1)); }
-bad() { echo "FAIL $1"; checks=$((checks + 1)); fails=$((fails + 1)); }
 
 if [ ! -d /usr/share/datasets/fashion-mnist ]; then
     echo "Fashion-MNIST is not installed (apt-get install dataset-fashion-mnist)"; exit 1

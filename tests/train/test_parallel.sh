@@ -22,14 +22,9 @@
 set -u
 cltrain=$1
 mpirun=${2:-}
-fails=0; checks=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/../lib.sh"
 export POCL_DEVICES=${POCL_DEVICES:-"pthread pthread"}
 tol=1e-6
-
-ok() { echo "ok   $1"; checks=$((checks + 1)); }
-bad() { echo "FAIL $1"; checks=$((checks + 1)); fails=$((fails + 1)); }
 
 if [ ! -d /usr/share/datasets/fashion-mnist ]; then
     echo "Fashion-MNIST is not installed (apt-get install dataset-fashion-mnist)"; exit 1

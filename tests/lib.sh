@@ -1,0 +1,37 @@
+# lib.sh - what the shell tests share; source it after `set -u`:
+#   . "$(dirname "$0")/../lib.sh"
+# It makes $tmp (removed at exit; a test with more to clean up sets its own
+# trap and removes $tmp there), counts checks in $checks and $fails, and
+# gives ok, bad, expect and finish.
+
+fails=0; checks=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+ok() { echo "ok   $1"; checks=$((checks + 1)); }
+bad() { echo "FAIL $1"; checks=$((checks + 1)); fails=$((fails + 1)); }
+
+# expect NAME WANT_RC PATTERN -- CMD...: CMD exits WANT_RC and its output
+# (stdout and stderr) matches the extended regex PATTERN (empty: anything).
+# On failure the last lines of the output are shown and it returns 1.
+expect() {
+    local name=$1 want=$2 pattern=$3; shift 4
+    "$@" >"$tmp/out" 2>"$tmp/err"
+    local rc=$?
+    if [ "$rc" -ne "$want" ]; then
+        bad "$name: exit $rc, want $want"; cat "$tmp/out" "$tmp/err" | tail -n 12 | sed 's/^/  | /'
+        return 1
+    fi
+    if [ -n "$pattern" ] && ! grep -qE -- "$pattern" "$tmp/out" "$tmp/err"; then
+        bad "$name: output lacks /$pattern/"; cat "$tmp/out" "$tmp/err" | tail -n 12 | sed 's/^/  | /'
+        return 1
+    fi
+    ok "$name"
+}
+
+# finish NAME: the tally, and the exit status meson reads
+finish() {
+    echo "$1: $checks checks, $fails failed"
+    [ "$fails" -eq 0 ]
+    exit
+}
