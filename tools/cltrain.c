@@ -76,7 +76,11 @@ static const char usage_text[] =
     "  CLTRAIN_CACHE_DIR   kernel binary cache (default $XDG_CACHE_HOME/cltrain)\n"
     "  CLTRAIN_CACHE=off   compile kernels at every start\n"
     "  CLTRAIN_KERNEL_DIR  load .cl files from this directory instead of the built-in ones\n"
-    "  CLTRAIN_GEMM        clblast | host | auto: how matrix products run\n";
+    "  CLTRAIN_GEMM        clblast | host | auto: how matrix products run\n"
+    "  CLTRAIN_CONV        auto | im2col (im2col: no direct host convolution on CPU devices)\n"
+    "  CLTRAIN_THREADS     threads of host-side work on CPU devices (default: compute units)\n"
+    "  CLTRAIN_MEM_LIMIT   cap the device memory the plan may use (bytes, or 512M, 2G)\n"
+    "  CLTRAIN_MAX_ALLOC   cap one allocation (bytes, or 512M, 2G)\n";
 
 static int usage_error(const char *err)
 {
