@@ -267,6 +267,17 @@ static AVX2 inline void store_row(float *y, size_t P, int cvalid, int n, __m256 
  * where tap t (channel, kernel row, kernel column) reads relative to
  * that; wk: the block's packed weights. One flat loop over the taps keeps
  * the 4 NV sums in registers. */
+/* One output channel's part of a tap: its weight times the tile's vectors. */
+#define TILE_CHANNEL(NV, Q, S0, S1, S2)                                                           \
+    do {                                                                                          \
+        __m256 w = _mm256_broadcast_ss(wk + (Q));                                                 \
+        S0 = _mm256_fmadd_ps(w, x0, S0);                                                          \
+        if (NV > 1)                                                                               \
+            S1 = _mm256_fmadd_ps(w, x1, S1);                                                      \
+        if (NV > 2)                                                                               \
+            S2 = _mm256_fmadd_ps(w, x2, S2);                                                      \
+    } while (0)
+
 #define DEF_TILE(NV)                                                                              \
     static AVX2 void tile##NV(const float *xs, const long *dv, const int *off, int taps,         \
                               const float *wk, float *y, const long *ov, const int *nv, size_t P, \
@@ -282,35 +293,15 @@ static AVX2 inline void store_row(float *y, size_t P, int cvalid, int n, __m256 
         const float *x2p = xs + dv[NV > 2 ? 2 : 0];                                               \
         for (int t = 0; t < taps; t++, wk += 4) {                                                 \
             long o = off[t];                                                                      \
-            __m256 x0 = _mm256_loadu_ps(x0p + o), x1 = x0, x2 = x0, w;                             \
+            __m256 x0 = _mm256_loadu_ps(x0p + o), x1 = x0, x2 = x0;                                \
             if (NV > 1)                                                                           \
                 x1 = _mm256_loadu_ps(x1p + o);                                                    \
             if (NV > 2)                                                                           \
                 x2 = _mm256_loadu_ps(x2p + o);                                                    \
-            w = _mm256_broadcast_ss(wk + 0);                                                      \
-            a00 = _mm256_fmadd_ps(w, x0, a00);                                                    \
-            if (NV > 1)                                                                           \
-                a01 = _mm256_fmadd_ps(w, x1, a01);                                                \
-            if (NV > 2)                                                                           \
-                a02 = _mm256_fmadd_ps(w, x2, a02);                                                \
-            w = _mm256_broadcast_ss(wk + 1);                                                      \
-            a10 = _mm256_fmadd_ps(w, x0, a10);                                                    \
-            if (NV > 1)                                                                           \
-                a11 = _mm256_fmadd_ps(w, x1, a11);                                                \
-            if (NV > 2)                                                                           \
-                a12 = _mm256_fmadd_ps(w, x2, a12);                                                \
-            w = _mm256_broadcast_ss(wk + 2);                                                      \
-            a20 = _mm256_fmadd_ps(w, x0, a20);                                                    \
-            if (NV > 1)                                                                           \
-                a21 = _mm256_fmadd_ps(w, x1, a21);                                                \
-            if (NV > 2)                                                                           \
-                a22 = _mm256_fmadd_ps(w, x2, a22);                                                \
-            w = _mm256_broadcast_ss(wk + 3);                                                      \
-            a30 = _mm256_fmadd_ps(w, x0, a30);                                                    \
-            if (NV > 1)                                                                           \
-                a31 = _mm256_fmadd_ps(w, x1, a31);                                                \
-            if (NV > 2)                                                                           \
-                a32 = _mm256_fmadd_ps(w, x2, a32);                                                \
+            TILE_CHANNEL(NV, 0, a00, a01, a02);                                                   \
+            TILE_CHANNEL(NV, 1, a10, a11, a12);                                                   \
+            TILE_CHANNEL(NV, 2, a20, a21, a22);                                                   \
+            TILE_CHANNEL(NV, 3, a30, a31, a32);                                                   \
         }                                                                                         \
         store_row(y + ov[0], P, cvalid, nv[0], a00, a10, a20, a30);                               \
         if (NV > 1)                                                                               \
