@@ -44,16 +44,14 @@ static void one_case_on(ct_check *c, ct_act act, size_t n);
  * kernels CPUs get, by presenting the device as each (src/ops/act.c). */
 static void one_case(ct_check *c, ct_act act, size_t n)
 {
-    ct_context *ctx = ck_ctx(c);
-    ct_device_type real = ctx->dev.type;
     for (int cpu = 0; cpu <= 1 && !ck_failed(c); cpu++) {
-        ctx->dev.type = cpu ? CT_DEVICE_CPU : CT_DEVICE_GPU;
+        ct_device_type real = ck_present_as(c, cpu ? CT_DEVICE_CPU : CT_DEVICE_GPU);
         ck_case(c, "%s n=%zu, %s kernels", ct_act_name(act), n, cpu ? "cpu" : "gpu");
         one_case_on(c, act, n);
         if (!cpu)
             ck_case_end(c);
+        ck_present_as(c, real);
     }
-    ctx->dev.type = real;
 }
 
 static void one_case_on(ct_check *c, ct_act act, size_t n)

@@ -231,11 +231,9 @@ static void one_case(ct_check *c, size_t N, size_t C, size_t HW, int train, int 
  * checked on any device. */
 static void case_as(ct_check *c, size_t N, size_t C, size_t HW, int train, int relu, int as_cpu)
 {
-    ct_context *ctx = ck_ctx(c);
-    ct_device_type real = ctx->dev.type;
-    ctx->dev.type = as_cpu ? CT_DEVICE_CPU : CT_DEVICE_GPU;
+    ct_device_type real = ck_present_as(c, as_cpu ? CT_DEVICE_CPU : CT_DEVICE_GPU);
     one_case(c, N, C, HW, train, relu);
-    ctx->dev.type = real;
+    ck_present_as(c, real);
 }
 
 void ct_check_batchnorm(ct_check *c)

@@ -56,15 +56,6 @@ static double conv_loss_fn(void *user)
 
 enum { WS_MIN, WS_RECOMMENDED, WS_TWO_IMAGES };
 
-/* The device type conv2d's launchers see, which picks their im2col and
- * col2im kernels (src/ops/conv.c); returns the previous one. */
-static ct_device_type present_as(ct_context *ctx, ct_device_type t)
-{
-    ct_device_type old = ctx->dev.type;
-    ctx->dev.type = t;
-    return old;
-}
-
 static void conv_case_on(ct_check *c, const ct_conv2d_desc *d, int has_bias, int ws_mode);
 
 enum { PATH_GPU_KERNELS, PATH_CPU_KERNELS, PATH_DIRECT_HOST };
@@ -86,9 +77,9 @@ static void conv_case(ct_check *c, const ct_conv2d_desc *d, int has_bias, int ws
             ws_mode == WS_MIN ? "min" : ws_mode == WS_RECOMMENDED ? "recommended" : "two images",
             path == PATH_DIRECT_HOST ? "direct host" : path == PATH_CPU_KERNELS ? "im2col cpu"
                                                                                 : "im2col gpu");
-    ct_device_type real = present_as(ctx, path == PATH_GPU_KERNELS ? CT_DEVICE_GPU : CT_DEVICE_CPU);
+    ct_device_type real = ck_present_as(c, path == PATH_GPU_KERNELS ? CT_DEVICE_GPU : CT_DEVICE_CPU);
     conv_case_on(c, d, has_bias, ws_mode);
-    present_as(ctx, real);
+    ck_present_as(c, real);
     ctx->conv_direct = direct;
 }
 

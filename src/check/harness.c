@@ -131,6 +131,13 @@ ct_context *ck_ctx(ct_check *c)
     return c->ctx;
 }
 
+ct_device_type ck_present_as(ct_check *c, ct_device_type t)
+{
+    ct_device_type old = c->ctx->dev.type;
+    c->ctx->dev.type = t;
+    return old;
+}
+
 int ck_iterations(const ct_check *c)
 {
     return c->opt.iterations;

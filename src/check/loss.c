@@ -75,11 +75,9 @@ static void xent_case_on(ct_check *c, size_t N, size_t K, int kind, double scale
  * checked on any device. */
 static void xent_case(ct_check *c, size_t N, size_t K, int kind, double scale, int as_cpu)
 {
-    ct_context *ctx = ck_ctx(c);
-    ct_device_type real = ctx->dev.type;
-    ctx->dev.type = as_cpu ? CT_DEVICE_CPU : CT_DEVICE_GPU;
+    ct_device_type real = ck_present_as(c, as_cpu ? CT_DEVICE_CPU : CT_DEVICE_GPU);
     xent_case_on(c, N, K, kind, scale);
-    ctx->dev.type = real;
+    ck_present_as(c, real);
 }
 
 static void xent_case_on(ct_check *c, size_t N, size_t K, int kind, double scale)

@@ -105,17 +105,15 @@ static void one_case_on(ct_check *c, const ct_lrn *p, int n, int ch, int hw);
  * kernels CPUs get, by presenting the device as each (src/ops/lrn.c). */
 static void one_case(ct_check *c, const ct_lrn *p, int n, int ch, int hw)
 {
-    ct_context *ctx = ck_ctx(c);
-    ct_device_type real = ctx->dev.type;
     for (int cpu = 0; cpu <= 1 && !ck_failed(c); cpu++) {
-        ctx->dev.type = cpu ? CT_DEVICE_CPU : CT_DEVICE_GPU;
+        ct_device_type real = ck_present_as(c, cpu ? CT_DEVICE_CPU : CT_DEVICE_GPU);
         ck_case(c, "lrn x (%d, %d, %d) size %d alpha %g beta %g k %g, %s kernels", n, ch, hw,
                 p->size, (double)p->alpha, (double)p->beta, (double)p->k, cpu ? "cpu" : "gpu");
         one_case_on(c, p, n, ch, hw);
         if (!cpu)
             ck_case_end(c);
+        ck_present_as(c, real);
     }
-    ctx->dev.type = real;
 }
 
 static void one_case_on(ct_check *c, const ct_lrn *p, int n, int ch, int hw)

@@ -111,15 +111,13 @@ static void pool_case_on(ct_check *c, pool_kind kind, const ct_pool2d *p, input_
  * the kernel (checkcl runs both paths in CI). */
 static void pool_case(ct_check *c, pool_kind kind, const ct_pool2d *p, input_mode mode)
 {
-    ct_context *ctx = ck_ctx(c);
-    ct_device_type real = ctx->dev.type;
     for (int cpu = 0; cpu <= (kind == POOL_MAX) && !ck_failed(c); cpu++) {
-        ctx->dev.type = cpu ? CT_DEVICE_CPU : CT_DEVICE_GPU;
+        ct_device_type real = ck_present_as(c, cpu ? CT_DEVICE_CPU : CT_DEVICE_GPU);
         pool_case_on(c, kind, p, mode, kind != POOL_MAX ? "" : cpu ? ", as a cpu" : ", as a gpu");
         if (!cpu && kind == POOL_MAX)
             ck_case_end(c);
+        ck_present_as(c, real);
     }
-    ctx->dev.type = real;
 }
 
 static void pool_case_on(ct_check *c, pool_kind kind, const ct_pool2d *p, input_mode mode,
