@@ -406,27 +406,22 @@ static AVX2 void weight_item(void *arg, size_t item, int thread)
                         /* full vectors, then the row's tail with dy masked to 0 (past the row
                          * it would read the next one); the mask is built only there, so
                          * the 12 sums, 3 x vectors and 1 dy vector fit the 16 registers */
+#define DW_CHANNEL(LOAD, Q, S0, S1, S2)                                                           \
+    do {                                                                                          \
+        __m256 d = LOAD(dyq[Q] + ro + o);                                                         \
+        S0 = _mm256_fmadd_ps(d, x0, S0);                                                          \
+        S1 = _mm256_fmadd_ps(d, x1, S1);                                                          \
+        S2 = _mm256_fmadd_ps(d, x2, S2);                                                          \
+    } while (0)
 #define DW_STEP(LOAD)                                                                             \
-        do {                                                                                          \
-            __m256 x0 = _mm256_loadu_ps(xr + o), x1 = _mm256_loadu_ps(xr + o + 1);                   \
-            __m256 x2 = _mm256_loadu_ps(xr + o + 2), d;                                               \
-            d = LOAD(dyq[0] + ro + o);                                                                \
-            s00 = _mm256_fmadd_ps(d, x0, s00);                                                        \
-            s01 = _mm256_fmadd_ps(d, x1, s01);                                                        \
-            s02 = _mm256_fmadd_ps(d, x2, s02);                                                        \
-            d = LOAD(dyq[1] + ro + o);                                                                \
-            s10 = _mm256_fmadd_ps(d, x0, s10);                                                        \
-            s11 = _mm256_fmadd_ps(d, x1, s11);                                                        \
-            s12 = _mm256_fmadd_ps(d, x2, s12);                                                        \
-            d = LOAD(dyq[2] + ro + o);                                                                \
-            s20 = _mm256_fmadd_ps(d, x0, s20);                                                        \
-            s21 = _mm256_fmadd_ps(d, x1, s21);                                                        \
-            s22 = _mm256_fmadd_ps(d, x2, s22);                                                        \
-            d = LOAD(dyq[3] + ro + o);                                                                \
-            s30 = _mm256_fmadd_ps(d, x0, s30);                                                        \
-            s31 = _mm256_fmadd_ps(d, x1, s31);                                                        \
-            s32 = _mm256_fmadd_ps(d, x2, s32);                                                        \
-        } while (0)
+    do {                                                                                          \
+        __m256 x0 = _mm256_loadu_ps(xr + o), x1 = _mm256_loadu_ps(xr + o + 1);                   \
+        __m256 x2 = _mm256_loadu_ps(xr + o + 2);                                                  \
+        DW_CHANNEL(LOAD, 0, s00, s01, s02);                                                       \
+        DW_CHANNEL(LOAD, 1, s10, s11, s12);                                                       \
+        DW_CHANNEL(LOAD, 2, s20, s21, s22);                                                       \
+        DW_CHANNEL(LOAD, 3, s30, s31, s32);                                                       \
+    } while (0)
 #define LOAD_FULL(ptr) _mm256_loadu_ps(ptr)
 #define LOAD_TAIL(ptr) _mm256_maskload_ps(ptr, tail_mask(tail))
                         int o = 0;
@@ -437,6 +432,7 @@ static AVX2 void weight_item(void *arg, size_t item, int thread)
 #undef LOAD_FULL
 #undef LOAD_TAIL
 #undef DW_STEP
+#undef DW_CHANNEL
                     }
                     a[0] = s00, a[1] = s01, a[2] = s02, a[3] = s10, a[4] = s11, a[5] = s12;
                     a[6] = s20, a[7] = s21, a[8] = s22, a[9] = s30, a[10] = s31, a[11] = s32;
