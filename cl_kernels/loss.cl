@@ -118,6 +118,24 @@ inline float xent_row(__global const float *row, uint K, int lab, float *hit)
     return (m - row[lab]) + log(e);
 }
 
+/* The end of both forward reductions: the work-items' loss shares and hit
+ * counts through the trees; loss[0] = the mean, correct[0] = the hits (when
+ * given). Every work-item of the group must call it (barriers). */
+inline void xent_finish(__local float *red, uint lid, uint wg, float s, float hits,
+                        __global float *loss, ulong loss_off, __global float *correct,
+                        ulong correct_off, uint N)
+{
+    red[lid] = s;
+    red[wg + lid] = hits;
+    loss_tree_sum(red, lid, wg);
+    loss_tree_sum(red + wg, lid, wg);
+    if (lid == 0) {
+        loss[loss_off] = red[0] / (float)N;
+        if (correct)
+            correct[correct_off] = red[wg];
+    }
+}
+
 /*
  * One work-group: loss[0] = mean over rows of logsumexp(x_r) - x_r[label_r],
  * correct[0] = #rows whose first argmax equals the label (as a float; exact
@@ -137,15 +155,7 @@ __kernel void softmax_xent_fwd_f32(__global float *loss, ulong loss_off, __globa
         hits += hit;
         loss_kahan(&s, &comp, l);
     }
-    red[lid] = s;
-    red[wg + lid] = hits;
-    loss_tree_sum(red, lid, wg);
-    loss_tree_sum(red + wg, lid, wg);
-    if (lid == 0) {
-        loss[loss_off] = red[0] / (float)N;
-        if (correct)
-            correct[correct_off] = red[wg];
-    }
+    xent_finish(red, lid, wg, s, hits, loss, loss_off, correct, correct_off, N);
 }
 
 /*
@@ -181,21 +191,14 @@ __kernel void softmax_xent_sum_f32(__global float *loss, ulong loss_off, __globa
         loss_kahan(&s, &comp, rowloss[r]);
         hits += rowhit[r];
     }
-    red[lid] = s;
-    red[wg + lid] = hits;
-    loss_tree_sum(red, lid, wg);
-    loss_tree_sum(red + wg, lid, wg);
-    if (lid == 0) {
-        loss[loss_off] = red[0] / (float)N;
-        if (correct)
-            correct[correct_off] = red[wg];
-    }
+    xent_finish(red, lid, wg, s, hits, loss, loss_off, correct, correct_off, N);
 }
 
 /*
  * CPU devices: one work-item per row, no barriers: dx = (softmax(x_r) -
- * onehot(label_r)) * scale, the row's sum of exponentials with Kahan
- * compensation in index order. x, dx: (N, K), labels: (N) int32
+ * onehot(label_r)) * scale, the row's sum of exponentials as row_expsum
+ * computes it (8 Kahan-compensated lanes, then the lanes and the tail in
+ * index order). x, dx: (N, K), labels: (N) int32
  */
 __kernel void softmax_xent_bwd_rows_f32(__global float *dx, ulong dx_off, __global const float *x,
                                         ulong x_off, __global const int *labels, ulong labels_off,
