@@ -24,14 +24,12 @@ __kernel void act_bwd_f32(__global float *dx, ulong dx_off, __global const float
 }
 
 /*
- * CPU devices: each work-item takes CT_ACT_CHUNK consecutive elements in
- * float8 vectors with the activation chosen once, outside the loop: the
+ * CPU devices: each work-item takes `chunk` consecutive elements (the
+ * launcher's choice, a multiple of 8) in float8 vectors with the activation chosen once, outside the loop: the
  * per-element kernels above switch on `act` around calls to exp, tanh and
  * erf, which CPU compilers leave scalar (0.35 GB/s for gelu on pocl); in
  * vectors the math library's SIMD versions run. Same formulas.
  */
-#define CT_ACT_CHUNK 2048
-
 inline float8 ct_act_f8(int act, float8 x)
 {
     switch (act) {
@@ -57,12 +55,12 @@ inline float8 ct_act_df8(int act, float8 x, float8 y)
 }
 
 __kernel void act_fwd_chunks_f32(__global float *y, ulong y_off, __global const float *x,
-                                 ulong x_off, uint n, int act)
+                                 ulong x_off, uint n, int act, uint chunk)
 {
-    uint lo = get_global_id(0) * CT_ACT_CHUNK;
-    if (lo >= n)
+    ulong lo64 = (ulong)get_global_id(0) * chunk;
+    if (lo64 >= n)
         return;
-    uint hi = min(lo + CT_ACT_CHUNK, n), hi8 = lo + (hi - lo) / 8 * 8;
+    uint lo = (uint)lo64, hi = min(lo + chunk, n), hi8 = lo + (hi - lo) / 8 * 8;
     __global float *yp = y + y_off;
     __global const float *xp = x + x_off;
     for (uint i = lo; i < hi8; i += 8)
@@ -73,12 +71,13 @@ __kernel void act_fwd_chunks_f32(__global float *y, ulong y_off, __global const 
 
 __kernel void act_bwd_chunks_f32(__global float *dx, ulong dx_off, __global const float *dy,
                                  ulong dy_off, __global const float *x, ulong x_off,
-                                 __global const float *y, ulong y_off, uint n, int act)
+                                 __global const float *y, ulong y_off, uint n, int act,
+                                 uint chunk)
 {
-    uint lo = get_global_id(0) * CT_ACT_CHUNK;
-    if (lo >= n)
+    ulong lo64 = (ulong)get_global_id(0) * chunk;
+    if (lo64 >= n)
         return;
-    uint hi = min(lo + CT_ACT_CHUNK, n), hi8 = lo + (hi - lo) / 8 * 8;
+    uint lo = (uint)lo64, hi = min(lo + chunk, n), hi8 = lo + (hi - lo) / 8 * 8;
     __global float *dxp = dx + dx_off;
     __global const float *dyp = dy + dy_off, *xp = x + x_off, *yp = y + y_off;
     for (uint i = lo; i < hi8; i += 8)

@@ -4,8 +4,9 @@
  */
 #include "ops/act.h"
 
-/* elements per work-item of the CPU kernels (cl_kernels/act.cl) */
-#define CT_ACT_CHUNK 2048
+/* elements per work-item of the CPU kernels (cl_kernels/act.cl), a
+ * multiple of their float8 vectors */
+#define CT_ACT_CHUNK 2048u
 
 const char *ct_act_name(ct_act act)
 {
@@ -23,8 +24,9 @@ int ct_act_forward(ct_context *ctx, ct_act act, ct_buf y, ct_buf x, size_t n)
     cl_int a = act;
     if (ctx->dev.type == CT_DEVICE_CPU) {
         size_t g[1] = { (n + CT_ACT_CHUNK - 1) / CT_ACT_CHUNK }, l[1] = { 1 };
+        cl_uint chunk = CT_ACT_CHUNK;
         return CT_RUN(ctx, CT_PROG_act, "act_fwd_chunks_f32", 1, g, l, CT_BUF(y), CT_BUF(x),
-                      CT_ARG(nn), CT_ARG(a));
+                      CT_ARG(nn), CT_ARG(a), CT_ARG(chunk));
     }
     size_t g[1] = { n };
     return CT_RUN(ctx, CT_PROG_act, "act_fwd_f32", 1, g, NULL, CT_BUF(y), CT_BUF(x), CT_ARG(nn),
@@ -40,8 +42,9 @@ int ct_act_backward(ct_context *ctx, ct_act act, ct_buf dx, ct_buf dy, ct_buf x,
     cl_int a = act;
     if (ctx->dev.type == CT_DEVICE_CPU) {
         size_t g[1] = { (n + CT_ACT_CHUNK - 1) / CT_ACT_CHUNK }, l[1] = { 1 };
+        cl_uint chunk = CT_ACT_CHUNK;
         return CT_RUN(ctx, CT_PROG_act, "act_bwd_chunks_f32", 1, g, l, CT_BUF(dx), CT_BUF(dy),
-                      CT_BUF(x), CT_BUF(y), CT_ARG(nn), CT_ARG(a));
+                      CT_BUF(x), CT_BUF(y), CT_ARG(nn), CT_ARG(a), CT_ARG(chunk));
     }
     size_t g[1] = { n };
     return CT_RUN(ctx, CT_PROG_act, "act_bwd_f32", 1, g, NULL, CT_BUF(dx), CT_BUF(dy), CT_BUF(x),
