@@ -140,11 +140,17 @@ static int cmd_devices(int json)
             printf(", \"compute_units\": %u, \"max_clock_mhz\": %u, \"global_mem_bytes\": %llu, "
                    "\"max_alloc_bytes\": %llu, \"local_mem_bytes\": %llu, "
                    "\"max_work_group_size\": %zu, \"fp16\": %s, \"fp64\": %s, "
-                   "\"subgroups\": %s, \"host_unified_memory\": %s}",
+                   "\"subgroups\": %s, \"host_unified_memory\": %s",
                    d->compute_units, d->max_clock_mhz, (unsigned long long)d->global_mem_bytes,
                    (unsigned long long)d->max_alloc_bytes, (unsigned long long)d->local_mem_bytes,
                    d->max_work_group_size, d->fp16 ? "true" : "false", d->fp64 ? "true" : "false",
                    d->subgroups ? "true" : "false", d->host_unified_memory ? "true" : "false");
+            ct_kernels k;
+            ct_gemm_path g;
+            if (ct_device_class(d, &k, &g) == CT_OK)
+                printf(", \"kernels\": \"%s\", \"gemm\": \"%s\"}", ct_kernels_str(k), ct_gemm_path_str(g));
+            else
+                printf(", \"kernels\": null, \"gemm\": null}");
         }
         printf("%s]\n", n ? "\n" : "");
     } else if (n == 0) {
@@ -152,14 +158,18 @@ static int cmd_devices(int json)
     } else {
         for (size_t i = 0; i < n; i++) {
             const ct_device_info *d = &devs[i];
+            ct_kernels k = CT_KERNELS_AUTO;
+            ct_gemm_path g = CT_GEMM_AUTO;
+            int class_ok = ct_device_class(d, &k, &g) == CT_OK;
             printf("%u:%u  %-3s  %s | %s | driver %s | %s | %u CU @ %u MHz | mem %.0f MiB, "
                    "max alloc %.0f MiB, local %.0f KiB | max WG %zu | fp16 %s, fp64 %s, "
-                   "subgroups %s\n",
+                   "subgroups %s | kernels %s, GEMM %s\n",
                    d->platform_index, d->device_index, ct_device_type_str(d->type), d->name,
                    d->vendor, d->driver_version, d->opencl_c_version, d->compute_units,
                    d->max_clock_mhz, mib(d->global_mem_bytes), mib(d->max_alloc_bytes),
                    (double)d->local_mem_bytes / 1024.0, d->max_work_group_size,
-                   d->fp16 ? "yes" : "no", d->fp64 ? "yes" : "no", d->subgroups ? "yes" : "no");
+                   d->fp16 ? "yes" : "no", d->fp64 ? "yes" : "no", d->subgroups ? "yes" : "no",
+                   class_ok ? ct_kernels_str(k) : "?", class_ok ? ct_gemm_path_str(g) : "?");
         }
     }
     ct_device_list_free(&devs);
@@ -282,9 +292,10 @@ static int cmd_selftest(const cli_args *a)
         return 1;
     }
     const ct_device_info *d = ct_context_device(ctx);
-    printf("selftest on %u:%u %s (%s, driver %s), GEMM %s, seed %llu\n", d->platform_index,
+    printf("selftest on %u:%u %s (%s, driver %s), kernels %s, GEMM %s, seed %llu\n", d->platform_index,
            d->device_index, d->name, d->platform_name, d->driver_version,
-           ct_gemm_path_str(ct_gemm_get_path(ctx)), (unsigned long long)so.seed);
+           ct_kernels_str(ct_context_kernels(ctx)), ct_gemm_path_str(ct_gemm_get_path(ctx)),
+           (unsigned long long)so.seed);
     int st = ct_selftest_run(ctx, &so, selftest_line, NULL);
     if (st == CT_ERR_CORRUPT)
         printf("FAILED: this device computes wrong numbers in the ops marked FAIL; do not train "
@@ -387,8 +398,10 @@ static int cmd_train(const cli_args *a)
         char devs[512] = "";
         for (size_t i = 0, at = 0; i < n && at < sizeof devs; i++) {
             const ct_device_info *d = ct_context_device(ctxs[i]);
-            int k = snprintf(devs + at, sizeof devs - at, "%s%u:%u %s", i ? ", " : "", d->platform_index,
-                             d->device_index, d->name);
+            int k = snprintf(devs + at, sizeof devs - at, "%s%u:%u %s (kernels %s, GEMM %s)", i ? ", " : "",
+                             d->platform_index, d->device_index, d->name,
+                             ct_kernels_str(ct_context_kernels(ctxs[i])),
+                             ct_gemm_path_str(ct_gemm_get_path(ctxs[i])));
             at += k > 0 ? (size_t)k : 0;
         }
         if (world > 1) /* every rank says where it runs, with its pid (mpirun's messages name pids) */
@@ -505,10 +518,30 @@ static int cmd_bench(const cli_args *a)
                     json_string(ct_context_last_error(ctx));
                     printf("}");
                 } else {
-                    printf(", \"batch\": %d, \"steps\": %d, \"median_ms\": %.3f, \"min_ms\": %.3f, "
-                           "\"samples_per_second\": %.1f, \"gflops\": %.2f, \"flops_per_step\": %.0f, "
-                           "\"plan_mib\": %.1f}", r.batch, r.steps, r.median_ms, r.min_ms,
-                           r.samples_per_second, r.gflops, r.flops_per_step, r.plan_mib);
+                    printf(", \"kernels\": \"%s\", \"gemm\": \"%s\", \"batch\": %d, \"steps\": %d, "
+                           "\"median_ms\": %.3f, \"min_ms\": %.3f, \"samples_per_second\": %.1f, "
+                           "\"gflops\": %.2f, \"flops_per_step\": %.0f, \"plan_mib\": %.1f, "
+                           "\"batch_bytes\": %.0f", ct_kernels_str(r.kernels), ct_gemm_path_str(r.gemm),
+                           r.batch, r.steps, r.median_ms, r.min_ms, r.samples_per_second, r.gflops,
+                           r.flops_per_step, r.plan_mib, r.batch_bytes);
+                    if (r.nlayers) {
+                        printf(", \"launches_per_step\": %.2f, \"blocking_calls_per_step\": %.2f, "
+                               "\"h2d_bytes_per_step\": %.0f, \"d2h_bytes_per_step\": %.0f, \"layers\": [",
+                               r.launches_per_step, r.blocking_calls_per_step, r.h2d_bytes_per_step,
+                               r.d2h_bytes_per_step);
+                        for (int l = 0; l < r.nlayers; l++) {
+                            printf("%s{\"name\": ", l ? ", " : "");
+                            json_string(r.layers[l].name);
+                            printf(", \"type\": ");
+                            json_string(r.layers[l].type);
+                            printf(", \"forward_ms\": %.4f, \"backward_ms\": %.4f, "
+                                   "\"forward_launches\": %.2f, \"backward_launches\": %.2f}",
+                                   r.layers[l].forward_ms, r.layers[l].backward_ms,
+                                   r.layers[l].forward_launches, r.layers[l].backward_launches);
+                        }
+                        printf("]");
+                    }
+                    printf("}");
                 }
                 first = 0;
             } else if (st) {
@@ -521,12 +554,20 @@ static int cmd_bench(const cli_args *a)
                     tf += r.layers[l].forward_ms, tb += r.layers[l].backward_ms;
                 for (int l = 0; l < r.nlayers; l++)
                     if (r.layers[l].forward_ms + r.layers[l].backward_ms >= 0.005 * (tf + tb))
-                        printf("    %-16s %-22s fwd %9.2f ms  bwd %9.2f ms  %5.1f%%\n", r.layers[l].name,
-                               r.layers[l].type, r.layers[l].forward_ms, r.layers[l].backward_ms,
-                               100 * (r.layers[l].forward_ms + r.layers[l].backward_ms) / (tf + tb));
-                if (r.nlayers)
+                        printf("    %-16s %-22s fwd %9.2f ms  bwd %9.2f ms  %5.1f%%  launches %.0f+%.0f\n",
+                               r.layers[l].name, r.layers[l].type, r.layers[l].forward_ms,
+                               r.layers[l].backward_ms,
+                               100 * (r.layers[l].forward_ms + r.layers[l].backward_ms) / (tf + tb),
+                               r.layers[l].forward_launches, r.layers[l].backward_launches);
+                if (r.nlayers) {
                     printf("    %-16s %-22s fwd %9.2f ms  bwd %9.2f ms  (layers under 0.5%% not shown)\n",
                            "total", "", tf, tb);
+                    printf("    per step: %.1f launches, %.1f blocking calls, %.0f bytes host->device "
+                           "(the batch: %.0f), %.0f bytes device->host; kernels %s, GEMM %s\n",
+                           r.launches_per_step, r.blocking_calls_per_step, r.h2d_bytes_per_step,
+                           r.batch_bytes, r.d2h_bytes_per_step, ct_kernels_str(r.kernels),
+                           ct_gemm_path_str(r.gemm));
+                }
                 /* the same time summed by layer type: many small layers add up */
                 for (int l = 0; l < r.nlayers; l++) {
                     int seen = 0;

@@ -29,6 +29,8 @@ typedef struct ct_bench_layer {
     const char *type;
     double forward_ms; /* mean over the timed steps */
     double backward_ms;
+    double forward_launches;  /* kernel launches per step (a CLBlast routine counts as one) */
+    double backward_launches;
 } ct_bench_layer;
 
 typedef struct ct_bench_result {
@@ -40,6 +42,15 @@ typedef struct ct_bench_result {
     double gflops;         /* achieved, from the model's FLOPs per step and the median */
     double flops_per_step; /* 3x the forward multiply-adds x 2 (dense, conv, LSTM) */
     double plan_mib;       /* device memory of the plan, optimizer state included */
+    ct_kernels kernels;    /* the device class the steps ran with */
+    ct_gemm_path gemm;     /* and its GEMM path */
+    double batch_bytes;    /* one batch's inputs and labels */
+    /* with profile: per step, from steps run back to back as in training
+     * (ct_counters; the clFinish ending the run is not counted) */
+    double launches_per_step;
+    double blocking_calls_per_step;
+    double h2d_bytes_per_step;
+    double d2h_bytes_per_step;
     /* with profile: one entry per layer (a profiled step runs serialized,
      * so the median above comes from the unprofiled steps before) */
     ct_bench_layer *layers;

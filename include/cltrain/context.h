@@ -31,6 +31,28 @@ enum ct_cache_mode {
     CT_CACHE_OFF = 2,
 };
 
+/* The device class: which implementation every op uses on a context. The
+ * CPU class runs the host BLAS, the direct host convolution, the host max
+ * pool and per-row kernels; the GPU class runs CLBlast and work-group
+ * kernels, with nothing on the host inside a training step. AUTO decides by
+ * CL_DEVICE_TYPE (never by shared host memory: integrated GPUs are GPUs);
+ * CLTRAIN_KERNELS=cpu|gpu overrides. */
+typedef enum ct_kernels {
+    CT_KERNELS_AUTO = 0,
+    CT_KERNELS_CPU = 1,
+    CT_KERNELS_GPU = 2,
+} ct_kernels;
+
+/* How matrix products run (ct_gemm): CLBlast on the device, or the host's
+ * BLAS on mapped buffers (devices sharing host memory). AUTO: the host on
+ * the CPU class, CLBlast on the GPU class; CLTRAIN_GEMM overrides within the
+ * class. */
+typedef enum ct_gemm_path {
+    CT_GEMM_AUTO = 0,
+    CT_GEMM_CLBLAST = 1,
+    CT_GEMM_HOST = 2,
+} ct_gemm_path;
+
 typedef struct ct_context_options {
     const char *device;     /* a selector (ct_device_select) naming one device; NULL: CLTRAIN_DEVICE, else best */
     const char *cache_dir;  /* NULL: CLTRAIN_CACHE_DIR, else $XDG_CACHE_HOME/cltrain, else ~/.cache/cltrain */
@@ -42,6 +64,7 @@ typedef struct ct_context_options {
     ct_log_fn log;          /* NULL: warnings and errors go to stderr */
     void *log_user;
     int log_level;          /* messages above this level are dropped; default CT_LOG_WARN */
+    int kernels;            /* enum ct_kernels; AUTO: CLTRAIN_KERNELS, else by the device type */
 } ct_context_options;
 
 CT_API void ct_context_defaults(ct_context_options *options);
@@ -59,6 +82,27 @@ CT_API const char *ct_context_last_error(const ct_context *ctx);
 CT_API const ct_device_info *ct_context_device(const ct_context *ctx);
 CT_API cl_context ct_context_cl(const ct_context *ctx);
 CT_API cl_command_queue ct_context_queue(const ct_context *ctx);
+
+/* The device class a context uses (CT_KERNELS_CPU or CT_KERNELS_GPU), and a
+ * way to change it (the GEMM path is kept where the new class allows it). */
+CT_API ct_kernels ct_context_kernels(const ct_context *ctx);
+CT_API int ct_context_set_kernels(ct_context *ctx, ct_kernels kernels);
+CT_API const char *ct_kernels_str(ct_kernels kernels);
+/* The class and GEMM path a context on `dev` would use, with the
+ * environment's overrides (CLTRAIN_KERNELS, CLTRAIN_GEMM) applied. */
+CT_API int ct_device_class(const ct_device_info *dev, ct_kernels *kernels, ct_gemm_path *gemm);
+
+/* What the host asked of the device since the context was made: kernel
+ * launches (a CLBlast routine counts as one), blocking calls (clFinish,
+ * blocking reads, writes and maps, waits on events that had not completed)
+ * and bytes copied host to device and device to host. */
+typedef struct ct_counters {
+    uint64_t launches;
+    uint64_t blocking_calls;
+    uint64_t h2d_bytes;
+    uint64_t d2h_bytes;
+} ct_counters;
+CT_API void ct_context_counters(const ct_context *ctx, ct_counters *counters);
 
 /* Waits until every command queued on the context has finished. */
 CT_API int ct_context_finish(ct_context *ctx);

@@ -25,12 +25,6 @@
 extern "C" {
 #endif
 
-typedef enum ct_gemm_path {
-    CT_GEMM_AUTO = 0,
-    CT_GEMM_CLBLAST = 1,
-    CT_GEMM_HOST = 2,
-} ct_gemm_path;
-
 CT_API int ct_gemm(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t n, size_t k,
                    float alpha, cl_mem a, size_t a_offset, size_t lda,
                    cl_mem b, size_t b_offset, size_t ldb,

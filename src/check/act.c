@@ -45,12 +45,12 @@ static void one_case_on(ct_check *c, ct_act act, size_t n);
 static void one_case(ct_check *c, ct_act act, size_t n)
 {
     for (int cpu = 0; cpu <= 1 && !ck_failed(c); cpu++) {
-        ct_device_type real = ck_present_as(c, cpu ? CT_DEVICE_CPU : CT_DEVICE_GPU);
+        ct_kernels real = ck_use_class(c, cpu ? CT_KERNELS_CPU : CT_KERNELS_GPU);
         ck_case(c, "%s n=%zu, %s kernels", ct_act_name(act), n, cpu ? "cpu" : "gpu");
         one_case_on(c, act, n);
         if (!cpu)
             ck_case_end(c);
-        ck_present_as(c, real);
+        ck_use_class(c, real);
     }
 }
 

@@ -103,7 +103,7 @@ static void one_case(ct_check *c, size_t N, size_t C, size_t HW, int train, int 
     eps = (double)(float)eps;
     ck_case(c, "batchnorm %s%s N=%zu C=%zu HW=%zu momentum=%g eps=%g as %s", train ? "train" : "eval",
             relu ? "+relu" : "", N, C, HW, momentum, eps,
-            ctx->dev.type == CT_DEVICE_CPU ? "cpu" : "gpu");
+            ct_kernels_str(ct_context_kernels(ctx)));
     double *x = ck_host(c, n), *dy = ck_host(c, n), *y = ck_host(c, n), *dx = ck_host(c, n);
     double *gamma = ck_host(c, C), *beta = ck_host(c, C), *rmean = ck_host(c, C);
     double *rvar = ck_host(c, C), *rmean_out = ck_host(c, C), *rvar_out = ck_host(c, C);
@@ -231,9 +231,9 @@ static void one_case(ct_check *c, size_t N, size_t C, size_t HW, int train, int 
  * checked on any device. */
 static void case_as(ct_check *c, size_t N, size_t C, size_t HW, int train, int relu, int as_cpu)
 {
-    ct_device_type real = ck_present_as(c, as_cpu ? CT_DEVICE_CPU : CT_DEVICE_GPU);
+    ct_kernels real = ck_use_class(c, as_cpu ? CT_KERNELS_CPU : CT_KERNELS_GPU);
     one_case(c, N, C, HW, train, relu);
-    ck_present_as(c, real);
+    ck_use_class(c, real);
 }
 
 void ct_check_batchnorm(ct_check *c)

@@ -46,10 +46,10 @@ void ck_case(ct_check *c, const char *fmt, ...) CT_PRINTF(2, 3);
 void ck_case_end(ct_check *c);
 int ck_failed(const ct_check *c);      /* a failure so far in this op */
 ct_context *ck_ctx(ct_check *c);
-/* Presents the device to the launchers as type t (launchers pick kernel
- * variants by device type, so every variant is checked on any device);
- * returns the type it had, to be given back the same way. */
-ct_device_type ck_present_as(ct_check *c, ct_device_type t);
+/* Switches the context to device class k (the launchers pick their kernel
+ * variants by class, so every variant is checked on any device); returns
+ * the class it had, to be given back the same way. */
+ct_kernels ck_use_class(ct_check *c, ct_kernels k);
 int ck_iterations(const ct_check *c);  /* random cases to run */
 
 /* Zeroed host doubles owned by the case (never NULL: allocation failure

@@ -67,9 +67,15 @@ static void conv_case(ct_check *c, const ct_conv2d_desc *d, int has_bias, int ws
     ct_context *ctx = ck_ctx(c);
     int direct = ctx->conv_direct;
     ctx->conv_direct = path == PATH_DIRECT_HOST;
-    if (path == PATH_DIRECT_HOST && !ct_conv2d_host_ok(ctx, d)) {
+    if (path == PATH_DIRECT_HOST) {
+        /* the class table decides: probe it as the case would run */
+        ct_kernels real = ck_use_class(c, CT_KERNELS_CPU);
+        int ok = ct_conv2d_host_ok(ctx, d);
         ctx->conv_direct = direct;
-        return;
+        ck_use_class(c, real);
+        if (!ok)
+            return;
+        ctx->conv_direct = 1;
     }
     ck_case(c, "conv2d x (%d, %d, %d, %d) w (%d, %d, %d, %d) stride %dx%d pad %dx%d dil %dx%d "
             "bias=%d ws=%s path=%s", d->n, d->c_in, d->h, d->w, d->c_out, d->c_in, d->kh,
@@ -77,10 +83,10 @@ static void conv_case(ct_check *c, const ct_conv2d_desc *d, int has_bias, int ws
             ws_mode == WS_MIN ? "min" : ws_mode == WS_RECOMMENDED ? "recommended" : "two images",
             path == PATH_DIRECT_HOST ? "direct host" : path == PATH_CPU_KERNELS ? "im2col cpu"
                                                                                 : "im2col gpu");
-    ct_device_type real = ck_present_as(c, path == PATH_GPU_KERNELS ? CT_DEVICE_GPU : CT_DEVICE_CPU);
+    ct_kernels real = ck_use_class(c, path == PATH_GPU_KERNELS ? CT_KERNELS_GPU : CT_KERNELS_CPU);
     conv_case_on(c, d, has_bias, ws_mode);
-    ck_present_as(c, real);
     ctx->conv_direct = direct;
+    ck_use_class(c, real);
 }
 
 static void conv_case_on(ct_check *c, const ct_conv2d_desc *d, int has_bias, int ws_mode)

@@ -131,10 +131,13 @@ ct_context *ck_ctx(ct_check *c)
     return c->ctx;
 }
 
-ct_device_type ck_present_as(ct_check *c, ct_device_type t)
+ct_kernels ck_use_class(ct_check *c, ct_kernels k)
 {
-    ct_device_type old = c->ctx->dev.type;
-    c->ctx->dev.type = t;
+    ct_kernels old = ct_context_kernels(c->ctx);
+    int st = ct_context_set_kernels(c->ctx, k);
+    if (st)
+        failf(c, "switching to the %s class failed: %s", ct_kernels_str(k),
+              ct_context_last_error(c->ctx));
     return old;
 }
 

@@ -75,9 +75,9 @@ static void xent_case_on(ct_check *c, size_t N, size_t K, int kind, double scale
  * checked on any device. */
 static void xent_case(ct_check *c, size_t N, size_t K, int kind, double scale, int as_cpu)
 {
-    ct_device_type real = ck_present_as(c, as_cpu ? CT_DEVICE_CPU : CT_DEVICE_GPU);
+    ct_kernels real = ck_use_class(c, as_cpu ? CT_KERNELS_CPU : CT_KERNELS_GPU);
     xent_case_on(c, N, K, kind, scale);
-    ck_present_as(c, real);
+    ck_use_class(c, real);
 }
 
 static void xent_case_on(ct_check *c, size_t N, size_t K, int kind, double scale)
@@ -85,7 +85,7 @@ static void xent_case_on(ct_check *c, size_t N, size_t K, int kind, double scale
     ct_context *ctx = ck_ctx(c);
     static const char *const kinds[] = { "plain", "wide", "ties", "bad label" };
     ck_case(c, "softmax_xent N=%zu K=%zu %s scale=%g as %s", N, K, kinds[kind], scale,
-            ctx->dev.type == CT_DEVICE_CPU ? "cpu" : "gpu");
+            ct_kernels_str(ct_context_kernels(ctx)));
     double *x = ck_host(c, N * K), *dx = ck_host(c, N * K);
     int32_t *labels = (int32_t *)ck_host(c, N); /* N int32 in N doubles' room */
     cl_mem d_lab = NULL;

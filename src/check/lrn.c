@@ -106,13 +106,13 @@ static void one_case_on(ct_check *c, const ct_lrn *p, int n, int ch, int hw);
 static void one_case(ct_check *c, const ct_lrn *p, int n, int ch, int hw)
 {
     for (int cpu = 0; cpu <= 1 && !ck_failed(c); cpu++) {
-        ct_device_type real = ck_present_as(c, cpu ? CT_DEVICE_CPU : CT_DEVICE_GPU);
+        ct_kernels real = ck_use_class(c, cpu ? CT_KERNELS_CPU : CT_KERNELS_GPU);
         ck_case(c, "lrn x (%d, %d, %d) size %d alpha %g beta %g k %g, %s kernels", n, ch, hw,
                 p->size, (double)p->alpha, (double)p->beta, (double)p->k, cpu ? "cpu" : "gpu");
         one_case_on(c, p, n, ch, hw);
         if (!cpu)
             ck_case_end(c);
-        ck_present_as(c, real);
+        ck_use_class(c, real);
     }
 }
 

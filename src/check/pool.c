@@ -112,11 +112,11 @@ static void pool_case_on(ct_check *c, pool_kind kind, const ct_pool2d *p, input_
 static void pool_case(ct_check *c, pool_kind kind, const ct_pool2d *p, input_mode mode)
 {
     for (int cpu = 0; cpu <= (kind == POOL_MAX) && !ck_failed(c); cpu++) {
-        ct_device_type real = ck_present_as(c, cpu ? CT_DEVICE_CPU : CT_DEVICE_GPU);
+        ct_kernels real = ck_use_class(c, cpu ? CT_KERNELS_CPU : CT_KERNELS_GPU);
         pool_case_on(c, kind, p, mode, kind != POOL_MAX ? "" : cpu ? ", as a cpu" : ", as a gpu");
         if (!cpu && kind == POOL_MAX)
             ck_case_end(c);
-        ck_present_as(c, real);
+        ck_use_class(c, real);
     }
 }
 

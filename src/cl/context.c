@@ -79,6 +79,7 @@ int ct_context_create(const ct_context_options *options, ct_context **out)
         options = &defaults;
     }
     CT_VALIDATE(NULL, options->cache >= CT_CACHE_AUTO && options->cache <= CT_CACHE_OFF);
+    CT_VALIDATE(NULL, options->kernels >= CT_KERNELS_AUTO && options->kernels <= CT_KERNELS_GPU);
 
     ct_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
@@ -145,26 +146,8 @@ int ct_context_create(const ct_context_options *options, ct_context **out)
     if (st)
         goto fail;
 
-    const char *gemm = getenv("CLTRAIN_GEMM");
-    if (gemm && *gemm && strcmp(gemm, "auto")) {
-        if (!strcmp(gemm, "clblast"))
-            st = ct_gemm_set_path(ctx, CT_GEMM_CLBLAST);
-        else if (!strcmp(gemm, "host"))
-            st = ct_gemm_set_path(ctx, CT_GEMM_HOST);
-        else
-            st = ct_fail(ctx, CT_ERR_INVALID_ARG,
-                         "CLTRAIN_GEMM='%s': expected clblast, host or auto", gemm);
-        if (st)
-            goto fail;
-    } else {
-        ct_gemm_set_path(ctx, CT_GEMM_AUTO);
-    }
-    const char *conv = getenv("CLTRAIN_CONV");
-    if (conv && *conv && strcmp(conv, "auto") && strcmp(conv, "im2col")) {
-        st = ct_fail(ctx, CT_ERR_INVALID_ARG, "CLTRAIN_CONV='%s': expected auto or im2col", conv);
+    if ((st = ct_devclass_init(ctx, (ct_kernels)options->kernels)))
         goto fail;
-    }
-    ctx->conv_direct = !(conv && !strcmp(conv, "im2col"));
 
     if (!options->lazy_kernels && (st = ct_context_build_all(ctx)) != CT_OK)
         goto fail;
@@ -234,9 +217,29 @@ const char *ct_context_cache_dir(const ct_context *ctx)
     return ctx ? ctx->cache_dir : NULL;
 }
 
+int ct_event_wait(ct_context *ctx, cl_event ev, const char *what)
+{
+    if (!ev)
+        return CT_OK;
+    cl_int state = CL_QUEUED;
+    cl_int err = clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state, NULL);
+    if (err == CL_SUCCESS && state == CL_COMPLETE)
+        return CT_OK;
+    ct_count_blocking(ctx);
+    err = clWaitForEvents(1, &ev);
+    return err == CL_SUCCESS ? CT_OK : ct_cl_fail(ctx, err, what);
+}
+
+void ct_context_counters(const ct_context *ctx, ct_counters *counters)
+{
+    if (counters)
+        *counters = ctx ? ctx->count : (ct_counters){ 0, 0, 0, 0 };
+}
+
 int ct_context_finish(ct_context *ctx)
 {
     CT_VALIDATE(ctx, ctx);
+    ct_count_blocking(ctx);
     cl_int err = clFinish(ctx->queue);
     return err == CL_SUCCESS ? CT_OK : ct_cl_fail(ctx, err, "clFinish");
 }
@@ -294,6 +297,8 @@ int ct_buffer_write(ct_context *ctx, cl_mem buffer, size_t offset, size_t bytes,
     CT_VALIDATE(ctx, ctx && buffer && (src || !bytes));
     if (!bytes)
         return CT_OK;
+    ct_count_blocking(ctx);
+    ctx->count.h2d_bytes += bytes;
     cl_int err = clEnqueueWriteBuffer(ctx->queue, buffer, CL_TRUE, offset, bytes, src, 0, NULL, NULL);
     return err == CL_SUCCESS ? CT_OK : ct_cl_fail(ctx, err, "clEnqueueWriteBuffer");
 }
@@ -303,6 +308,8 @@ int ct_buffer_read(ct_context *ctx, cl_mem buffer, size_t offset, size_t bytes, 
     CT_VALIDATE(ctx, ctx && buffer && (dst || !bytes));
     if (!bytes)
         return CT_OK;
+    ct_count_blocking(ctx);
+    ctx->count.d2h_bytes += bytes;
     cl_int err = clEnqueueReadBuffer(ctx->queue, buffer, CL_TRUE, offset, bytes, dst, 0, NULL, NULL);
     return err == CL_SUCCESS ? CT_OK : ct_cl_fail(ctx, err, "clEnqueueReadBuffer");
 }

@@ -132,6 +132,7 @@ int ct_run(struct ct_context *ctx, int prog, const char *name, unsigned dims,
             return CT_OK; /* nothing to do */
         gsz[d] = (global[d] + lsz[d] - 1) / lsz[d] * lsz[d];
     }
+    ctx->count.launches++;
     cl_int err = clEnqueueNDRangeKernel(ctx->queue, e->kernel, dims, NULL, gsz, lsz, 0, NULL, NULL);
     if (err != CL_SUCCESS)
         return ct_fail(ctx, err, "launching kernel %s (global %zux%zux%zu, local %zux%zux%zu) "

@@ -13,6 +13,7 @@
 #include "cltrain/device.h"
 #include "cltrain/gemm.h"
 #include "cltrain/opencl.h"
+#include "cl/devclass.h"
 #include "core/error.h"
 #include "core/util.h"
 #include "kernel_list.h" /* generated: #define CT_PROGRAMS(X) X(fill) X(...) */
@@ -58,7 +59,8 @@ struct ct_context {
     void *log_user;
     int log_level;
 
-    ct_gemm_path gemm_path; /* resolved: CLBLAST or HOST */
+    ct_devclass cls;        /* which implementation every op uses (cl/devclass.c) */
+    ct_counters count;      /* launches, blocking calls and bytes moved (ct_context_counters) */
     cl_mem ones;            /* a vector of ones for sums by GEMM (ct_ones) */
     int conv_direct;        /* direct host convolution allowed (CLTRAIN_CONV != im2col) */
     struct ct_host_work *host_work; /* its thread pool and scratch (ops/conv_host.c) */
@@ -68,6 +70,25 @@ struct ct_context {
 };
 
 void ct_log(struct ct_context *ctx, int level, const char *fmt, ...) CT_PRINTF(3, 4);
+
+/* src/cl/devclass.c: the class from CLTRAIN_KERNELS / CLTRAIN_GEMM /
+ * CLTRAIN_CONV, with `wish` (not AUTO) over CLTRAIN_KERNELS. */
+int ct_devclass_init(struct ct_context *ctx, ct_kernels wish);
+
+/* Counting what a step costs the host (see ct_counters). */
+static inline void ct_count_blocking(struct ct_context *ctx)
+{
+    ctx->count.blocking_calls++;
+}
+
+static inline void ct_count_h2d(struct ct_context *ctx, size_t bytes)
+{
+    ctx->count.h2d_bytes += bytes;
+}
+
+/* Waits for an event; counted as a blocking call only when the event had
+ * not completed yet (the host actually waited for the device). */
+int ct_event_wait(struct ct_context *ctx, cl_event ev, const char *what);
 
 /* src/cl/device.c: fills one device's record. */
 int ct_device_query(cl_platform_id platform, cl_device_id device, unsigned p, unsigned d,

@@ -1000,10 +1000,11 @@ static int forward_layer(ct_net *net, size_t i, int training, uint64_t seed, lon
         ct_buf z = r->act == CT_ACT_GELU ? r->preact : r->out;
         int st;
         int outF = (int)ct_layer_key(l, "out");
-        /* On CPU devices the bias goes with the product (a rank-1 GEMM on the
-         * host path, free in the direct convolution) and the activation runs
-         * on its own in vector chunks; elsewhere one kernel fuses them. */
-        int fuse = r->act && ctx->dev.type != CT_DEVICE_CPU;
+        /* On the CPU class the bias goes with the product (a rank-1 GEMM on
+         * the host path, free in the direct convolution) and the activation
+         * runs on its own in vector chunks; on the GPU class one kernel
+         * fuses them. */
+        int fuse = r->act && ctx->cls.fuse_bias_act;
         if (k == K_DENSE)
             st = ct_dense_forward(ctx, z, x, r->param, fuse ? none() : b, (int)r->rows,
                                   (int)(in->out_n / r->rows), outF);
@@ -1087,8 +1088,9 @@ int ct_net_profile(ct_net *net, int on)
     net->prof_fwd = net->prof_bwd = NULL;
     if (!on)
         return CT_OK;
-    net->prof_fwd = calloc(net->model->count, sizeof(double));
-    net->prof_bwd = calloc(net->model->count, sizeof(double));
+    /* per layer: seconds, then launches (net.h) */
+    net->prof_fwd = calloc(2 * net->model->count, sizeof(double));
+    net->prof_bwd = calloc(2 * net->model->count, sizeof(double));
     if (!net->prof_fwd || !net->prof_bwd) {
         ct_net_profile(net, 0);
         return ct_fail(net->ctx, CT_ERR_NO_MEMORY, "out of host memory");
@@ -1100,9 +1102,13 @@ int ct_net_forward(ct_net *net, int training, uint64_t seed, long step)
 {
     for (size_t i = 0; i < net->model->count; i++) {
         double t0 = net->prof_fwd ? ct_now() : 0;
+        uint64_t l0 = net->ctx->count.launches;
         int st = forward_layer(net, i, training, seed, step);
-        if (!st && net->prof_fwd && !(st = ct_context_finish(net->ctx)))
-            net->prof_fwd[i] += ct_now() - t0;
+        if (!st && net->prof_fwd) {
+            net->prof_fwd[net->model->count + i] += (double)(net->ctx->count.launches - l0);
+            if (!(st = ct_context_finish(net->ctx)))
+                net->prof_fwd[i] += ct_now() - t0;
+        }
         if (st)
             return ct_fail(net->ctx, st, "forward of layer '%s' (%s): %s", net->model->layers[i].name,
                            net->model->layers[i].type->name, ct_context_last_error(net->ctx));
@@ -1280,6 +1286,7 @@ int ct_net_backward(ct_net *net, uint64_t seed, long step)
     const ct_model *m = net->model;
     for (size_t i = m->count; i-- > 0;) {
         double t0 = net->prof_bwd ? ct_now() : 0;
+        uint64_t l0 = net->ctx->count.launches;
         int st = CT_OK;
         /* a gradient with several writers is accumulated: zero it when the
          * first writer runs, not earlier, as the plan lets its memory serve
@@ -1293,8 +1300,11 @@ int ct_net_backward(ct_net *net, uint64_t seed, long step)
             st = net->probe(net->probe_user, net, i);
         if (!st)
             st = backward_layer(net, i, seed, step);
-        if (!st && net->prof_bwd && !(st = ct_context_finish(net->ctx)))
-            net->prof_bwd[i] += ct_now() - t0;
+        if (!st && net->prof_bwd) {
+            net->prof_bwd[m->count + i] += (double)(net->ctx->count.launches - l0);
+            if (!(st = ct_context_finish(net->ctx)))
+                net->prof_bwd[i] += ct_now() - t0;
+        }
         if (st)
             return ct_fail(net->ctx, st, "backward of layer '%s' (%s): %s", m->layers[i].name,
                            m->layers[i].type->name, ct_context_last_error(net->ctx));

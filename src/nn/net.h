@@ -83,7 +83,9 @@ typedef struct ct_net {
     int bn_groups;               /* batch norm: statistics over this many equal parts of the batch */
     size_t row_base;             /* this net's first row in the global batch of a data-parallel
                                     run (0 on one device): dropout masks are drawn for it */
-    double *prof_fwd, *prof_bwd; /* per layer seconds when profiling (NULL: off) */
+    /* when profiling (NULL: off): per layer seconds [0, count), then kernel
+     * launches [count, 2 count), summed over the profiled passes */
+    double *prof_fwd, *prof_bwd;
     /* diagnostics (NULL: off): called in ct_net_backward just before layer
      * i's backward, the one moment its output gradient is complete and still
      * in its memory (the plan lets later gradients reuse it) */

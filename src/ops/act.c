@@ -1,6 +1,6 @@
 /*
- * act.c - activation launchers (cl_kernels/act.cl): per element on GPUs,
- * chunks of float8 vectors on CPU devices.
+ * act.c - activation launchers (cl_kernels/act.cl): per element on the GPU class,
+ * chunks of float8 vectors on the CPU class (cl/devclass.h).
  */
 #include "ops/act.h"
 
@@ -22,7 +22,7 @@ int ct_act_forward(ct_context *ctx, ct_act act, ct_buf y, ct_buf x, size_t n)
                        (int)act, n);
     cl_uint nn = (cl_uint)n;
     cl_int a = act;
-    if (ctx->dev.type == CT_DEVICE_CPU) {
+    if (ctx->cls.row_kernels) {
         size_t g[1] = { (n + CT_ACT_CHUNK - 1) / CT_ACT_CHUNK }, l[1] = { 1 };
         cl_uint chunk = CT_ACT_CHUNK;
         return CT_RUN(ctx, CT_PROG_act, "act_fwd_chunks_f32", 1, g, l, CT_BUF(y), CT_BUF(x),
@@ -40,7 +40,7 @@ int ct_act_backward(ct_context *ctx, ct_act act, ct_buf dx, ct_buf dy, ct_buf x,
                        (int)act, n);
     cl_uint nn = (cl_uint)n;
     cl_int a = act;
-    if (ctx->dev.type == CT_DEVICE_CPU) {
+    if (ctx->cls.row_kernels) {
         size_t g[1] = { (n + CT_ACT_CHUNK - 1) / CT_ACT_CHUNK }, l[1] = { 1 };
         cl_uint chunk = CT_ACT_CHUNK;
         return CT_RUN(ctx, CT_PROG_act, "act_bwd_chunks_f32", 1, g, l, CT_BUF(dx), CT_BUF(dy),

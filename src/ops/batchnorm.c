@@ -1,14 +1,13 @@
 /*
  * batchnorm.c - batch-norm launchers (cl_kernels/batchnorm.cl): a reduction
  * kernel with one work-group per channel (power-of-two size, for the tree)
- * and an element-wise normalisation; on CPU devices a work-item per channel
+ * and an element-wise normalisation; on the CPU class a work-item per channel
  * for the reductions and one per (n, c) row for the normalisation, several
  * times faster there (a work-group runs on one core; see the .cl file).
  */
 #include "ops/batchnorm.h"
 
 #define BN_MAX_WG 256
-
 
 /* A CPU device's local size for `items` work-items that need no group:
  * a power of two <= 64 that leaves about 4 groups per compute unit, so the
@@ -20,11 +19,6 @@ static size_t cpu_local(const ct_context *ctx, size_t items)
     while (w * 2 <= per && w * 2 <= 64)
         w *= 2;
     return w;
-}
-
-static int is_cpu(const ct_context *ctx)
-{
-    return ctx->dev.type == CT_DEVICE_CPU;
 }
 
 static int check_dims(ct_context *ctx, const char *who, size_t N, size_t C, size_t HW, float eps)
@@ -45,7 +39,7 @@ static int launch_fwd(ct_context *ctx, ct_buf y, ct_buf x, ct_buf mean, ct_buf s
     cl_uint n = (cl_uint)N, c = (cl_uint)C, hw = (cl_uint)HW;
     cl_float e = eps;
     cl_int fv = from_var, r = relu ? 1 : 0;
-    if (is_cpu(ctx)) {
+    if (ctx->cls.row_kernels) {
         size_t g[1] = { N * C }, l[1] = { cpu_local(ctx, N * C) };
         return CT_RUN(ctx, CT_PROG_batchnorm, "bn_fwd_rows_f32", 1, g, l, CT_BUF(y), CT_BUF(x),
                       CT_BUF(mean), CT_BUF(stat), CT_BUF(gamma), CT_BUF(beta), CT_ARG(n),
@@ -79,7 +73,7 @@ int ct_batchnorm_forward_train(ct_context *ctx, ct_buf y, ct_buf save_mean, ct_b
                        "may be NULL, and then both)", who);
     cl_uint n = (cl_uint)N, c = (cl_uint)C, hw = (cl_uint)HW;
     cl_float mom = momentum, e = eps;
-    if (is_cpu(ctx)) {
+    if (ctx->cls.row_kernels) {
         size_t g[1] = { C }, l[1] = { cpu_local(ctx, C) };
         st = CT_RUN(ctx, CT_PROG_batchnorm, "bn_stats_cpu_f32", 1, g, l, CT_BUF(save_mean),
                     CT_BUF(save_invstd), CT_BUF(running_mean), CT_BUF(running_var), CT_BUF(x),
@@ -127,7 +121,7 @@ static int launch_bwd(ct_context *ctx, const char *who, ct_buf dx, ct_buf dgamma
     cl_uint n = (cl_uint)N, c = (cl_uint)C, hw = (cl_uint)HW;
     cl_float e = eps;
     cl_int t = train, r = relu ? 1 : 0;
-    if (is_cpu(ctx)) {
+    if (ctx->cls.row_kernels) {
         size_t g[1] = { C }, l[1] = { cpu_local(ctx, C) };
         return CT_RUN(ctx, CT_PROG_batchnorm, "bn_bwd_cpu_f32", 1, g, l, CT_BUF(dx),
                       CT_BUF(dgamma), CT_BUF(dbeta), CT_BUF(dy), CT_BUF(x), CT_BUF(y),

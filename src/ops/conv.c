@@ -10,7 +10,7 @@
  * directly, and a 1x1, stride-1, unpadded convolution needs no im2col at
  * all (an image (c_in, h w) already is its column matrix).
  *
- * On CPU devices that share host memory, stride-1 convolutions go to the
+ * On the CPU class with the host GEMM path, stride-1 convolutions go to the
  * direct host convolution of conv_host.c instead (after the same checks,
  * so both paths accept and refuse the same arguments).
  */
@@ -120,21 +120,16 @@ size_t ct_conv2d_workspace(const ct_conv2d_desc *d)
     return nb > 1 ? (size_t)nb * (K + (size_t)d->c_out) * P : K * P;
 }
 
-static int is_cpu(const ct_context *ctx)
-{
-    return ctx->dev.type == CT_DEVICE_CPU;
-}
-
 /* im2col (dir 0) or col2im (dir 1) of `cnt` images between img and col.
- * CPU devices get the per-plane kernels (heavy work-items, in work-groups
- * of one so the cores share them evenly); other devices get the
+ * The CPU class gets the per-plane kernels (heavy work-items, in work-groups
+ * of one so the cores share them evenly); the GPU class gets the
  * fine-grained ones. */
 static int columns(ct_context *ctx, const ct_conv2d_desc *d, const conv_plan *p, int dir,
                    ct_buf img, ct_buf col, int cnt)
 {
     cl_int g[14] = { cnt, d->c_in, d->h, d->w, d->kh, d->kw, d->stride_h, d->stride_w,
                      d->pad_h, d->pad_w, d->dil_h, d->dil_w, p->oh, p->ow };
-    if (is_cpu(ctx)) {
+    if (ctx->cls.row_kernels) {
         /* im2col: input planes times kernel rows; col2im: input planes */
         size_t gl[1] = { (size_t)cnt * (size_t)d->c_in * (size_t)(dir == 0 ? d->kh : 1) };
         size_t lc[1] = { 1 };

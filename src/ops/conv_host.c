@@ -667,7 +667,7 @@ int ct_maxpool_host_forward(ct_context *ctx, const ct_pool2d *p, int oh, int ow,
 
 int ct_conv2d_host_ok(const ct_context *ctx, const ct_conv2d_desc *d)
 {
-    if (!ctx || !d || ctx->gemm_path != CT_GEMM_HOST || !ctx->conv_direct || !cpu_has_avx2_fma())
+    if (!ctx || !d || !ctx->cls.host_conv || !cpu_has_avx2_fma())
         return 0;
     if (d->stride_h != 1 || d->stride_w != 1 || d->dil_h != 1 || d->dil_w != 1 ||
         d->pad_h >= d->kh || d->pad_w >= d->kw)

@@ -46,7 +46,7 @@ int ct_bias_backward(ct_context *ctx, ct_buf db, ct_buf dy, int n, int c, int hw
     cl_uint nn = (cl_uint)n, cc = (cl_uint)c, hh = (cl_uint)hw;
     /* Where GEMMs run on the host BLAS, db += ones (1, n) . dy (n, c) streams
      * dy once at memory speed, far faster than column kernels on a CPU. */
-    if (hw == 1 && ctx->gemm_path == CT_GEMM_HOST) {
+    if (hw == 1 && ctx->cls.gemm == CT_GEMM_HOST) {
         ct_buf ones;
         if ((st = ct_ones(ctx, (size_t)n, &ones)))
             return st;
@@ -87,7 +87,7 @@ int ct_dense_forward(ct_context *ctx, ct_buf y, ct_buf x, ct_buf w, ct_buf b, in
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_dense_forward: y %p, x %p, w %p",
                        (void *)y.mem, (void *)x.mem, (void *)w.mem);
     size_t N = (size_t)n, I = (size_t)in, O = (size_t)out;
-    if (b.mem && ctx->gemm_path == CT_GEMM_HOST) {
+    if (b.mem && ctx->cls.gemm == CT_GEMM_HOST) {
         /* on the host BLAS: y = ones (n, 1) . b (1, out), then y += x . w^T,
          * two GEMMs instead of a GEMM and a slower bias kernel */
         ct_buf ones;

@@ -1,7 +1,8 @@
 /*
  * gemm.c - ct_gemm: row-major SGEMM on (cl_mem, offset) operands, through
- * CLBlast on the device or, where the device shares host memory, through
- * the host's CBLAS on mapped buffers (zero-copy on such devices).
+ * CLBlast on the device or, where the device class says so (cl/devclass.c),
+ * through the host's CBLAS on mapped buffers (zero-copy on devices that
+ * share host memory).
  */
 #include "cl/runtime.h" /* first: sets the OpenCL target version */
 
@@ -19,24 +20,6 @@ const char *ct_gemm_path_str(ct_gemm_path path)
     case CT_GEMM_HOST: return "host";
     default: return "auto";
     }
-}
-
-ct_gemm_path ct_gemm_get_path(const ct_context *ctx)
-{
-    return ctx ? ctx->gemm_path : CT_GEMM_AUTO;
-}
-
-int ct_gemm_set_path(ct_context *ctx, ct_gemm_path path)
-{
-    CT_VALIDATE(ctx, ctx && path >= CT_GEMM_AUTO && path <= CT_GEMM_HOST);
-    if (path == CT_GEMM_AUTO)
-        path = ctx->dev.host_unified_memory ? CT_GEMM_HOST : CT_GEMM_CLBLAST;
-    if (path == CT_GEMM_HOST && !ctx->dev.host_unified_memory)
-        return ct_fail(ctx, CT_ERR_UNSUPPORTED,
-                       "the host GEMM path needs a device that shares host memory; %s does not. "
-                       "HINT: use CLTRAIN_GEMM=clblast (the default there)", ctx->dev.name);
-    ctx->gemm_path = path;
-    return CT_OK;
 }
 
 /* One operand: rows x cols elements with leading dimension ld at offset. */
@@ -117,10 +100,11 @@ int ct_gemm(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t n, size_
     if (ops[0].ld > 0x7fffffff || ops[1].ld > 0x7fffffff || ops[2].ld > 0x7fffffff)
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_gemm: leading dimension too large");
 
-    if (ctx->gemm_path == CT_GEMM_HOST)
+    if (ctx->cls.gemm == CT_GEMM_HOST)
         return host_gemm(ctx, trans_a, trans_b, m, n, k, alpha, ops, beta);
 
     cl_command_queue q = ctx->queue;
+    ctx->count.launches++;
     CLBlastStatusCode s = CLBlastSgemm(CLBlastLayoutRowMajor,
                                        trans_a ? CLBlastTransposeYes : CLBlastTransposeNo,
                                        trans_b ? CLBlastTransposeYes : CLBlastTransposeNo, m, n, k,

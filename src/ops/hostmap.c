@@ -41,6 +41,7 @@ int ct_hmap_map(ct_context *ctx, ct_hmap_range *r, int n, ct_hmap *m, const char
     for (int j = 0; j < m->nb; j++) {
         cl_int err = CL_SUCCESS;
         cl_map_flags flags = wr[j] ? (CL_MAP_READ | CL_MAP_WRITE) : CL_MAP_READ;
+        ct_count_blocking(ctx);
         m->maps[j] = clEnqueueMapBuffer(ctx->queue, m->bufs[j], CL_TRUE, flags,
                                         lo[j] * sizeof(float), (hi[j] - lo[j]) * sizeof(float), 0,
                                         NULL, NULL, &err);

@@ -40,7 +40,7 @@ int ct_softmax_xent_forward(ct_context *ctx, ct_buf loss, ct_buf correct, ct_buf
         return st;
     cl_uint n = (cl_uint)N, k = (cl_uint)K;
     size_t g[1] = { wg }, l[1] = { wg };
-    if (ws.mem && ctx->dev.type == CT_DEVICE_CPU) {
+    if (ws.mem && ctx->cls.row_kernels) {
         /* rows on every core, then the same sum as the one-group kernel */
         size_t gr[1] = { N };
         if ((st = CT_RUN(ctx, CT_PROG_loss, "softmax_xent_rows_f32", 1, gr, NULL, CT_BUF(ws),
@@ -64,7 +64,7 @@ int ct_softmax_xent_backward(ct_context *ctx, ct_buf dx, ct_buf x, ct_buf labels
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_softmax_xent_backward: NULL dx buffer");
     cl_uint n = (cl_uint)N, k = (cl_uint)K;
     cl_float scale = dloss_scale / (float)N;
-    if (ctx->dev.type == CT_DEVICE_CPU) {
+    if (ctx->cls.row_kernels) {
         size_t gr[1] = { N };
         return CT_RUN(ctx, CT_PROG_loss, "softmax_xent_bwd_rows_f32", 1, gr, NULL, CT_BUF(dx), CT_BUF(x),
                       CT_BUF(labels), CT_ARG(n), CT_ARG(k), CT_ARG(scale));

@@ -34,7 +34,7 @@ int ct_lrn_forward(ct_context *ctx, const ct_lrn *p, ct_buf y, ct_buf x, ct_buf 
     cl_int cc = c, size = p->size;
     cl_float alpha_n = (cl_float)((double)p->alpha / p->size), beta = p->beta, k = p->k;
     /* scale.mem may be NULL: the kernel then saves nothing */
-    if (ctx->dev.type == CT_DEVICE_CPU) {
+    if (ctx->cls.row_kernels) {
         cl_uint rows = (cl_uint)n * (cl_uint)c;
         size_t g[1] = { rows }, l[1] = { 1 };
         return CT_RUN(ctx, CT_PROG_lrn, "lrn_fwd_rows_f32", 1, g, l, CT_BUF(y), CT_BUF(scale),
@@ -59,7 +59,7 @@ int ct_lrn_backward(ct_context *ctx, const ct_lrn *p, ct_buf dx, ct_buf dy, ct_b
     cl_uint nn = (cl_uint)n, hh = (cl_uint)hw;
     cl_int cc = c, size = p->size;
     cl_float alpha_n = (cl_float)((double)p->alpha / p->size), beta = p->beta, k = p->k;
-    if (ctx->dev.type == CT_DEVICE_CPU) {
+    if (ctx->cls.row_kernels) {
         cl_uint rows = (cl_uint)n * (cl_uint)c;
         size_t g[1] = { rows }, l[1] = { 1 };
         return CT_RUN(ctx, CT_PROG_lrn, "lrn_bwd_rows_f32", 1, g, l, CT_BUF(dx), CT_BUF(dy),

@@ -82,10 +82,10 @@ int ct_maxpool_forward(ct_context *ctx, const ct_pool2d *p, ct_buf y, ct_buf x, 
     if (st)
         return st;
     pool_args a = args_of(p, oh, ow);
-    /* argmax.mem may be NULL: nothing is recorded then. On the host GEMM
-     * path (CPU devices sharing host memory) the host scans the windows:
+    /* argmax.mem may be NULL: nothing is recorded then. On the CPU class
+     * with the host GEMM path the host scans the windows:
      * pocl's code for this kernel ran at ~0.5 GB/s. */
-    if (ctx->gemm_path == CT_GEMM_HOST)
+    if (ctx->cls.host_pool)
         return ct_maxpool_host_forward(ctx, p, oh, ow, y, x, argmax);
     size_t g[1] = { (size_t)a.planes * (size_t)oh * (size_t)ow };
     return CT_RUN(ctx, CT_PROG_pool, "maxpool_fwd_f32", 1, g, NULL, CT_BUF(y), CT_BUF(argmax),

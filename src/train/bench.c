@@ -3,7 +3,15 @@
  * random (uniform floats, or token ids below the embedding's vocabulary),
  * uploaded once; each timed step is zero-grad, forward, backward and an SGD
  * step with momentum (as the seed benchmark's scripts), ended by a clFinish
- * so the step's time is the device's.
+ * so the step's time is the device's. Each step uploads its batch without
+ * blocking and adds its loss and accuracy to device accumulators, as a
+ * training step does.
+ *
+ * With profile: the same steps once more back to back with no clFinish
+ * between them, counting what they ask of the host (launches, blocking
+ * calls, bytes each way; the clFinish that ends the run is not a step's),
+ * then once more serialized, layer by layer, for each layer's time and
+ * launches.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -11,6 +19,7 @@
 
 #include "cltrain/bench.h"
 #include "nn/net.h"
+#include "ops/eltwise.h"
 #include "optim/optim.h"
 
 static const struct {
@@ -67,8 +76,8 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Random inputs and labels in both batch slots. */
-static int fill_slots(ct_net *net, uint64_t seed)
+/* Random inputs and labels, on the host (*x, *y: nin and nlab entries). */
+static int make_batch(ct_net *net, uint64_t seed, float **px, int32_t **py)
 {
     const ct_model *m = net->model;
     const ct_layer *in = &m->layers[0], *loss = &m->layers[m->count - 1];
@@ -101,16 +110,54 @@ static int fill_slots(ct_net *net, uint64_t seed)
         s = s * 6364136223846793005ull + 1442695040888963407ull;
         y[i] = (int32_t)((s >> 33) % (uint64_t)classes);
     }
-    for (int k = 0; k < 2 && !st; k++) {
-        st = ct_buffer_write(net->ctx, net->slot[k], 0, nin * sizeof(float), x);
-        if (!st)
-            st = ct_buffer_write(net->ctx, net->slot[k], net->slot_label_off * sizeof(float),
-                                 nlab * sizeof(int32_t), y);
-    }
 done:
-    free(x);
-    free(y);
+    if (st) {
+        free(x);
+        free(y);
+        x = NULL;
+        y = NULL;
+    }
+    *px = x;
+    *py = y;
     return st;
+}
+
+typedef struct bench_step {
+    ct_net *net;
+    ct_optim_desc od;
+    cl_mem state, acc;
+    const float *x;   /* (batch, ...) the batch, uploaded every step */
+    const int32_t *y; /* (batch) */
+    uint64_t seed;
+} bench_step;
+
+/* One training step on slot step % 2: upload (not blocking: the host copy
+ * never changes), zero-grad, forward, backward, SGD, accumulators. */
+static int run_step(const bench_step *b, long step)
+{
+    ct_net *net = b->net;
+    ct_context *ctx = net->ctx;
+    int k = (int)(step & 1);
+    size_t nin = net->rt[0].out_n, nlab = ct_net_label_elems(net);
+    ct_count_h2d(ctx, nin * sizeof(float) + nlab * sizeof(int32_t));
+    cl_int err = clEnqueueWriteBuffer(ctx->queue, net->slot[k], CL_FALSE, 0, nin * sizeof(float), b->x,
+                                      0, NULL, NULL);
+    if (err == CL_SUCCESS)
+        err = clEnqueueWriteBuffer(ctx->queue, net->slot[k], CL_FALSE, net->slot_label_off * sizeof(float),
+                                   nlab * sizeof(int32_t), b->y, 0, NULL, NULL);
+    if (err != CL_SUCCESS)
+        return ct_cl_fail(ctx, err, "uploading a batch");
+    ct_net_use_slot(net, k);
+    int st;
+    if ((st = ct_net_zero_grads(net)) || (st = ct_net_forward(net, 1, b->seed, step)) ||
+        (st = ct_net_backward(net, b->seed, step)) ||
+        (st = ct_optim_step(ctx, &b->od, (ct_buf){ net->arena[CT_ARENA_PARAMS].mem, 0 },
+                            (ct_buf){ net->arena[CT_ARENA_GRADS].mem, 0 }, (ct_buf){ b->state, 0 },
+                            net->arena_size[CT_ARENA_PARAMS], step, b->od.lr)) ||
+        (st = ct_axpy(ctx, (ct_buf){ b->acc, 0 }, (float)net->batch, net->loss, 1)) ||
+        (st = ct_add_accumulate(ctx, (ct_buf){ b->acc, 1 }, net->correct, 1)))
+        return st;
+    return CT_OK;
 }
 
 int ct_bench_run(ct_context *ctx, const ct_bench_options *opt, ct_bench_result *res)
@@ -126,7 +173,9 @@ int ct_bench_run(ct_context *ctx, const ct_bench_options *opt, ct_bench_result *
     ct_model *m = NULL;
     ct_net net;
     memset(&net, 0, sizeof net);
-    cl_mem state = NULL;
+    cl_mem state = NULL, acc = NULL;
+    float *x = NULL;
+    int32_t *y = NULL;
     double *t = NULL;
     int planned = 0;
     int st = ct_model_open(opt->model, &m);
@@ -153,38 +202,53 @@ int ct_bench_run(ct_context *ctx, const ct_bench_options *opt, ct_bench_result *
     res->plan_mib = bytes * 4.0 / 1048576.0;
     res->batch = batch;
     res->flops_per_step = 3.0 * forward_flops(&net);
+    res->kernels = ct_context_kernels(ctx);
+    res->gemm = ct_gemm_get_path(ctx);
+    res->batch_bytes = (double)(net.rt[0].out_n * sizeof(float) + ct_net_label_elems(&net) * sizeof(int32_t));
+    bench_step bs = { &net, od, NULL, NULL, NULL, NULL, opt->seed };
     if ((st = ct_net_alloc(&net)) || (st = ct_net_init_params(&net, opt->seed)) ||
-        (st = fill_slots(&net, opt->seed)) ||
-        (state_n && (st = ct_buffer_create(ctx, state_n * sizeof(float), &state))))
+        (st = make_batch(&net, opt->seed, &x, &y)) ||
+        (state_n && (st = ct_buffer_create(ctx, state_n * sizeof(float), &state))) ||
+        (state_n && (st = ct_fill(ctx, (ct_buf){ state, 0 }, state_n, 0.0f))) ||
+        (st = ct_buffer_create(ctx, 4 * sizeof(float), &acc)) ||
+        (st = ct_fill(ctx, (ct_buf){ acc, 0 }, 4, 0.0f)))
         goto done;
+    bs.state = state;
+    bs.acc = acc;
+    bs.x = x;
+    bs.y = y;
     t = malloc((size_t)steps * sizeof *t);
     if (!t) {
         st = ct_fail(ctx, CT_ERR_NO_MEMORY, "out of host memory");
         goto done;
     }
+    long step = 0;
     for (int i = 0; i < warmup + steps; i++) {
         double t0 = ct_now();
-        ct_net_use_slot(&net, i & 1);
-        if ((st = ct_net_zero_grads(&net)) || (st = ct_net_forward(&net, 1, opt->seed, i + 1)) ||
-            (st = ct_net_backward(&net, opt->seed, i + 1)) ||
-            (st = ct_optim_step(ctx, &od, (ct_buf){ net.arena[CT_ARENA_PARAMS].mem, 0 },
-                                (ct_buf){ net.arena[CT_ARENA_GRADS].mem, 0 }, (ct_buf){ state, 0 },
-                                net.arena_size[CT_ARENA_PARAMS], i + 1, od.lr)) ||
-            (st = ct_context_finish(ctx)))
+        if ((st = run_step(&bs, ++step)) || (st = ct_context_finish(ctx)))
             goto done;
         if (i >= warmup)
             t[i - warmup] = ct_now() - t0;
     }
     if (opt->profile) {
-        /* the same steps again, each layer timed */
+        /* the steps back to back, as training runs them: what they cost the host */
+        ct_counters c0, c1;
+        ct_context_counters(ctx, &c0);
+        for (int i = 0; i < steps && !st; i++)
+            st = run_step(&bs, ++step);
+        ct_context_counters(ctx, &c1);
+        if (st || (st = ct_context_finish(ctx)))
+            goto done;
+        res->launches_per_step = (double)(c1.launches - c0.launches) / steps;
+        res->blocking_calls_per_step = (double)(c1.blocking_calls - c0.blocking_calls) / steps;
+        res->h2d_bytes_per_step = (double)(c1.h2d_bytes - c0.h2d_bytes) / steps;
+        res->d2h_bytes_per_step = (double)(c1.d2h_bytes - c0.d2h_bytes) / steps;
+        /* and once more, each layer timed (serialized) */
         if ((st = ct_net_profile(&net, 1)))
             goto done;
-        for (int i = 0; i < steps; i++) {
-            ct_net_use_slot(&net, i & 1);
-            if ((st = ct_net_zero_grads(&net)) || (st = ct_net_forward(&net, 1, opt->seed, i + 1)) ||
-                (st = ct_net_backward(&net, opt->seed, i + 1)) || (st = ct_context_finish(ctx)))
+        for (int i = 0; i < steps; i++)
+            if ((st = run_step(&bs, ++step)) || (st = ct_context_finish(ctx)))
                 goto done;
-        }
         res->layers = calloc(m->count, sizeof *res->layers);
         if (!res->layers) {
             st = ct_fail(ctx, CT_ERR_NO_MEMORY, "out of host memory");
@@ -196,6 +260,8 @@ int ct_bench_run(ct_context *ctx, const ct_bench_options *opt, ct_bench_result *
             res->layers[i].type = m->layers[i].type->name;
             res->layers[i].forward_ms = 1e3 * net.prof_fwd[i] / steps;
             res->layers[i].backward_ms = 1e3 * net.prof_bwd[i] / steps;
+            res->layers[i].forward_launches = net.prof_fwd[m->count + i] / steps;
+            res->layers[i].backward_launches = net.prof_bwd[m->count + i] / steps;
         }
     }
     float loss = 0;
@@ -212,8 +278,13 @@ int ct_bench_run(ct_context *ctx, const ct_bench_options *opt, ct_bench_result *
     res->samples_per_second = batch / t[steps / 2];
     res->gflops = res->flops_per_step / t[steps / 2] * 1e-9;
 done:
+    if (planned)
+        ct_context_finish(ctx); /* nothing may still read x and y */
     free(t);
+    free(x);
+    free(y);
     ct_buffer_release(&state);
+    ct_buffer_release(&acc);
     if (planned)
         ct_net_release(&net);
     if (st || !res->layers)

@@ -322,6 +322,7 @@ static int upload_async(ct_replica *r, const ct_batch *b, int k)
     size_t per = net->rt[0].out_n / (size_t)net->batch;
     size_t xin = r->rows * per * sizeof(float);
     cl_event after = r->used[k], x_done = NULL;
+    ct_count_h2d(r->ctx, xin + r->rows * sizeof(int32_t));
     cl_int err = clEnqueueWriteBuffer(q, net->slot[k], CL_FALSE, 0, xin, b->x + r->row0 * per,
                                       after ? 1 : 0, after ? &after : NULL, &x_done);
     if (err == CL_SUCCESS) {
@@ -589,10 +590,15 @@ int ct_train_parallel(ct_context *const *ctxs, size_t count, const double *share
             if (st)
                 break;
             /* the loader may reuse b's memory at the next call: its uploads must be done */
-            for (size_t i = 0; i < g.count; i++) {
-                clWaitForEvents(1, &g.rep[i].wrote[cur]);
+            for (size_t i = 0; i < g.count && !st; i++) {
+                st = ct_event_wait(g.rep[i].ctx, g.rep[i].wrote[cur], "waiting for a batch upload");
                 clReleaseEvent(g.rep[i].wrote[cur]);
                 g.rep[i].wrote[cur] = NULL;
+            }
+            if (st) {
+                if (g.count > 1)
+                    ct_fail_keep(ctx, st);
+                break;
             }
             if ((st = ct_loader_next(ld, &b)) != CT_OK) {
                 ct_fail_keep(ctx, st);
