@@ -116,11 +116,24 @@ static double bias_loss_fn(void *user)
     return ck_dot(l->y, l->dy, (size_t)l->n * (size_t)l->c * (size_t)l->hw);
 }
 
+static void bias_case_on(ct_check *c, int n, int ch, int hw, ct_act act, int in_place);
+
+/* in both device classes: the GPU class fuses the activation's backward
+ * into the bias sum, the CPU class runs them apart */
 static void bias_case(ct_check *c, int n, int ch, int hw, ct_act act, int in_place)
 {
+    for (int k = 0; k < 2 && !ck_failed(c); k++) {
+        ct_kernels real = ck_use_class(c, k ? CT_KERNELS_GPU : CT_KERNELS_CPU);
+        bias_case_on(c, n, ch, hw, act, in_place);
+        ck_use_class(c, real);
+    }
+}
+
+static void bias_case_on(ct_check *c, int n, int ch, int hw, ct_act act, int in_place)
+{
     ct_context *ctx = ck_ctx(c);
-    ck_case(c, "bias_act %s n=%d c=%d hw=%d%s", ct_act_name(act), n, ch, hw,
-            in_place ? " in place" : "");
+    ck_case(c, "bias_act %s n=%d c=%d hw=%d%s, %s class", ct_act_name(act), n, ch, hw,
+            in_place ? " in place" : "", ct_kernels_str(ct_context_kernels(ctx)));
     size_t total = (size_t)n * ch * hw;
     double *x = ck_host(c, total), *b = ck_host(c, (size_t)ch), *dy = ck_host(c, total);
     double *y = ck_host(c, total), *g = ck_host(c, total), *pre = ck_host(c, total);
@@ -168,6 +181,32 @@ static void bias_case(ct_check *c, int n, int ch, int hw, ct_act act, int in_pla
     if (ck_status(c, ct_bias_backward(ctx, d_db, d_dy, n, ch, hw), "bias backward"))
         return;
     ck_expect(c, "bias db", d_db, (size_t)ch, db, ck_sum_atol((size_t)n * hw, adb, (size_t)ch), 0);
+
+    /* the activation's backward and the bias sum in one pass (in place on
+     * dy), into db starting at 0.25: dz = dy * act'(x + b), db = sums of dz */
+    double *gb1 = ck_host(c, (size_t)ch), *ag = ck_host(c, total), *agb = ck_host(c, (size_t)ch);
+    ct_buf d_dz = ck_dev_const(c, total, 0), d_db2 = ck_dev_const(c, (size_t)ch, 0.25);
+    ct_buf d_pre = ck_dev_in(c, pre, total);
+    if (ck_failed(c) || ck_status(c, ct_copy(ctx, d_dz, d_dy, total), "copy"))
+        return;
+    for (int k = 0; k < ch; k++)
+        gb1[k] = agb[k] = 0.25;
+    ct_ref_bias_backward(gb1, g, n, ch, hw);
+    for (size_t i = 0; i < total; i++)
+        ag[i] = fabs(g[i]);
+    ct_ref_bias_backward(agb, ag, n, ch, hw);
+    /* pre is x + b rounded once; y from the forward above: as the net passes them */
+    if (ck_status(c, ct_bias_act_backward(ctx, d_db2, d_dz, act, act == CT_ACT_GELU ? d_pre : d_y, d_y, n,
+                                          ch, hw), "bias_act backward"))
+        return;
+    /* dz: one float derivative per element (as bias_act y above); db: the
+     * sum's rounding plus every term's dz error (1e-6 + 1e-5 |dz|) */
+    double most = 0;
+    for (int k = 0; k < ch; k++)
+        most = fmax(most, agb[k]);
+    ck_expect(c, "bias_act dz", d_dz, total, g, 1e-6, 1e-5);
+    ck_expect(c, "bias_act db", d_db2, (size_t)ch, gb1,
+              ck_sum_atol((size_t)n * hw, agb, (size_t)ch) + 1e-6 * (double)n * hw + 1e-5 * most, 0);
 
     bias_loss l = { x, dy, b, ck_host(c, total), n, ch, hw, act };
     if (!ck_failed(c))

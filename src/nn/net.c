@@ -1167,20 +1167,26 @@ static int backward_layer(ct_net *net, size_t i, uint64_t seed, long step)
     switch (k) {
     case K_DENSE:
     case K_CONV: {
-        if (r->act)
-            st = ct_act_backward(ctx, (ct_act)r->act, dy, dy, r->act == CT_ACT_GELU ? r->preact : r->out,
-                                 r->out, r->out_n);
+        ct_buf db = grad_bias_of(l, r), z = r->act == CT_ACT_GELU ? r->preact : r->out;
+        int outF = (int)ct_layer_key(l, "out");
+        if (r->act && db.mem && ctx->cls.fuse_bias_act) {
+            /* the activation's backward and the bias sum in one pass */
+            int hw = k == K_CONV ? l->out.d[1] * l->out.d[2] : 1;
+            st = ct_bias_act_backward(ctx, db, dy, (ct_act)r->act, z, r->out,
+                                      k == K_CONV ? net->batch : (int)r->rows, outF, hw);
+            db = none();
+        } else if (r->act) {
+            st = ct_act_backward(ctx, (ct_act)r->act, dy, dy, z, r->out, r->out_n);
+        }
         if (st)
             return st;
         ct_buf gdx = input_needs ? dx : none();
-        if (k == K_DENSE) {
-            int outF = (int)ct_layer_key(l, "out");
-            st = ct_dense_backward(ctx, gdx, r->grad, grad_bias_of(l, r), dy, x, r->param, (int)r->rows,
+        if (k == K_DENSE)
+            st = ct_dense_backward(ctx, gdx, r->grad, db, dy, x, r->param, (int)r->rows,
                                    (int)(in->out_n / r->rows), outF);
-        } else {
-            st = ct_conv2d_backward(ctx, &r->conv, gdx, r->grad, grad_bias_of(l, r), dy, x, r->param,
-                                    net->scratch, net->scratch_n);
-        }
+        else
+            st = ct_conv2d_backward(ctx, &r->conv, gdx, r->grad, db, dy, x, r->param, net->scratch,
+                                    net->scratch_n);
         if (!input_needs)
             return st;
         break;

@@ -37,13 +37,29 @@ int ct_bias_act_forward(ct_context *ctx, ct_buf y, ct_buf x, ct_buf b, int n, in
 
 int ct_bias_backward(ct_context *ctx, ct_buf db, ct_buf dy, int n, int c, int hw)
 {
-    int st = check_dims(ctx, "ct_bias_backward", n, c, hw);
+    return ct_bias_act_backward(ctx, db, dy, CT_ACT_NONE, dy, dy, n, c, hw);
+}
+
+int ct_bias_act_backward(ct_context *ctx, ct_buf db, ct_buf dy, ct_act act, ct_buf x, ct_buf y, int n,
+                         int c, int hw)
+{
+    int st = check_dims(ctx, "ct_bias_act_backward", n, c, hw);
     if (st)
         return st;
-    if (!db.mem || !dy.mem)
-        return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_bias_backward: db %p, dy %p",
-                       (void *)db.mem, (void *)dy.mem);
+    if (act < 0 || act >= CT_ACT_COUNT || !db.mem || !dy.mem || !x.mem || !y.mem)
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_bias_act_backward: activation %d, db %p, dy %p, "
+                       "x %p, y %p", (int)act, (void *)db.mem, (void *)dy.mem, (void *)x.mem,
+                       (void *)y.mem);
     cl_uint nn = (cl_uint)n, cc = (cl_uint)c, hh = (cl_uint)hw;
+    cl_int a = act;
+    /* The CPU class keeps the activation apart: its chunked float8 pass
+     * uses the SIMD math library, which the per-term derivative here would
+     * not (and the host BLAS sums the bias below). */
+    if (act != CT_ACT_NONE && (ctx->cls.row_kernels || (hw == 1 && ctx->cls.gemm == CT_GEMM_HOST))) {
+        if ((st = ct_act_backward(ctx, act, dy, dy, x, y, (size_t)n * (size_t)c * (size_t)hw)))
+            return st;
+        a = CT_ACT_NONE;
+    }
     /* Where GEMMs run on the host BLAS, db += ones (1, n) . dy (n, c) streams
      * dy once at memory speed, far faster than column kernels on a CPU. */
     if (hw == 1 && ctx->cls.gemm == CT_GEMM_HOST) {
@@ -59,7 +75,7 @@ int ct_bias_backward(ct_context *ctx, ct_buf db, ct_buf dy, int n, int c, int hw
     if (hw == 1 && c >= 256) {
         size_t g[1] = { (size_t)c };
         return CT_RUN(ctx, CT_PROG_dense, "bias_bwd_cols_f32", 1, g, NULL, CT_BUF(db),
-                      CT_BUF(dy), CT_ARG(nn), CT_ARG(cc));
+                      CT_BUF(dy), CT_BUF(x), CT_BUF(y), CT_ARG(nn), CT_ARG(cc), CT_ARG(a));
     }
     ct_kernel_entry *e;
     if ((st = ct_kernel_get(ctx, CT_PROG_dense, "bias_bwd_f32", &e)))
@@ -71,8 +87,8 @@ int ct_bias_backward(ct_context *ctx, ct_buf db, ct_buf dy, int n, int c, int hw
     while (ls > 1 && ls / 2 >= per) /* no idle half-groups for short sums */
         ls /= 2;
     size_t g[2] = { ls, (size_t)c }, l[2] = { ls, 1 };
-    return CT_RUN(ctx, CT_PROG_dense, "bias_bwd_f32", 2, g, l, CT_BUF(db), CT_BUF(dy), CT_ARG(nn),
-                  CT_ARG(cc), CT_ARG(hh));
+    return CT_RUN(ctx, CT_PROG_dense, "bias_bwd_f32", 2, g, l, CT_BUF(db), CT_BUF(dy), CT_BUF(x),
+                  CT_BUF(y), CT_ARG(nn), CT_ARG(cc), CT_ARG(hh), CT_ARG(a));
 }
 
 int ct_dense_forward(ct_context *ctx, ct_buf y, ct_buf x, ct_buf w, ct_buf b, int n, int in,

@@ -30,4 +30,13 @@ int ct_bias_act_forward(ct_context *ctx, ct_buf y, ct_buf x, ct_buf b, int n, in
  * dy: (n, c, hw); db: (c) */
 int ct_bias_backward(ct_context *ctx, ct_buf db, ct_buf dy, int n, int c, int hw);
 
+/* The backward of ct_bias_act_forward: dy becomes the pre-activation's
+ * gradient dy * act'(x, y) (in place), and db += its sums over n and hw.
+ * On the GPU class one kernel does both; the CPU class runs the
+ * activation's chunked pass first. x, y: as ct_act_backward takes them
+ * (the activation's input and output; for relu-like ones y may stand for x).
+ * dy, x, y: (n, c, hw); db: (c) */
+int ct_bias_act_backward(ct_context *ctx, ct_buf db, ct_buf dy, ct_act act, ct_buf x, ct_buf y, int n,
+                         int c, int hw);
+
 #endif /* CT_OPS_DENSE_H */
