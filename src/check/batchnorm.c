@@ -75,20 +75,6 @@ static int bench_run(void *user)
                                                  b->HW, 0);
 }
 
-/* A device buffer holding x with output guards, for in-place updates. */
-static ct_buf inout(ct_check *c, const double *x, size_t n)
-{
-    ct_buf b = ck_dev_out(c, n);
-    float *h = (float *)ck_host(c, n); /* n floats in n doubles' room */
-    if (ck_failed(c))
-        return b;
-    for (size_t i = 0; i < n; i++)
-        h[i] = (float)x[i];
-    ck_status(c, ct_buffer_write(ck_ctx(c), b.mem, b.off * sizeof(float), n * sizeof(float), h),
-              "writing the running statistics");
-    return b;
-}
-
 static double dmax(double a, double b)
 {
     return a > b ? a : b;
@@ -183,8 +169,8 @@ static void one_case(ct_check *c, size_t N, size_t C, size_t HW, int train, int 
     ct_buf d_x = ck_dev_in(c, x, n), d_dy = ck_dev_in(c, dy, n), d_g = ck_dev_in(c, gamma, C);
     ct_buf d_b = ck_dev_in(c, beta, C);
     /* updated in place by training: output guards around the input values */
-    ct_buf d_rm = train ? inout(c, rmean, C) : ck_dev_in(c, rmean, C);
-    ct_buf d_rv = train ? inout(c, rvar, C) : ck_dev_in(c, rvar, C);
+    ct_buf d_rm = train ? ck_dev_inout(c, rmean, C) : ck_dev_in(c, rmean, C);
+    ct_buf d_rv = train ? ck_dev_inout(c, rvar, C) : ck_dev_in(c, rvar, C);
     ct_buf d_y = ck_dev_out(c, n), d_dx = ck_dev_out(c, n);
     ct_buf d_dg = ck_dev_const(c, C, 0.5), d_db = ck_dev_const(c, C, 0.5);
     ct_buf d_mean = ck_dev_out(c, C), d_is = ck_dev_out(c, C);

@@ -62,6 +62,9 @@ ct_buf ck_dev_in(ct_check *c, const double *x, size_t n);
 ct_buf ck_dev_out(ct_check *c, size_t n);
 /* A device buffer of n floats set to `value` (for accumulating gradients). */
 ct_buf ck_dev_const(ct_check *c, size_t n, double value);
+/* A device copy of x (as float) with an output's guard bands, for operands
+ * a launcher updates in place; written in one transfer, guards included. */
+ct_buf ck_dev_inout(ct_check *c, const double *x, size_t n);
 
 /* Reports a launcher's failure status as a check failure. Returns status. */
 int ck_status(ct_check *c, int status, const char *what);

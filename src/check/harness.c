@@ -259,6 +259,11 @@ ct_buf ck_dev_const(ct_check *c, size_t n, double value)
     return b;
 }
 
+ct_buf ck_dev_inout(ct_check *c, const double *x, size_t n)
+{
+    return dev_make(c, n, x, 0, GUARD_BITS);
+}
+
 double *ck_abs(ct_check *c, const double *x, size_t n)
 {
     if (!x)

@@ -42,22 +42,6 @@
 #include "optim/schedule.h"
 #include "ref/optim.h"
 
-/* A device output buffer (guarded, NaN canary around) holding x as floats:
- * for operands the launchers update in place. */
-static ct_buf dev_inout(ct_check *c, const double *x, size_t n)
-{
-    ct_buf b = ck_dev_out(c, n);
-    float *h = (float *)(void *)ck_host(c, n); /* n floats in n doubles' room */
-    if (ck_failed(c) || !b.mem)
-        return b;
-    for (size_t i = 0; i < n; i++)
-        h[i] = (float)x[i];
-    ck_status(c, ct_buffer_write(ck_ctx(c), b.mem, (size_t)b.off * sizeof(float),
-                                 n * sizeof(float), h),
-              "writing an in-place operand");
-    return b;
-}
-
 /* x = the device's floats (the reference's next starting point). */
 static int read_back(ct_check *c, double *x, ct_buf b, size_t n)
 {
@@ -143,14 +127,14 @@ static void optim_case(ct_check *c, int variant, size_t n, int steps, int clip)
         return;
     ck_fill(c, p, n, -2, 2);
     round_f(p, n);
-    ct_buf d_p = dev_inout(c, p, n);
+    ct_buf d_p = ck_dev_inout(c, p, n);
     ct_buf d_state = ns ? ck_dev_out(c, ns) : (ct_buf){ NULL, 0 };
     ct_buf d_norm = ck_dev_out(c, 1), d_ws = ck_dev_out(c, ct_grad_norm_workspace_size(n));
     for (int s = 1; s <= steps && !ck_failed(c); s++) {
         double lr = ct_lr_at(&sched, s - 1);
         ck_fill(c, g, n, -1, 1);
         round_f(g, n);
-        ct_buf d_g = dev_inout(c, g, n);
+        ct_buf d_g = ck_dev_inout(c, g, n);
         if (ck_failed(c))
             return;
         if (clip) {
