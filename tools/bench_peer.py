@@ -15,6 +15,12 @@ tests. It needs Debian's python3-torch, hence /usr/bin/python3:
 
     /usr/bin/python3 tools/bench_peer.py --threads 2 --cltrain build/tools/cltrain
 
+--device cuda times the networks on the GPU instead (CUDA or ROCm builds of
+PyTorch) with TF32 off for matrix products and convolutions, so both sides
+compute in plain float32, and cuDNN's autotuner on (the warm-up steps absorb
+its search); each step ends with torch.cuda.synchronize(). tools/gpu_report.sh
+uses it as `bench_peer.py --one NAME --device cuda`.
+
 With --best-env (the default), each network is also timed with
 OMP_WAIT_POLICY=PASSIVE and glibc malloc thresholds raised (a second
 process), and the faster of the two PyTorch runs is used.
@@ -140,10 +146,16 @@ def build(name, torch):
     raise ValueError(name)
 
 
-def time_pytorch(name, batch, steps, warmup, threads):
+def time_pytorch(name, batch, steps, warmup, threads, device="cpu"):
     import torch
     torch.manual_seed(1)
     torch.set_num_threads(threads)
+    gpu = device != "cpu"
+    if gpu:
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cudnn.benchmark = True
+    sync = torch.cuda.synchronize if gpu else (lambda: None)
     net, shape, classes = build(name, torch)
     params = sum(p.numel() for p in net.parameters())
     if shape is None:  # token sequences (T, N), next-word labels for every step
@@ -152,21 +164,30 @@ def time_pytorch(name, batch, steps, warmup, threads):
     else:
         x = torch.rand((batch,) + shape) - 0.5
         y = torch.randint(0, classes, (batch,))
+    if gpu:
+        net, x, y = net.to(device), x.to(device), y.to(device)
     opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
     loss_fn = torch.nn.CrossEntropyLoss()
     net.train()
     times = []
     for i in range(warmup + steps):
+        sync()
         t0 = time.perf_counter()
         opt.zero_grad()
         loss = loss_fn(net(x), y)
         loss.backward()
         opt.step()
+        sync()
         if i >= warmup:
             times.append(time.perf_counter() - t0)
     times.sort()
-    return {"model": name, "batch": batch, "median_ms": 1e3 * times[len(times) // 2],
-            "min_ms": 1e3 * times[0], "params": params, "torch": torch.__version__}
+    r = {"model": name, "batch": batch, "median_ms": 1e3 * times[len(times) // 2],
+         "min_ms": 1e3 * times[0], "params": params, "torch": torch.__version__}
+    if gpu:
+        r.update({"device": device, "device_name": torch.cuda.get_device_name(),
+                  "cuda": torch.version.cuda, "hip": getattr(torch.version, "hip", None),
+                  "cudnn": torch.backends.cudnn.version(), "tf32": False})
+    return r
 
 
 def main():
@@ -175,6 +196,8 @@ def main():
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
+                    help="where PyTorch runs (cuda: also ROCm builds), TF32 off")
     ap.add_argument("--cltrain", help="path of the cltrain binary: also run `cltrain bench` and compare")
     ap.add_argument("--no-best-env", action="store_true", help="only the default environment")
     ap.add_argument("--rounds", type=int, default=1,
@@ -182,7 +205,7 @@ def main():
     ap.add_argument("--one", help=argparse.SUPPRESS)  # internal: time one network, print JSON
     a = ap.parse_args()
     if a.one:
-        print(json.dumps(time_pytorch(a.one, SEED_BATCH[a.one], a.steps, a.warmup, a.threads)))
+        print(json.dumps(time_pytorch(a.one, SEED_BATCH[a.one], a.steps, a.warmup, a.threads, a.device)))
         return 0
     models = a.model or ORDER
     rows = []
@@ -192,21 +215,22 @@ def main():
         # load from elsewhere on the machine hits one round, not the result.
         runs = {}
         cls = []
-        envs = [{}] if a.no_best_env else [{}, PASSIVE_ENV]
+        envs = [{}] if a.no_best_env or a.device != "cpu" else [{}, PASSIVE_ENV]
         for _ in range(a.rounds):
             for extra in envs:
                 env = dict(os.environ, OMP_NUM_THREADS=str(a.threads), OPENBLAS_NUM_THREADS=str(a.threads), **extra)
                 out = subprocess.run([sys.executable, __file__, "--one", m, "--steps", str(a.steps), "--warmup",
-                                      str(a.warmup), "--threads", str(a.threads)], env=env, capture_output=True,
-                                     text=True)
+                                      str(a.warmup), "--threads", str(a.threads), "--device", a.device],
+                                     env=env, capture_output=True, text=True)
                 if out.returncode != 0:
                     print(f"{m}: PyTorch failed: {out.stderr.strip()[-300:]}", file=sys.stderr)
                     continue
                 r = json.loads(out.stdout)
                 runs.setdefault("passive" if extra else "default", []).append(r["median_ms"])
             if a.cltrain:
+                dev = ["--device", "gpu"] if a.device != "cpu" else []
                 out = subprocess.run([a.cltrain, "bench", "--model", m, "--steps", str(a.steps), "--warmup",
-                                      str(a.warmup), "--json"], capture_output=True, text=True)
+                                      str(a.warmup), "--json"] + dev, capture_output=True, text=True)
                 try:
                     cls.append(json.loads(out.stdout)[0]["median_ms"])
                 except (ValueError, IndexError, KeyError):
