@@ -25,6 +25,7 @@ typedef struct ct_selftest_options {
     int bench;            /* also time each op at a benchmark shape */
     int plant_bug;        /* corrupt one output element per op: every op must then FAIL */
     int finite_diff;      /* also check the reference backward against finite differences (default 1) */
+    int small;            /* simulator-sized (Oclgrind): fewer fixed cases, smaller large cases */
 } ct_selftest_options;
 
 typedef struct ct_selftest_result {

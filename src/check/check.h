@@ -51,6 +51,10 @@ ct_context *ck_ctx(ct_check *c);
  * the class it had, to be given back the same way. */
 ct_kernels ck_use_class(ct_check *c, ct_kernels k);
 int ck_iterations(const ct_check *c);  /* random cases to run */
+/* Simulator-sized run (ct_selftest_options.small): checks skip repeats of a
+ * kernel path and shrink cases that are large only for statistics or
+ * throughput, keeping one case of every kernel and branch. */
+int ck_small(const ct_check *c);
 
 /* Zeroed host doubles owned by the case (never NULL: allocation failure
  * fails the op and returns a static dummy large enough for nothing, so

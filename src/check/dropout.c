@@ -5,11 +5,12 @@
  * exactly 0 (atol 0), a kept one x * scale with the same float scale, which
  * the device rounds once (rtol FLT_EPSILON = 2 half-ulps). Any element whose
  * keep decision differs is off by |x * scale| >> that, so the comparison is
- * an exact mask comparison. Separately, over n = 2^20 elements the kept
- * count must lie within 6 binomial standard deviations of n q, q the exact
- * keep probability of the 24-bit uniform (2^24 - ceil(p 2^24)) / 2^24: a
- * correct generator misses that with probability ~2e-9, a biased or
- * correlated one (a wrong word, a stuck counter) does not pass it.
+ * an exact mask comparison. Separately, over n = 2^20 elements (2^14 in a
+ * small run) the kept count must lie within 6 binomial standard deviations
+ * of n q, q the exact keep probability of the 24-bit uniform
+ * (2^24 - ceil(p 2^24)) / 2^24: a correct generator misses that with
+ * probability ~2e-9, a biased or correlated one (a wrong word, a stuck
+ * counter) does not pass it.
  */
 #include <float.h>
 #include <math.h>
@@ -87,7 +88,7 @@ static void one_case(ct_check *c, size_t n, float p, uint64_t seed, uint32_t str
 static void fraction_case(ct_check *c, float p)
 {
     ct_context *ctx = ck_ctx(c);
-    size_t n = (size_t)1 << 20;
+    size_t n = (size_t)1 << (ck_small(c) ? 14 : 20);
     uint64_t seed = seed64(c);
     uint32_t stream = ck_u32(c);
     ck_case(c, "dropout kept fraction n=%zu p=%g seed=%llu", n, (double)p, (unsigned long long)seed);

@@ -146,6 +146,11 @@ int ck_iterations(const ct_check *c)
     return c->opt.iterations;
 }
 
+int ck_small(const ct_check *c)
+{
+    return c->opt.small;
+}
+
 int ck_finite_diff(const ct_check *c)
 {
     return c->opt.finite_diff;

@@ -3,8 +3,14 @@
  * (src/check/), for the test suite and benchmarks.
  *
  *   checkcl [--gemm host|clblast] [--seed N] [--iterations N] [--filter OP]
- *           [--bench] [--plant-bug] [--no-finite-diff] [--device SEL]
+ *           [--bench] [--plant-bug] [--no-finite-diff] [--small] [--device SEL]
+ *           [--build-options OPTS]
+ *   checkcl --list
  *
+ * --small runs simulator-sized cases and --build-options adds compiler
+ * options to cltrain's kernels (not CLBlast's), both for Oclgrind
+ * (tests/oclgrind/run_oclgrind.sh); --list prints the op names --filter
+ * matches against, one a line.
  * Exits 1 if any op fails. With --plant-bug the harness corrupts one output
  * element per op and the exit status is inverted: every op must be caught.
  */
@@ -41,18 +47,25 @@ int main(int argc, char **argv)
 {
     ct_selftest_options so;
     ct_selftest_defaults(&so);
-    const char *gemm = NULL, *device = NULL;
+    const char *gemm = NULL, *device = NULL, *build_options = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--gemm") && v) gemm = v, i++;
         else if (!strcmp(a, "--device") && v) device = v, i++;
+        else if (!strcmp(a, "--build-options") && v) build_options = v, i++;
         else if (!strcmp(a, "--seed") && v) so.seed = strtoull(v, NULL, 10), i++;
         else if (!strcmp(a, "--iterations") && v) so.iterations = atoi(v), i++;
         else if (!strcmp(a, "--filter") && v) so.filter = v, i++;
         else if (!strcmp(a, "--bench")) so.bench = 1;
         else if (!strcmp(a, "--plant-bug")) so.plant_bug = 1;
         else if (!strcmp(a, "--no-finite-diff")) so.finite_diff = 0;
+        else if (!strcmp(a, "--small")) so.small = 1;
+        else if (!strcmp(a, "--list")) {
+            for (const char *const *op = ct_selftest_ops(); *op; op++)
+                printf("%s\n", *op);
+            return 0;
+        }
         else {
             fprintf(stderr, "checkcl: unknown or incomplete option '%s'\n", a);
             return 2;
@@ -61,6 +74,7 @@ int main(int argc, char **argv)
     ct_context_options o;
     ct_context_defaults(&o);
     o.device = device;
+    o.build_options = build_options;
     o.lazy_kernels = 1;
     ct_context *ctx = NULL;
     if (ct_context_create(&o, &ctx)) {
