@@ -15,6 +15,7 @@ packages=(
   libclblast-dev libopenblas-dev zlib1g-dev libcjson-dev
   openmpi-bin libopenmpi-dev
   dataset-fashion-mnist
+  oclgrind
 )
 
 missing=()
