@@ -61,7 +61,7 @@ for f in "${families[@]}"; do
     nrep=$(grep -cE "$reports" "$err")
     verdict=$(grep -E "^(ok|FAIL) " "$out" | head -1)
     if [ $rc -eq 0 ] && [ "$nrep" -eq 0 ] && [ ! -s "$err" ] && [ -n "$verdict" ]; then
-        printf 'ok    %-10s %4d s  %s\n' "$f" "$dt" "${verdict#ok }"
+        printf 'ok    %-10s %4d s  %s\n' "$f" "$dt" "$(sed -E 's/^ok +[^ ]+ +//' <<< "$verdict")"
         continue
     fi
     failed=$((failed + 1))
