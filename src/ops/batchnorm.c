@@ -9,16 +9,16 @@
 
 #define BN_MAX_WG 256
 
-/* A CPU device's local size for `items` work-items that need no group:
- * a power of two <= 64 that leaves about 4 groups per compute unit, so the
- * cores share the work evenly while per-group overhead stays small. */
-static size_t cpu_local(const ct_context *ctx, size_t items)
+/* A CPU device's local size for `items` work-items of `kernel` that need no
+ * group: a power of two <= 64 that leaves about 4 groups per compute unit, so
+ * the cores share the work evenly while per-group overhead stays small, and
+ * no larger than the kernel's CL_KERNEL_WORK_GROUP_SIZE (32 on Mesa's
+ * llvmpipe through rusticl). */
+static int cpu_local(ct_context *ctx, const char *kernel, size_t items, size_t *w)
 {
     size_t units = ctx->dev.compute_units ? ctx->dev.compute_units : 1;
-    size_t per = items / (4 * units), w = 1;
-    while (w * 2 <= per && w * 2 <= 64)
-        w *= 2;
-    return w;
+    size_t per = items / (4 * units);
+    return ct_kernel_pow2_wg(ctx, CT_PROG_batchnorm, kernel, 64, per ? per : 1, w);
 }
 
 static int check_dims(ct_context *ctx, const char *who, size_t N, size_t C, size_t HW, float eps)
@@ -40,7 +40,10 @@ static int launch_fwd(ct_context *ctx, ct_buf y, ct_buf x, ct_buf mean, ct_buf s
     cl_float e = eps;
     cl_int fv = from_var, r = relu ? 1 : 0;
     if (ctx->cls.row_kernels) {
-        size_t g[1] = { N * C }, l[1] = { cpu_local(ctx, N * C) };
+        size_t g[1] = { N * C }, l[1];
+        int st = cpu_local(ctx, "bn_fwd_rows_f32", N * C, &l[0]);
+        if (st)
+            return st;
         return CT_RUN(ctx, CT_PROG_batchnorm, "bn_fwd_rows_f32", 1, g, l, CT_BUF(y), CT_BUF(x),
                       CT_BUF(mean), CT_BUF(stat), CT_BUF(gamma), CT_BUF(beta), CT_ARG(n),
                       CT_ARG(c), CT_ARG(hw), CT_ARG(e), CT_ARG(fv), CT_ARG(r));
@@ -74,7 +77,9 @@ int ct_batchnorm_forward_train(ct_context *ctx, ct_buf y, ct_buf save_mean, ct_b
     cl_uint n = (cl_uint)N, c = (cl_uint)C, hw = (cl_uint)HW;
     cl_float mom = momentum, e = eps;
     if (ctx->cls.row_kernels) {
-        size_t g[1] = { C }, l[1] = { cpu_local(ctx, C) };
+        size_t g[1] = { C }, l[1];
+        if ((st = cpu_local(ctx, "bn_stats_cpu_f32", C, &l[0])))
+            return st;
         st = CT_RUN(ctx, CT_PROG_batchnorm, "bn_stats_cpu_f32", 1, g, l, CT_BUF(save_mean),
                     CT_BUF(save_invstd), CT_BUF(running_mean), CT_BUF(running_var), CT_BUF(x),
                     CT_ARG(n), CT_ARG(c), CT_ARG(hw), CT_ARG(mom), CT_ARG(e));
@@ -122,7 +127,9 @@ static int launch_bwd(ct_context *ctx, const char *who, ct_buf dx, ct_buf dgamma
     cl_float e = eps;
     cl_int t = train, r = relu ? 1 : 0;
     if (ctx->cls.row_kernels) {
-        size_t g[1] = { C }, l[1] = { cpu_local(ctx, C) };
+        size_t g[1] = { C }, l[1];
+        if ((st = cpu_local(ctx, "bn_bwd_cpu_f32", C, &l[0])))
+            return st;
         return CT_RUN(ctx, CT_PROG_batchnorm, "bn_bwd_cpu_f32", 1, g, l, CT_BUF(dx),
                       CT_BUF(dgamma), CT_BUF(dbeta), CT_BUF(dy), CT_BUF(x), CT_BUF(y),
                       CT_BUF(gamma), CT_BUF(mean), CT_BUF(stat), CT_ARG(n), CT_ARG(c),
