@@ -391,6 +391,13 @@ static int replica_update(ct_replica *r, const ct_train_options *o, const ct_opt
         clReleaseEvent(r->used[cur]);
     r->used[cur] = NULL;
     cl_int err = clEnqueueMarkerWithWaitList(ctx->queue, 0, NULL, &r->used[cur]);
+    /* the next upload into slot `cur` waits on this marker from the transfer
+     * queue, and OpenCL requires the queue holding an event that another
+     * queue waits on to be flushed: rusticl submits nothing before a flush,
+     * so a step that blocks on nothing (the GPU class) would leave the
+     * upload, and the step after it, waiting forever */
+    if (err == CL_SUCCESS)
+        err = clFlush(ctx->queue);
     return err == CL_SUCCESS ? CT_OK : ct_cl_fail(ctx, err, "marking a step");
 }
 
