@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 
 packages=(
   build-essential pkg-config meson ninja-build python3
-  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
+  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd mesa-opencl-icd clinfo
   libclblast-dev libopenblas-dev zlib1g-dev libcjson-dev
   openmpi-bin libopenmpi-dev
   dataset-fashion-mnist
