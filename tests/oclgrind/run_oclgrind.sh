@@ -53,7 +53,7 @@ start_all=$SECONDS
 for f in "${families[@]}"; do
     out=$logs/$f.out err=$logs/$f.err
     t0=$SECONDS
-    timeout 900 oclgrind --data-races --uninitialized --check-api \
+    timeout 300 oclgrind --data-races --uninitialized --check-api \
         "$checkcl" --device oclgrind --filter "$f" --iterations 1 --no-finite-diff --small \
         --build-options -cl-opt-disable > "$out" 2> "$err"
     rc=$?
@@ -66,7 +66,7 @@ for f in "${families[@]}"; do
     fi
     failed=$((failed + 1))
     why=()
-    if [ $rc -eq 124 ]; then why+=("timed out after 900 s")
+    if [ $rc -eq 124 ]; then why+=("timed out after 300 s")
     elif [ $rc -gt 128 ]; then why+=("killed by signal $((rc - 128))")
     elif [ $rc -ne 0 ]; then why+=("exit status $rc")
     fi
