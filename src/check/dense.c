@@ -118,6 +118,19 @@ static double bias_loss_fn(void *user)
 
 static void bias_case_on(ct_check *c, int n, int ch, int hw, ct_act act, int in_place);
 
+/* The reference bias gradient of d into db starting at 0.25 (the device's
+ * db accumulates), and the same sums of |d| into adb for the tolerance. */
+static void ref_db(ct_check *c, double *db, double *adb, const double *d, int n, int ch, int hw)
+{
+    const double *ad = ck_abs(c, d, (size_t)n * ch * hw);
+    if (ck_failed(c))
+        return;
+    for (int k = 0; k < ch; k++)
+        db[k] = adb[k] = 0.25;
+    ct_ref_bias_backward(db, d, n, ch, hw);
+    ct_ref_bias_backward(adb, ad, n, ch, hw);
+}
+
 /* in both device classes: the GPU class fuses the activation's backward
  * into the bias sum, the CPU class runs them apart */
 static void bias_case(ct_check *c, int n, int ch, int hw, ct_act act, int in_place)
@@ -138,7 +151,7 @@ static void bias_case_on(ct_check *c, int n, int ch, int hw, ct_act act, int in_
     double *x = ck_host(c, total), *b = ck_host(c, (size_t)ch), *dy = ck_host(c, total);
     double *y = ck_host(c, total), *g = ck_host(c, total), *pre = ck_host(c, total);
     double *db = ck_host(c, (size_t)ch), *gb = ck_host(c, (size_t)ch), *adb = ck_host(c, (size_t)ch);
-    double *ady = ck_host(c, total);
+    double *gb1 = ck_host(c, (size_t)ch), *agb = ck_host(c, (size_t)ch);
     if (ck_failed(c))
         return;
     ck_fill(c, x, total, -4, 4);
@@ -159,13 +172,10 @@ static void bias_case_on(ct_check *c, int n, int ch, int hw, ct_act act, int in_
     ct_ref_bias_act_forward(pre, x, b, n, ch, hw, CT_ACT_NONE);
     ct_ref_act_backward(act, g, dy, pre, total);
     ct_ref_bias_backward(gb, g, n, ch, hw);
-    /* the device's bias gradient, of dy itself, into db starting at 0.25 */
-    for (int k = 0; k < ch; k++)
-        db[k] = adb[k] = 0.25;
-    ct_ref_bias_backward(db, dy, n, ch, hw);
-    for (size_t i = 0; i < total; i++)
-        ady[i] = fabs(dy[i]);
-    ct_ref_bias_backward(adb, ady, n, ch, hw);
+    /* the device's bias gradients into db starting at 0.25: of dy itself,
+     * and of the pre-activation's gradient g (the fused backward below) */
+    ref_db(c, db, adb, dy, n, ch, hw);
+    ref_db(c, gb1, agb, g, n, ch, hw);
 
     ct_buf d_x = ck_dev_in(c, x, total), d_b = ck_dev_in(c, b, (size_t)ch);
     ct_buf d_dy = ck_dev_in(c, dy, total), d_db = ck_dev_const(c, (size_t)ch, 0.25);
@@ -184,17 +194,10 @@ static void bias_case_on(ct_check *c, int n, int ch, int hw, ct_act act, int in_
 
     /* the activation's backward and the bias sum in one pass (in place on
      * dy), into db starting at 0.25: dz = dy * act'(x + b), db = sums of dz */
-    double *gb1 = ck_host(c, (size_t)ch), *ag = ck_host(c, total), *agb = ck_host(c, (size_t)ch);
-    ct_buf d_dz = ck_dev_const(c, total, 0), d_db2 = ck_dev_const(c, (size_t)ch, 0.25);
+    ct_buf d_dz = ck_dev_inout(c, dy, total), d_db2 = ck_dev_const(c, (size_t)ch, 0.25);
     ct_buf d_pre = ck_dev_in(c, pre, total);
-    if (ck_failed(c) || ck_status(c, ct_copy(ctx, d_dz, d_dy, total), "copy"))
+    if (ck_failed(c))
         return;
-    for (int k = 0; k < ch; k++)
-        gb1[k] = agb[k] = 0.25;
-    ct_ref_bias_backward(gb1, g, n, ch, hw);
-    for (size_t i = 0; i < total; i++)
-        ag[i] = fabs(g[i]);
-    ct_ref_bias_backward(agb, ag, n, ch, hw);
     /* pre is x + b rounded once; y from the forward above: as the net passes them */
     if (ck_status(c, ct_bias_act_backward(ctx, d_db2, d_dz, act, act == CT_ACT_GELU ? d_pre : d_y, d_y, n,
                                           ch, hw), "bias_act backward"))
