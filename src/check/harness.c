@@ -402,12 +402,6 @@ int ck_gradcheck(ct_check *c, const char *what, ck_loss_fn loss, void *user, dou
 
 /* ---- benchmarks ---- */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 void ck_bench(ct_check *c, const char *shape, double flops, double bytes, ck_run_fn run, void *user)
 {
     double t[25];
@@ -426,8 +420,7 @@ void ck_bench(ct_check *c, const char *shape, double flops, double bytes, ck_run
         }
         t[reps++] = ct_now() - t0;
     }
-    qsort(t, (size_t)reps, sizeof t[0], cmp_double);
-    double med = t[reps / 2];
+    double med = ct_median(t, (size_t)reps);
     c->res.bench_ms = med * 1e3;
     c->res.gflops = flops / med * 1e-9;
     c->res.gbytes = bytes / med * 1e-9;

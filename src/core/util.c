@@ -62,3 +62,15 @@ double ct_now(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double ct_median(double *t, size_t n)
+{
+    qsort(t, n, sizeof *t, cmp_double);
+    return t[n / 2];
+}

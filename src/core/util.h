@@ -12,5 +12,8 @@ char *ct_strdup(const char *s);
 char *ct_read_file(const char *path, size_t *size);
 /* Monotonic seconds. */
 double ct_now(void);
+/* Sorts t (n >= 1 values) ascending in place and returns its median,
+ * t[n / 2] (the upper one for even n). */
+double ct_median(double *t, size_t n);
 
 #endif /* CT_CORE_UTIL_H */

@@ -70,12 +70,6 @@ static double forward_flops(const ct_net *net)
     return f;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Random inputs and labels, on the host (*x, *y: nin and nlab entries). */
 static int make_batch(ct_net *net, uint64_t seed, float **px, int32_t **py)
 {
@@ -271,9 +265,8 @@ int ct_bench_run(ct_context *ctx, const ct_bench_options *opt, ct_bench_result *
         st = ct_fail(ctx, CT_ERR_CORRUPT, "bench: the loss of %s became %g", opt->model, loss);
         goto done;
     }
-    qsort(t, (size_t)steps, sizeof *t, cmp_double);
     res->steps = steps;
-    res->median_ms = 1e3 * t[steps / 2];
+    res->median_ms = 1e3 * ct_median(t, (size_t)steps); /* sorts t */
     res->min_ms = 1e3 * t[0];
     res->samples_per_second = batch / t[steps / 2];
     res->gflops = res->flops_per_step / t[steps / 2] * 1e-9;

@@ -26,18 +26,6 @@
 
 #define MAX_REPS 64
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *t, int n)
-{
-    qsort(t, (size_t)n, sizeof *t, cmp_double);
-    return t[n / 2];
-}
-
 static int make_buf(ct_context *ctx, size_t n, float value, ct_buf *b)
 {
     b->off = 0;
@@ -134,8 +122,8 @@ static int bench_convs(ct_context *ctx, int reps, int ws_min)
         double K = 9.0 * shapes[s][0], nP = 128.0 * shapes[s][1] * shapes[s][1];
         double gemm_flop = 2 * shapes[s][0] * K * nP;
         for (int m = both ? 0 : 1; m < 2; m++) {
-            double f = median(tf[m], reps), b = median(tb[m], reps);
-            double fc = median(cf[m], reps), bc = median(cb[m], reps);
+            double f = ct_median(tf[m], (size_t)reps), b = ct_median(tb[m], (size_t)reps);
+            double fc = ct_median(cf[m], (size_t)reps), bc = ct_median(cb[m], (size_t)reps);
             printf("  C=%-3d %2dx%-2d %-6s forward %8.2f ms (%6.2f GFLOP/s, cpu %7.2f ms)   "
                    "backward %8.2f ms (%6.2f GFLOP/s, cpu %7.2f ms)\n", shapes[s][0],
                    shapes[s][1], shapes[s][1], both ? names[m] : "", f * 1e3,
@@ -193,7 +181,7 @@ static int bench_host_gemm(ct_context *ctx, int reps)
         if (!st) {
             double flop = 2.0 * (double)n * (double)n * (double)n;
             printf("  %4zu  ct_gemm host %7.2f   cblas_sgemm direct %7.2f\n", n,
-                   flop / median(tc, reps) * 1e-9, flop / median(th, reps) * 1e-9);
+                   flop / ct_median(tc, (size_t)reps) * 1e-9, flop / ct_median(th, (size_t)reps) * 1e-9);
         }
     done:
         free(ha);
@@ -226,7 +214,7 @@ static int bench_clblast_gemm(ct_context *ctx, int reps)
                     t[r] = ct_now() - t0;
             }
         if (!st)
-            printf("  %4zu  %7.2f\n", n, 2.0 * (double)nn * (double)n / median(t, reps) * 1e-9);
+            printf("  %4zu  %7.2f\n", n, 2.0 * (double)nn * (double)n / ct_median(t, (size_t)reps) * 1e-9);
         ct_buffer_release(&a.mem);
         ct_buffer_release(&b.mem);
         ct_buffer_release(&c.mem);

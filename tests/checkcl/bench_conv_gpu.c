@@ -67,18 +67,6 @@ static const shape shapes[] = {
 
 static const char *const var_names[NVAR] = { "current", "convgemm", "batched" };
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *t, int n)
-{
-    qsort(t, (size_t)n, sizeof *t, cmp_double);
-    return t[n / 2];
-}
-
 /* a buffer of n floats, filled with uniform values in [-scale, scale) */
 static int make_buf(ct_context *ctx, size_t n, float scale, unsigned seed, ct_buf *b)
 {
@@ -275,7 +263,7 @@ static int bench_shape(ct_context *ctx, const shape *s, int batch, int reps, int
             goto done;
         int bad = v > 0 && !(err <= 1e-4 * mag + 1e-5);
         *mismatch |= bad;
-        double m = median(t[v], reps);
+        double m = ct_median(t[v], (size_t)reps);
         printf("  %-9s %9.2f ms  %7.2f GFLOP/s  first %8.1f ms  ideal bytes %8.1f MB  "
                "workspace %7.1f MB", var_names[v], m * 1e3, gflop / m, first[v] * 1e3, mb[v],
                wsmb[v]);
