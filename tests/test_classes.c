@@ -9,8 +9,8 @@
  * compared from the same forward state (the CPU class's forward, then each
  * class's backward): a ReLU's derivative jumps at 0, and an input within
  * rounding of 0 can take the other side in the other class's forward
- * (seen in ResNet-56: two of 32768 inputs of one ReLU flip, and every
- * gradient below moves by ~0.4%), which says nothing about the kernels.
+ * (seen in ResNet-56 with another batch: two of 32768 inputs of one ReLU
+ * flipped, and every gradient below moved by ~0.4%), which says nothing about the kernels.
  * The full step in the GPU class is reported beside it, and each class
  * must repeat its own step bit for bit.
  *
@@ -21,12 +21,12 @@
  * - loss: 1e-5 relative. A mean of N cross-entropies, each from K logits
  *   that went through a few summations of length <= 4096 in float32
  *   (unit roundoff 6e-8, error growing ~ sqrt(length) for random signs):
- *   a few 1e-7 in the worst case; measured <= 2.1e-7.
+ *   a few 1e-7 in the worst case; measured <= 6.5e-8.
  * - gradients, per parameter tensor: ||g_cpu - g_gpu|| <= 1e-4 ||g_cpu||
  *   (+1e-7 absolute per element for tensors whose gradient is ~0, e.g.
  *   the bias before a batch norm). Backward passes chain 2 summation
  *   orders per layer through up to 56 layers of ResNet-56 (measured
- *   2.5e-6 there, 1.3e-6 for cnn, 2e-7 for mlp and lstm). A wrong variant
+ *   2.1e-6 there, 1.2e-6 for cnn, 2.1e-7 for mlp and lstm). A wrong variant
  *   (a missed row, an unscaled term, a dropped bias) moves a gradient by
  *   1e-2 relative or more.
  */
@@ -67,33 +67,6 @@ static void free_douts(result *r, size_t count)
         free(r->douts[i]);
     free(r->douts);
     r->douts = NULL;
-}
-
-/* Random inputs (or tokens below the vocabulary) and labels. */
-static void make_batch(const ct_net *net, float *x, int32_t *y, uint64_t seed)
-{
-    const ct_model *m = net->model;
-    const ct_layer *in = &m->layers[0], *loss = &m->layers[m->count - 1];
-    const ct_layer *lg = &m->layers[loss->inputs[0]];
-    int classes = lg->out.d[lg->out.ndim - 1], vocab = 1;
-    for (size_t i = 0; i < m->count; i++)
-        if (!strcmp(m->layers[i].type->name, "embedding"))
-            vocab = (int)ct_layer_key(&m->layers[i], "vocab");
-    uint64_t s = seed * 0x9e3779b97f4a7c15ull + 7;
-    for (size_t i = 0; i < net->rt[0].out_n; i++) {
-        s = s * 6364136223846793005ull + 1442695040888963407ull;
-        uint32_t r = (uint32_t)(s >> 33);
-        if (in->out.tokens) {
-            int32_t t = (int32_t)(r % (uint32_t)vocab);
-            memcpy(&x[i], &t, sizeof t);
-        } else {
-            x[i] = (float)r / 2147483648.0f - 0.5f;
-        }
-    }
-    for (size_t i = 0; i < ct_net_label_elems(net); i++) {
-        s = s * 6364136223846793005ull + 1442695040888963407ull;
-        y[i] = (int32_t)((s >> 33) % (uint64_t)classes);
-    }
 }
 
 /* zero-grad, the forward in class kf and the backward in class kb of one
@@ -226,7 +199,7 @@ static int run_model(ct_context *ctx, const char *name, int batch)
         printf("FAIL %s: out of host memory\n", name);
         goto done;
     }
-    make_batch(&net, x, y, 3);
+    ct_net_random_batch(&net, 3, x, y);
     for (int k = 0; k < RUNS; k++)
         if ((st = one_step(&net, fwd[k], bwd[k], x, y, &r[k]))) {
             printf("FAIL %s: %s\n", name, ct_context_last_error(ctx));

@@ -830,6 +830,34 @@ size_t ct_net_label_elems(const ct_net *net)
     return kind_of(loss) == K_MSE ? p->out_n : p->rows;
 }
 
+void ct_net_random_batch(const ct_net *net, uint64_t seed, float *x, int32_t *y)
+{
+    const ct_model *m = net->model;
+    const ct_layer *in = &m->layers[0], *loss = &m->layers[m->count - 1];
+    const ct_layer *lg = &m->layers[loss->inputs[0]];
+    size_t nin = net->rt[0].out_n, nlab = ct_net_label_elems(net);
+    int classes = lg->out.d[lg->out.ndim - 1];
+    int vocab = 0;
+    for (size_t i = 0; i < m->count; i++)
+        if (kind_of(&m->layers[i]) == K_EMBEDDING)
+            vocab = (int)ct_layer_key(&m->layers[i], "vocab");
+    uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
+    for (size_t i = 0; i < nin; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        uint32_t r = (uint32_t)(s >> 33);
+        if (in->out.tokens) {
+            int32_t t = (int32_t)(r % (uint32_t)(vocab > 0 ? vocab : 1));
+            memcpy(&x[i], &t, sizeof t);
+        } else {
+            x[i] = (float)r / 2147483648.0f - 0.5f;
+        }
+    }
+    for (size_t i = 0; i < nlab; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        y[i] = (int32_t)((s >> 33) % (uint64_t)classes);
+    }
+}
+
 /* ---- initialization ---- */
 
 typedef struct rng {

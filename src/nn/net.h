@@ -140,4 +140,10 @@ int ct_net_zero_grads(ct_net *net);
 size_t ct_net_input_elems(const ct_net *net);
 size_t ct_net_label_elems(const ct_net *net);
 
+/* A random batch for a net ending in a classifier loss, the same for the
+ * same seed: inputs uniform in [-0.5, 0.5) (or token ids below the
+ * embedding's vocabulary) and labels below the class count.
+ * x: (ct_net_input_elems) as float (int32 bits for tokens); y: (ct_net_label_elems) */
+void ct_net_random_batch(const ct_net *net, uint64_t seed, float *x, int32_t *y);
+
 #endif /* CT_NN_NET_H */
