@@ -298,7 +298,7 @@ int ct_buffer_write(ct_context *ctx, cl_mem buffer, size_t offset, size_t bytes,
     if (!bytes)
         return CT_OK;
     ct_count_blocking(ctx);
-    ctx->count.h2d_bytes += bytes;
+    ct_count_h2d(ctx, bytes);
     cl_int err = clEnqueueWriteBuffer(ctx->queue, buffer, CL_TRUE, offset, bytes, src, 0, NULL, NULL);
     return err == CL_SUCCESS ? CT_OK : ct_cl_fail(ctx, err, "clEnqueueWriteBuffer");
 }
