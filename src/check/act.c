@@ -40,8 +40,9 @@ static int bench_run(void *user)
 
 static void one_case_on(ct_check *c, ct_act act, size_t n);
 
-/* Each case runs the per-element kernels GPUs get and the float8 chunk
- * kernels CPUs get, by presenting the device as each (src/ops/act.c). */
+/* Each case runs the per-element kernels of the GPU class and the float8
+ * chunk kernels of the CPU class, switching the context to each
+ * (ck_use_class; src/ops/act.c). */
 static void one_case(ct_check *c, ct_act act, size_t n)
 {
     for (int cpu = 0; cpu <= 1 && !ck_failed(c); cpu++) {

@@ -212,9 +212,9 @@ static void one_case(ct_check *c, size_t N, size_t C, size_t HW, int train, int 
     ck_gradcheck(c, "reference dbeta", bn_loss, &l, beta, C, dbeta, 32);
 }
 
-/* The launchers pick per-channel CPU kernels on CPU devices and
- * work-group trees elsewhere: present the device as either, so both are
- * checked on any device. */
+/* The launchers pick per-channel kernels in the CPU class and
+ * work-group trees in the GPU class: the case switches the context to
+ * either (ck_use_class), so both are checked on any device. */
 static void case_as(ct_check *c, size_t N, size_t C, size_t HW, int train, int relu, int as_cpu)
 {
     ct_kernels real = ck_use_class(c, as_cpu ? CT_KERNELS_CPU : CT_KERNELS_GPU);

@@ -5,8 +5,8 @@
  * workspace regimes: one image per GEMM (direct, including the 1x1 path
  * without im2col), the recommended size, and room for two images so the
  * last chunk of three images is short. Each case runs either the im2col /
- * col2im kernels written for CPUs or the fine-grained ones GPUs get, by
- * presenting the device as a CPU or a GPU for the case, so both pairs are
+ * col2im kernels of the CPU class or the fine-grained ones of the GPU
+ * class, by switching the context's class for the case, so both pairs are
  * checked whatever the device. Where the host GEMM path is active and the
  * CPU has AVX2 and FMA, stride-1 cases also run the direct host
  * convolution (src/ops/conv_host.c), with batches on both sides of its

@@ -70,9 +70,9 @@ static double xent_of_x(void *user)
  * 2 ties for the maximum, 3 one label out of range */
 static void xent_case_on(ct_check *c, size_t N, size_t K, int kind, double scale);
 
-/* The launchers pick row-per-work-item kernels on CPU devices and
- * work-group trees elsewhere: present the device as either, so both are
- * checked on any device. */
+/* The launchers pick row-per-work-item kernels in the CPU class and
+ * work-group trees in the GPU class: the case switches the context to
+ * either (ck_use_class), so both are checked on any device. */
 static void xent_case(ct_check *c, size_t N, size_t K, int kind, double scale, int as_cpu)
 {
     ct_kernels real = ck_use_class(c, as_cpu ? CT_KERNELS_CPU : CT_KERNELS_GPU);

@@ -101,8 +101,9 @@ static double backward_magnitude(const ct_lrn *p, const double *dy, const double
 
 static void one_case_on(ct_check *c, const ct_lrn *p, int n, int ch, int hw);
 
-/* Each case runs the per-element kernels GPUs get and the per-row vector
- * kernels CPUs get, by presenting the device as each (src/ops/lrn.c). */
+/* Each case runs the per-element kernels of the GPU class and the per-row
+ * vector kernels of the CPU class, switching the context to each
+ * (ck_use_class; src/ops/lrn.c). */
 static void one_case(ct_check *c, const ct_lrn *p, int n, int ch, int hw)
 {
     for (int cpu = 0; cpu <= 1 && !ck_failed(c); cpu++) {
