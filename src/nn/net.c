@@ -16,6 +16,8 @@
  */
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -762,40 +764,57 @@ fail:
     return st;
 }
 
-void ct_net_print_plan(const ct_net *net, FILE *out)
+/* Appends printf-style text to buf (size cap) at *at; *at counts what the
+ * whole text needs even when it is cut short. */
+static void put(char *buf, size_t cap, size_t *at, const char *fmt, ...) CT_PRINTF(4, 5);
+static void put(char *buf, size_t cap, size_t *at, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(*at < cap ? buf + *at : NULL, *at < cap ? cap - *at : 0, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        *at += (size_t)n;
+}
+
+size_t ct_net_format_plan(const ct_net *net, char *buf, size_t cap)
 {
     static const char *const names[CT_ARENA_COUNT] = { "parameters", "gradients", "buffers",
                                                         "activations", "activation grads", "scratch" };
-    fprintf(out, "memory plan at batch %d:\n", net->batch);
+    size_t at = 0;
+    if (cap)
+        buf[0] = '\0';
+    put(buf, cap, &at, "memory plan at batch %d:\n", net->batch);
     double total = 0;
     for (int a = 0; a < CT_ARENA_COUNT; a++) {
         double mb = mib((uint64_t)net->arena_size[a] * sizeof(float));
         total += mb;
-        fprintf(out, "  %-18s %10.2f MiB", names[a], mb);
+        put(buf, cap, &at, "  %-18s %10.2f MiB", names[a], mb);
         if (net->nchunks[a] > 1)
-            fprintf(out, " in %d buffers of at most %.2f MiB", net->nchunks[a],
-                    mib((uint64_t)largest_chunk(net, a) * sizeof(float)));
+            put(buf, cap, &at, " in %d buffers of at most %.2f MiB", net->nchunks[a],
+                mib((uint64_t)largest_chunk(net, a) * sizeof(float)));
         if (a == CT_ARENA_DACTS)
-            fprintf(out, " (shared by liveness; %.2f MiB without)",
-                    mib((uint64_t)net->dacts_unshared * sizeof(float)));
-        fputc('\n', out);
+            put(buf, cap, &at, " (shared by liveness; %.2f MiB without)",
+                mib((uint64_t)net->dacts_unshared * sizeof(float)));
+        put(buf, cap, &at, "\n");
     }
     double slots = mib(2 * (uint64_t)net->slot_n * sizeof(float));
     total += slots;
-    fprintf(out, "  %-18s %10.2f MiB (two, so uploads overlap compute)\n", "batch slots", slots);
-    fprintf(out, "  %-18s %10.2f MiB (plus optimizer state)\n", "total", total);
+    put(buf, cap, &at, "  %-18s %10.2f MiB (two, so uploads overlap compute)\n", "batch slots", slots);
+    put(buf, cap, &at, "  %-18s %10.2f MiB (plus optimizer state)\n", "total", total);
     char plan[768], lim[640], why[384];
     int helps;
     describe(net, plan, sizeof plan, lim, sizeof lim);
-    fprintf(out, "  %-18s %s\n", "limits", lim);
+    put(buf, cap, &at, "  %-18s %s\n", "limits", lim);
     misfit(net, net->limit_global, why, sizeof why, &helps);
     if (!why[0])
-        fprintf(out, "  %-18s yes\n", "fits");
+        put(buf, cap, &at, "  %-18s yes\n", "fits");
     else if (helps)
-        fprintf(out, "  %-18s no: %s; the largest batch that fits is %d\n", "fits", why,
-                ct_net_largest_batch(net, net->limit_global));
+        put(buf, cap, &at, "  %-18s no: %s; the largest batch that fits is %d\n", "fits", why,
+            ct_net_largest_batch(net, net->limit_global));
     else
-        fprintf(out, "  %-18s no: %s; no batch fits\n", "fits", why);
+        put(buf, cap, &at, "  %-18s no: %s; no batch fits\n", "fits", why);
+    return at;
 }
 
 void ct_net_use_slot(ct_net *net, int k)

@@ -8,7 +8,6 @@
 #define CT_NN_NET_H
 
 #include <stdint.h>
-#include <stdio.h>
 
 #include "nn/model.h"
 #include "ops/conv.h"
@@ -116,9 +115,10 @@ int ct_net_check_fit(ct_net *net);
 /* The largest batch (a multiple of the batch-norm groups) whose plan meets
  * the limits with at most global_bytes in all; 0 when none does. */
 int ct_net_largest_batch(const ct_net *net, uint64_t global_bytes);
-/* The memory plan as the dry run prints it: arenas, chunks, reuse, limits
- * and whether it fits. */
-void ct_net_print_plan(const ct_net *net, FILE *out);
+/* The memory plan as the dry run shows it (arenas, chunks, reuse, limits
+ * and whether it fits), as text in buf (cap bytes, always terminated when
+ * cap > 0); returns the length the whole text needs, as snprintf does. */
+size_t ct_net_format_plan(const ct_net *net, char *buf, size_t cap);
 void ct_net_release(ct_net *net);
 
 /* Points the input layer and the labels at batch slot k (0 or 1). */

@@ -277,7 +277,9 @@ static void print_plan(const ct_net *net)
                l->param_count);
     }
     printf("total trainable parameters: %zu\n", m->param_count);
-    ct_net_print_plan(net, stdout);
+    char plan[4096];
+    ct_net_format_plan(net, plan, sizeof plan);
+    fputs(plan, stdout);
 }
 
 /* ---- progress ---- */
