@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "cl/runtime.h"
-#include "ops/conv_host.h"
 
 void ct_context_store_error(struct ct_context *ctx, const char *message)
 {
@@ -31,6 +30,37 @@ void ct_log(struct ct_context *ctx, int level, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     ctx->log(ctx->log_user, level, msg);
+}
+
+void *ct_context_ext(const struct ct_context *ctx, const ct_ext_kind *kind)
+{
+    for (size_t i = 0; i < CT_CONTEXT_EXTS; i++)
+        if (ctx->ext[i].kind == kind)
+            return ctx->ext[i].state;
+    return NULL;
+}
+
+int ct_context_ext_set(struct ct_context *ctx, const ct_ext_kind *kind, void *state)
+{
+    size_t free_slot = CT_CONTEXT_EXTS;
+    for (size_t i = 0; i < CT_CONTEXT_EXTS; i++) {
+        if (ctx->ext[i].kind == kind) {
+            ctx->ext[i].state = state;
+            if (!state)
+                ctx->ext[i].kind = NULL;
+            return CT_OK;
+        }
+        if (!ctx->ext[i].kind && free_slot == CT_CONTEXT_EXTS)
+            free_slot = i;
+    }
+    if (!state)
+        return CT_OK;
+    if (free_slot == CT_CONTEXT_EXTS)
+        return ct_fail(ctx, CT_ERR_INTERNAL, "no free slot in the context for the %s state "
+                       "(CT_CONTEXT_EXTS is %d)", kind->name, CT_CONTEXT_EXTS);
+    ctx->ext[free_slot].kind = kind;
+    ctx->ext[free_slot].state = state;
+    return CT_OK;
 }
 
 int ct_cl_fail(struct ct_context *ctx, cl_int err, const char *what)
@@ -175,7 +205,9 @@ void ct_context_free(ct_context **pctx)
     free(ctx->kernels);
     if (ctx->ones)
         clReleaseMemObject(ctx->ones);
-    ct_host_work_release(ctx);
+    for (size_t i = CT_CONTEXT_EXTS; i-- > 0;)
+        if (ctx->ext[i].kind && ctx->ext[i].state)
+            ctx->ext[i].kind->release(ctx->ext[i].state);
     ct_programs_release(ctx);
     if (ctx->transfer) {
         clFinish(ctx->transfer);

@@ -28,6 +28,17 @@ enum ct_program_id {
 /* Bumped whenever the cache file layout or the way keys are made changes. */
 #define CT_CACHE_FORMAT_VERSION 1u
 
+/* State an upper floor keeps per context (the host thread pool and
+ * scratch of src/ops/host_work.c): the floor owns one static ct_ext_kind,
+ * whose address is the key, and ct_context_free calls its release hook, so
+ * the context never calls up the floors. */
+typedef struct ct_ext_kind {
+    const char *name;               /* for messages */
+    void (*release)(void *state);   /* frees what ct_context_ext_set attached */
+} ct_ext_kind;
+
+#define CT_CONTEXT_EXTS 4
+
 typedef struct ct_kernel_entry {
     char *name;
     int prog;
@@ -63,13 +74,22 @@ struct ct_context {
     ct_counters count;      /* launches, blocking calls and bytes moved (ct_context_counters) */
     cl_mem ones;            /* a vector of ones for sums by GEMM (ct_ones) */
     int conv_direct;        /* direct host convolution allowed (CLTRAIN_CONV != im2col) */
-    struct ct_host_work *host_work; /* its thread pool and scratch (ops/conv_host.c) */
     size_t ones_n;
+    struct {
+        const ct_ext_kind *kind; /* NULL: a free slot */
+        void *state;
+    } ext[CT_CONTEXT_EXTS];  /* upper floors' state (ct_context_ext) */
 
     char last_error[CT_ERROR_MAX];
 };
 
 void ct_log(struct ct_context *ctx, int level, const char *fmt, ...) CT_PRINTF(3, 4);
+
+/* The state attached for `kind`, or NULL. */
+void *ct_context_ext(const struct ct_context *ctx, const ct_ext_kind *kind);
+/* Attaches `state` for `kind` (NULL: detaches); what was attached before is
+ * the caller's to free. CT_ERR_INTERNAL when every slot is taken. */
+int ct_context_ext_set(struct ct_context *ctx, const ct_ext_kind *kind, void *state);
 
 /* src/cl/devclass.c: the class from CLTRAIN_KERNELS / CLTRAIN_GEMM /
  * CLTRAIN_CONV, with `wish` (not AUTO) over CLTRAIN_KERNELS. */

@@ -43,11 +43,9 @@ struct ct_host_work {
     size_t toff_n;
 };
 
-void ct_host_work_release(ct_context *ctx)
+static void host_work_free(void *state)
 {
-    struct ct_host_work *hw = ctx->host_work;
-    if (!hw)
-        return;
+    struct ct_host_work *hw = state;
     ct_pool_free(&hw->pool);
     for (int t = 0; t < hw->threads && hw->scratch; t++)
         free(hw->scratch[t]);
@@ -57,8 +55,10 @@ void ct_host_work_release(ct_context *ctx)
     free(hw->wpack);
     free(hw->toff);
     free(hw);
-    ctx->host_work = NULL;
 }
+
+/* the context frees it with itself */
+static const ct_ext_kind host_work_kind = { "host thread pool and scratch", host_work_free };
 
 static size_t round_up(size_t a, size_t m)
 {
@@ -70,19 +70,18 @@ static size_t round_up(size_t a, size_t m)
 static int host_work(ct_context *ctx, size_t per_thread, size_t wpack_n, size_t taps,
                      struct ct_host_work **out)
 {
-    struct ct_host_work *hw = ctx->host_work;
+    struct ct_host_work *hw = ct_context_ext(ctx, &host_work_kind);
     if (!hw) {
         hw = calloc(1, sizeof *hw);
         if (!hw)
             return ct_fail(ctx, CT_ERR_NO_MEMORY, "conv2d host path: out of host memory");
-        ctx->host_work = hw;
         int threads = ctx->dev.compute_units ? (int)ctx->dev.compute_units : 1;
         const char *env = getenv("CLTRAIN_THREADS");
         if (env && *env) {
             char *end;
             long v = strtol(env, &end, 10);
             if (*end || v < 1 || v > 256) {
-                ct_host_work_release(ctx);
+                host_work_free(hw);
                 return ct_fail(ctx, CT_ERR_INVALID_ARG, "CLTRAIN_THREADS='%s': expected a thread "
                                "count from 1 to 256", env);
             }
@@ -93,16 +92,21 @@ static int host_work(ct_context *ctx, size_t per_thread, size_t wpack_n, size_t 
         hw->scratch_n = calloc((size_t)threads, sizeof *hw->scratch_n);
         hw->cached = calloc((size_t)threads, sizeof *hw->cached);
         if (!hw->scratch || !hw->scratch_n || !hw->cached) {
-            ct_host_work_release(ctx);
+            host_work_free(hw);
             return ct_fail(ctx, CT_ERR_NO_MEMORY, "conv2d host path: out of host memory");
         }
         hw->threads = threads;
         int err = ct_pool_create(threads, &hw->pool);
         if (err) {
-            ct_host_work_release(ctx);
+            host_work_free(hw);
             return ct_fail(ctx, CT_ERR_NO_MEMORY, "conv2d host path: could not start %d threads "
                            "(error %d). HINT: set CLTRAIN_CONV=im2col to use the OpenCL kernels",
                            threads, err);
+        }
+        int st = ct_context_ext_set(ctx, &host_work_kind, hw);
+        if (st) {
+            host_work_free(hw);
+            return st;
         }
     }
     per_thread = round_up(per_thread, 16);
@@ -749,7 +753,8 @@ int ct_conv2d_host_backward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf dx,
     size_t taps = (size_t)d->kh * d->kw, nw = (size_t)d->c_out * d->c_in * taps;
     /* weight-gradient items: (channel blocks, input channel), as many blocks
      * per item as still leaves 4 items per thread */
-    int threads = ctx->host_work ? ctx->host_work->threads : (int)ctx->dev.compute_units;
+    const struct ct_host_work *had = ct_context_ext(ctx, &host_work_kind);
+    int threads = had ? had->threads : (int)ctx->dev.compute_units;
     f.group = f.ncb;
     while (f.group > 1 && (size_t)d->c_in * (size_t)((f.ncb + f.group - 1) / f.group) <
                               4 * (size_t)(threads > 0 ? threads : 1))

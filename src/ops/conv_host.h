@@ -35,7 +35,4 @@ int ct_conv2d_host_backward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf dx,
 int ct_maxpool_host_forward(ct_context *ctx, const ct_pool2d *p, int oh, int ow, ct_buf y,
                             ct_buf x, ct_buf argmax);
 
-/* Frees the pool and scratch a context's host-side work keeps. */
-void ct_host_work_release(ct_context *ctx);
-
 #endif /* CT_OPS_CONV_HOST_H */
