@@ -8,7 +8,8 @@
 
 #include "cl/runtime.h"
 
-void ct_context_store_error(struct ct_context *ctx, const char *message)
+/* the sink ct_fail copies messages through (core/error.h) */
+static void store_error(struct ct_context *ctx, const char *message)
 {
     snprintf(ctx->last_error, sizeof ctx->last_error, "%s", message);
 }
@@ -101,6 +102,7 @@ static int pick_device(const char *selector, ct_device_info *out)
 
 int ct_context_create(const ct_context_options *options, ct_context **out)
 {
+    ct_error_set_sink(store_error);
     CT_VALIDATE(NULL, out);
     *out = NULL;
     ct_context_options defaults;

@@ -2,7 +2,8 @@
  * error.h - raising errors: every failing path formats one message that
  * says what went wrong and, where it can, what to do next ("HINT: ...").
  * The message lands in a thread-local buffer (ct_last_error) and, when a
- * context is at hand, in the context too (ct_context_last_error).
+ * context is at hand, in the context too (ct_context_last_error), through
+ * the sink the context floor installs (ct_error_set_sink).
  */
 #ifndef CT_CORE_ERROR_H
 #define CT_CORE_ERROR_H
@@ -37,8 +38,12 @@ int ct_fail_keep(struct ct_context *ctx, int status);
                            __func__, #cond);                                          \
     } while (0)
 
-/* Defined by the context (src/cl/context.c): keeps a copy of the message. */
-void ct_context_store_error(struct ct_context *ctx, const char *message);
+/* Where ct_fail and ct_fail_keep copy the message when given a context.
+ * The context floor (src/cl/context.c) installs its sink before it makes a
+ * context, so this floor never calls up into it; until then a context's
+ * copy is skipped (the thread-local message is always kept). */
+typedef void (*ct_error_sink)(struct ct_context *ctx, const char *message);
+void ct_error_set_sink(ct_error_sink sink);
 
 #define CT_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 

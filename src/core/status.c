@@ -2,6 +2,7 @@
  * status.c - status codes to text, and the error message buffers.
  */
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -9,6 +10,22 @@
 #include "cltrain/opencl.h"
 
 static _Thread_local char tl_error[CT_ERROR_MAX];
+
+/* The context floor's copy of a message; every context it makes installs
+ * the same function, so after the first this never changes. */
+static _Atomic(ct_error_sink) context_sink;
+
+void ct_error_set_sink(ct_error_sink sink)
+{
+    atomic_store_explicit(&context_sink, sink, memory_order_release);
+}
+
+static void to_context(struct ct_context *ctx)
+{
+    ct_error_sink sink = atomic_load_explicit(&context_sink, memory_order_acquire);
+    if (ctx && sink)
+        sink(ctx, tl_error);
+}
 
 const char *ct_version(void)
 {
@@ -29,15 +46,13 @@ int ct_fail(struct ct_context *ctx, int status, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     memcpy(tl_error, msg, sizeof msg);
-    if (ctx)
-        ct_context_store_error(ctx, tl_error);
+    to_context(ctx);
     return status;
 }
 
 int ct_fail_keep(struct ct_context *ctx, int status)
 {
-    if (ctx)
-        ct_context_store_error(ctx, tl_error);
+    to_context(ctx);
     return status;
 }
 
