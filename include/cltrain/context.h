@@ -61,7 +61,7 @@ typedef struct ct_context_options {
     int cache;              /* enum ct_cache_mode */
     int lazy_kernels;       /* build each program at its first use instead of at creation */
     int profiling;          /* create the queue with CL_QUEUE_PROFILING_ENABLE */
-    ct_log_fn log;          /* NULL: warnings and errors go to stderr */
+    ct_log_fn log;          /* NULL: messages are dropped (the library never prints) */
     void *log_user;
     int log_level;          /* messages above this level are dropped; default CT_LOG_WARN */
     int kernels;            /* enum ct_kernels; AUTO: CLTRAIN_KERNELS, else by the device type */

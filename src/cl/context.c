@@ -14,16 +14,10 @@ static void store_error(struct ct_context *ctx, const char *message)
     snprintf(ctx->last_error, sizeof ctx->last_error, "%s", message);
 }
 
-static void log_stderr(void *user, int level, const char *message)
-{
-    (void)user;
-    static const char *const names[] = { "error", "warning", "info", "debug" };
-    fprintf(stderr, "cltrain: %s: %s\n", names[level < 0 ? 0 : level > 3 ? 3 : level], message);
-}
-
 void ct_log(struct ct_context *ctx, int level, const char *fmt, ...)
 {
-    if (level > ctx->log_level)
+    /* no callback: the library never prints, so the message is dropped */
+    if (level > ctx->log_level || !ctx->log)
         return;
     char msg[2048];
     va_list ap;
@@ -116,7 +110,7 @@ int ct_context_create(const ct_context_options *options, ct_context **out)
     ct_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         return ct_fail(NULL, CT_ERR_NO_MEMORY, "out of host memory creating a context");
-    ctx->log = options->log ? options->log : log_stderr;
+    ctx->log = options->log;
     ctx->log_user = options->log_user;
     ctx->log_level = options->log_level;
 
