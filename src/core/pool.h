@@ -1,6 +1,7 @@
 /*
- * pool.h - a small thread pool for host-side work on CPU devices (the
- * direct convolution of src/ops/conv_host.c).
+ * pool.h - a small thread pool for host-side work on CPU devices (each
+ * context's is made by src/ops/host_work.c, for the direct convolution and
+ * the host max pool).
  *
  * ct_pool_run hands items 0..count-1 to the workers and the calling thread
  * from a shared counter, so a core slowed by another process does not hold

@@ -17,128 +17,20 @@
  */
 #include "ops/conv_host.h"
 
-#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/pool.h"
+#include "ops/host_work.h"
 #include "ops/hostmap.h"
 
-#if defined(__x86_64__) || defined(__i386__)
+#ifdef CT_HOST_X86
 #include <immintrin.h>
-#define CT_CONV_X86 1
-#define AVX2 __attribute__((target("avx2,fma")))
 #endif
-
-struct ct_host_work {
-    ct_pool *pool;
-    int threads;
-    float **scratch;   /* per thread, 64-byte aligned */
-    size_t *scratch_n; /* floats */
-    int *cached;       /* per thread: the image whose padded planes are in scratch */
-    float *wpack;      /* packed weights */
-    size_t wpack_n;
-    int *toff;         /* tap offsets */
-    size_t toff_n;
-};
-
-static void host_work_free(void *state)
-{
-    struct ct_host_work *hw = state;
-    ct_pool_free(&hw->pool);
-    for (int t = 0; t < hw->threads && hw->scratch; t++)
-        free(hw->scratch[t]);
-    free(hw->scratch);
-    free(hw->scratch_n);
-    free(hw->cached);
-    free(hw->wpack);
-    free(hw->toff);
-    free(hw);
-}
-
-/* the context frees it with itself */
-static const ct_ext_kind host_work_kind = { "host thread pool and scratch", host_work_free };
 
 static size_t round_up(size_t a, size_t m)
 {
     return (a + m - 1) / m * m;
-}
-
-/* The pool and scratch, created on first use: threads as many as the
- * device has compute units (pocl: the cores), or CLTRAIN_THREADS. */
-static int host_work(ct_context *ctx, size_t per_thread, size_t wpack_n, size_t taps,
-                     struct ct_host_work **out)
-{
-    struct ct_host_work *hw = ct_context_ext(ctx, &host_work_kind);
-    if (!hw) {
-        hw = calloc(1, sizeof *hw);
-        if (!hw)
-            return ct_fail(ctx, CT_ERR_NO_MEMORY, "conv2d host path: out of host memory");
-        int threads = ctx->dev.compute_units ? (int)ctx->dev.compute_units : 1;
-        const char *env = getenv("CLTRAIN_THREADS");
-        if (env && *env) {
-            char *end;
-            long v = strtol(env, &end, 10);
-            if (*end || v < 1 || v > 256) {
-                host_work_free(hw);
-                return ct_fail(ctx, CT_ERR_INVALID_ARG, "CLTRAIN_THREADS='%s': expected a thread "
-                               "count from 1 to 256", env);
-            }
-            threads = (int)v;
-        }
-        threads = threads > 256 ? 256 : threads;
-        hw->scratch = calloc((size_t)threads, sizeof *hw->scratch);
-        hw->scratch_n = calloc((size_t)threads, sizeof *hw->scratch_n);
-        hw->cached = calloc((size_t)threads, sizeof *hw->cached);
-        if (!hw->scratch || !hw->scratch_n || !hw->cached) {
-            host_work_free(hw);
-            return ct_fail(ctx, CT_ERR_NO_MEMORY, "conv2d host path: out of host memory");
-        }
-        hw->threads = threads;
-        int err = ct_pool_create(threads, &hw->pool);
-        if (err) {
-            host_work_free(hw);
-            return ct_fail(ctx, CT_ERR_NO_MEMORY, "conv2d host path: could not start %d threads "
-                           "(error %d). HINT: set CLTRAIN_CONV=im2col to use the OpenCL kernels",
-                           threads, err);
-        }
-        int st = ct_context_ext_set(ctx, &host_work_kind, hw);
-        if (st) {
-            host_work_free(hw);
-            return st;
-        }
-    }
-    per_thread = round_up(per_thread, 16);
-    for (int t = 0; t < hw->threads; t++) {
-        if (hw->scratch_n[t] >= per_thread)
-            continue;
-        free(hw->scratch[t]);
-        hw->scratch[t] = aligned_alloc(64, per_thread * sizeof(float));
-        hw->scratch_n[t] = hw->scratch[t] ? per_thread : 0;
-        if (!hw->scratch[t])
-            return ct_fail(ctx, CT_ERR_NO_MEMORY, "conv2d host path: out of host memory for "
-                           "%zu floats of scratch", per_thread);
-    }
-    if (hw->wpack_n < wpack_n) {
-        free(hw->wpack);
-        hw->wpack = aligned_alloc(64, round_up(wpack_n, 16) * sizeof(float));
-        hw->wpack_n = hw->wpack ? wpack_n : 0;
-        if (!hw->wpack)
-            return ct_fail(ctx, CT_ERR_NO_MEMORY, "conv2d host path: out of host memory for "
-                           "%zu packed weights", wpack_n);
-    }
-    if (hw->toff_n < taps) {
-        free(hw->toff);
-        hw->toff = malloc(taps * sizeof *hw->toff);
-        hw->toff_n = hw->toff ? taps : 0;
-        if (!hw->toff)
-            return ct_fail(ctx, CT_ERR_NO_MEMORY, "conv2d host path: out of host memory");
-    }
-    for (int t = 0; t < hw->threads; t++)
-        hw->cached[t] = -1;
-    *out = hw;
-    return CT_OK;
 }
 
 /* One stride-1 convolution over a batch, as the forward pass sees it (the
@@ -156,7 +48,7 @@ typedef struct dconv {
     const float *bias;      /* (co) or NULL */
     const float *wpk;       /* (ncb, ci, kh, kw, 4) */
     const int *off;         /* (ci, kh, kw): tap offsets in the padded planes */
-    struct ct_host_work *hw;
+    ct_host_work *hw;
     /* weight and bias gradients */
     const float *dy;        /* (n, co, oh, ow) */
     float *dw, *db;
@@ -236,14 +128,14 @@ static void pack_backward(const float *w, int co, int ci, int kh, int kw, float 
                     }
 }
 
-#ifdef CT_CONV_X86
+#ifdef CT_HOST_X86
 
-static AVX2 inline __m256i tail_mask(int n)
+static CT_AVX2 inline __m256i tail_mask(int n)
 {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-static AVX2 inline void store_vec(float *dst, __m256 v, int n)
+static CT_AVX2 inline void store_vec(float *dst, __m256 v, int n)
 {
     if (n >= 8)
         _mm256_storeu_ps(dst, v);
@@ -252,8 +144,8 @@ static AVX2 inline void store_vec(float *dst, __m256 v, int n)
 }
 
 /* One vector of 8 pixels of each of the block's valid channels. */
-static AVX2 inline void store_row(float *y, size_t P, int cvalid, int n, __m256 c0, __m256 c1,
-                                  __m256 c2, __m256 c3)
+static CT_AVX2 inline void store_row(float *y, size_t P, int cvalid, int n, __m256 c0,
+                                     __m256 c1, __m256 c2, __m256 c3)
 {
     store_vec(y, c0, n);
     if (cvalid > 1)
@@ -283,7 +175,7 @@ static AVX2 inline void store_row(float *y, size_t P, int cvalid, int n, __m256 
     } while (0)
 
 #define DEF_TILE(NV)                                                                              \
-    static AVX2 void tile##NV(const float *xs, const long *dv, const int *off, int taps,         \
+    static CT_AVX2 void tile##NV(const float *xs, const long *dv, const int *off, int taps,      \
                               const float *wk, float *y, const long *ov, const int *nv, size_t P, \
                               int cvalid, const float *b4)                                        \
     {                                                                                             \
@@ -320,7 +212,8 @@ DEF_TILE(3)
 
 /* Channel blocks [cb0, cb1) of one image from its padded planes: the
  * output's 8-pixel vectors in row order, three to a tile. */
-static AVX2 void forward_blocks(const dconv *p, const float *xp, int cb0, int cb1, float *yimg)
+static CT_AVX2 void forward_blocks(const dconv *p, const float *xp, int cb0, int cb1,
+                                   float *yimg)
 {
     size_t P = (size_t)p->oh * p->ow;
     int taps = p->ci * p->kh * p->kw, vpr = (p->ow + 7) / 8, nvec = p->oh * vpr;
@@ -364,7 +257,7 @@ static void forward_item(void *arg, size_t item, int thread)
     forward_blocks(p, xp, cb0, cb1, p->y + (size_t)n * p->y_img);
 }
 
-static AVX2 float hsum(__m256 v)
+static CT_AVX2 float hsum(__m256 v)
 {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
@@ -377,7 +270,7 @@ static AVX2 float hsum(__m256 v)
  * 3 taps, 4 x 3 vector sums over the output pixels, kept in scratch between
  * images. Several blocks share each padded plane, which amortizes the
  * padding copy. */
-static AVX2 void weight_item(void *arg, size_t item, int thread)
+static CT_AVX2 void weight_item(void *arg, size_t item, int thread)
 {
     const dconv *p = arg;
     int g = (int)(item / (size_t)p->ci), c = (int)(item % (size_t)p->ci);
@@ -456,7 +349,7 @@ static AVX2 void weight_item(void *arg, size_t item, int thread)
     }
 }
 
-static AVX2 void bias_item(void *arg, size_t item, int thread)
+static CT_AVX2 void bias_item(void *arg, size_t item, int thread)
 {
     (void)thread;
     const dconv *p = arg;
@@ -473,205 +366,11 @@ static AVX2 void bias_item(void *arg, size_t item, int thread)
     p->db[item] += hsum(s) + t;
 }
 
-static int cpu_has_avx2_fma(void)
-{
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
-
-#else /* no x86: the OpenCL path serves */
-
-static int cpu_has_avx2_fma(void)
-{
-    return 0;
-}
-
-#endif
-
-/* ---- max pool forward ---- */
-
-typedef struct hpool {
-    const ct_pool2d *p;
-    int oh, ow;
-    int avx2;     /* the CPU has AVX2 */
-    const float *x;
-    float *y;
-    int *am;
-} hpool;
-
-/* Which element wins a window is data, so a branch mispredicts about every
- * other time (it tripled the scan's time), and GCC turns `take ? a : b`
- * back into one; bit masks keep the scan branch-free. */
-static inline float pick_f(uint32_t mask, float a, float b)
-{
-    uint32_t ua, ub;
-    memcpy(&ua, &a, sizeof ua);
-    memcpy(&ub, &b, sizeof ub);
-    ua = (ua & mask) | (ub & ~mask);
-    memcpy(&a, &ua, sizeof a);
-    return a;
-}
-
-static inline int pick_i(uint32_t mask, int a, int b)
-{
-    return (int)(((uint32_t)a & mask) | ((uint32_t)b & ~mask));
-}
-
-/* The scan of one window: the last NaN, else the first maximum; the
- * window's start when all are -inf (maxpool_fwd_f32's rule). */
-static inline void window_max(const float *xp, int w, int y0, int y1, int x0, int x1, float *out,
-                              int *arg)
-{
-    int best = y0 * w + x0;
-    float m = -INFINITY;
-    for (int yy = y0; yy < y1; yy++) {
-        const float *row = xp + (size_t)yy * w;
-        for (int xx = x0; xx < x1; xx++) {
-            float v = row[xx];
-            uint32_t take = 0u - (uint32_t)((v > m) | (v != v));
-            m = pick_f(take, v, m);
-            best = pick_i(take, yy * w + xx, best);
-        }
-    }
-    *out = m;
-    *arg = best;
-}
-
-#ifdef CT_CONV_X86
-/* Eight neighbouring interior outputs (ox .. ox + 7) of output row oy in
- * AVX2 lanes: each tap's eight values are gathered at the stride, and
- * compare masks pick, lane by lane, exactly what the scalar scan picks. */
-static AVX2 void maxpool_row8(const ct_pool2d *p, const float *xp, int y0, int y1, int ox,
-                              float *yr, int *ar)
-{
-    int x0 = ox * p->sw - p->pw;
-    __m256i lane = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-                                      _mm256_set1_epi32(p->sw));
-    __m256 m = _mm256_set1_ps(-INFINITY);
-    __m256i best = _mm256_add_epi32(lane, _mm256_set1_epi32(y0 * p->w + x0));
-    for (int yy = y0; yy < y1; yy++) {
-        const float *row = xp + (size_t)yy * p->w + x0;
-        for (int kx = 0; kx < p->kw; kx++) {
-            __m256 v = _mm256_i32gather_ps(row + kx, lane, 4);
-            __m256 take = _mm256_or_ps(_mm256_cmp_ps(v, m, _CMP_GT_OQ),
-                                       _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-            __m256i idx = _mm256_add_epi32(lane, _mm256_set1_epi32(yy * p->w + x0 + kx));
-            m = _mm256_blendv_ps(m, v, take);
-            best = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(best),
-                                                        _mm256_castsi256_ps(idx), take));
-        }
-    }
-    _mm256_storeu_ps(yr + ox, m);
-    if (ar)
-        _mm256_storeu_si256((__m256i *)(void *)(ar + ox), best);
-}
-#endif
-
-/* One plane. Inside the plane (windows not clipped by the padding) four
- * neighbouring outputs are scanned together: each window's scan is one
- * long chain of compare and select, so four independent chains keep the
- * core busy where one leaves it waiting; each output still sees its
- * elements in the same order. */
-static void maxpool_plane(void *arg, size_t plane, int thread)
-{
-    (void)thread;
-    const hpool *hp = arg;
-    const ct_pool2d *p = hp->p;
-    const float *xp = hp->x + plane * (size_t)p->h * p->w;
-    size_t o = plane * (size_t)hp->oh * hp->ow;
-    /* outputs [lo, hi) have windows wholly inside the row */
-    int lo = (p->pw + p->sw - 1) / p->sw, hi = (p->w + p->pw - p->kw) / p->sw + 1;
-    hi = hi < hp->ow ? hi : hp->ow;
-    lo = lo < hi ? lo : hi;
-    for (int oy = 0; oy < hp->oh; oy++) {
-        int y0 = oy * p->sh - p->ph, y1 = y0 + p->kh < p->h ? y0 + p->kh : p->h;
-        y0 = y0 > 0 ? y0 : 0;
-        float *yr = hp->y + o + (size_t)oy * hp->ow;
-        int *ar = hp->am ? hp->am + o + (size_t)oy * hp->ow : NULL;
-        int ox = 0;
-        for (; ox < hp->ow; ox++) {
-            if (ox >= lo && ox + 4 <= hi)
-                break;
-            int x0 = ox * p->sw - p->pw, x1 = x0 + p->kw < p->w ? x0 + p->kw : p->w;
-            x0 = x0 > 0 ? x0 : 0;
-            int a;
-            window_max(xp, p->w, y0, y1, x0, x1, &yr[ox], &a);
-            if (ar)
-                ar[ox] = a;
-        }
-#ifdef CT_CONV_X86
-        if (hp->avx2 && hi - ox >= 8) {
-            for (; ox + 8 <= hi; ox += 8)
-                maxpool_row8(p, xp, y0, y1, ox, yr, ar);
-            /* the rest as one more block ending at hi, overlapping the last:
-             * the outputs computed twice come out the same */
-            if (ox < hi) {
-                maxpool_row8(p, xp, y0, y1, hi - 8, yr, ar);
-                ox = hi;
-            }
-        }
-#endif
-        for (; ox + 4 <= hi; ox += 4) {
-            int x0 = ox * p->sw - p->pw;
-            float m0 = -INFINITY, m1 = -INFINITY, m2 = -INFINITY, m3 = -INFINITY;
-            int b0 = y0 * p->w + x0, b1 = b0 + p->sw, b2 = b1 + p->sw, b3 = b2 + p->sw;
-            for (int yy = y0; yy < y1; yy++) {
-                const float *row = xp + (size_t)yy * p->w + x0;
-                int base = yy * p->w + x0;
-                for (int kx = 0; kx < p->kw; kx++) {
-#define MP_STEP(M, B, U)                                                                          \
-    do {                                                                                          \
-        float v = row[(U) * p->sw + kx];                                                          \
-        uint32_t take = 0u - (uint32_t)((v > M) | (v != v));                                      \
-        M = pick_f(take, v, M);                                                                   \
-        B = pick_i(take, base + (U) * p->sw + kx, B);                                             \
-    } while (0)
-                    MP_STEP(m0, b0, 0);
-                    MP_STEP(m1, b1, 1);
-                    MP_STEP(m2, b2, 2);
-                    MP_STEP(m3, b3, 3);
-#undef MP_STEP
-                }
-            }
-            yr[ox] = m0, yr[ox + 1] = m1, yr[ox + 2] = m2, yr[ox + 3] = m3;
-            if (ar)
-                ar[ox] = b0, ar[ox + 1] = b1, ar[ox + 2] = b2, ar[ox + 3] = b3;
-        }
-        for (; ox < hp->ow; ox++) {
-            int x0 = ox * p->sw - p->pw, x1 = x0 + p->kw < p->w ? x0 + p->kw : p->w;
-            x0 = x0 > 0 ? x0 : 0;
-            int a;
-            window_max(xp, p->w, y0, y1, x0, x1, &yr[ox], &a);
-            if (ar)
-                ar[ox] = a;
-        }
-    }
-}
-
-int ct_maxpool_host_forward(ct_context *ctx, const ct_pool2d *p, int oh, int ow, ct_buf y,
-                            ct_buf x, ct_buf argmax)
-{
-    struct ct_host_work *hw;
-    int st = host_work(ctx, 16, 16, 1, &hw);
-    if (st)
-        return st;
-    size_t planes = (size_t)p->n * p->c, ny = planes * (size_t)oh * ow;
-    ct_hmap_range r[3] = {
-        { x.mem, x.off, planes * (size_t)p->h * p->w, 0, NULL },
-        { y.mem, y.off, ny, 1, NULL },
-        { argmax.mem, argmax.off, argmax.mem ? ny : 0, 1, NULL },
-    };
-    ct_hmap hm;
-    if ((st = ct_hmap_map(ctx, r, 3, &hm, "max pool forward")))
-        return st;
-    /* the argmax record is int32 in a float-typed buffer */
-    hpool hp = { p, oh, ow, cpu_has_avx2_fma(), r[0].host, r[1].host, (int *)(void *)r[2].host };
-    ct_pool_run(hw->pool, planes, maxpool_plane, &hp);
-    return ct_hmap_unmap(ctx, &hm, CT_OK, "max pool forward");
-}
+#endif /* CT_HOST_X86 */
 
 int ct_conv2d_host_ok(const ct_context *ctx, const ct_conv2d_desc *d)
 {
-    if (!ctx || !d || !ctx->cls.host_conv || !cpu_has_avx2_fma())
+    if (!ctx || !d || !ctx->cls.host_conv || !ct_host_avx2_fma())
         return 0;
     if (d->stride_h != 1 || d->stride_w != 1 || d->dil_h != 1 || d->dil_w != 1 ||
         d->pad_h >= d->kh || d->pad_w >= d->kw)
@@ -685,7 +384,7 @@ int ct_conv2d_host_ok(const ct_context *ctx, const ct_conv2d_desc *d)
     return big * c < ((size_t)1 << 30);
 }
 
-#ifdef CT_CONV_X86
+#ifdef CT_HOST_X86
 static void set_items(dconv *p, int threads)
 {
     /* whole images when there are enough; else images x channel blocks */
@@ -697,7 +396,7 @@ static void set_items(dconv *p, int threads)
 int ct_conv2d_host_forward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf y, ct_buf x, ct_buf w,
                            ct_buf b)
 {
-#ifdef CT_CONV_X86
+#ifdef CT_HOST_X86
     if (!ct_conv2d_host_ok(ctx, d))
         return ct_fail(ctx, CT_ERR_UNSUPPORTED, "conv2d host path: this convolution or device "
                        "is not supported by it");
@@ -705,9 +404,10 @@ int ct_conv2d_host_forward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf y, c
     memset(&p, 0, sizeof p);
     geometry(&p, d->n, d->c_in, d->h, d->w, d->c_out, d->kh, d->kw, d->pad_h, d->pad_w);
     size_t nw = (size_t)d->c_out * d->c_in * d->kh * d->kw;
-    struct ct_host_work *hw;
+    ct_host_work *hw;
     size_t taps = (size_t)d->c_in * d->kh * d->kw;
-    int st = host_work(ctx, (size_t)p.ci * p.plane + 16, (size_t)p.ncb * 4 * taps, taps, &hw);
+    int st = ct_host_work_get(ctx, (size_t)p.ci * p.plane + 16, (size_t)p.ncb * 4 * taps, taps,
+                              &hw);
     if (st)
         return st;
     ct_hmap_range r[4] = {
@@ -739,7 +439,7 @@ int ct_conv2d_host_forward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf y, c
 int ct_conv2d_host_backward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf dx, ct_buf dw,
                             ct_buf db, ct_buf dy, ct_buf x, ct_buf w)
 {
-#ifdef CT_CONV_X86
+#ifdef CT_HOST_X86
     if (!ct_conv2d_host_ok(ctx, d))
         return ct_fail(ctx, CT_ERR_UNSUPPORTED, "conv2d host path: this convolution or device "
                        "is not supported by it");
@@ -753,8 +453,7 @@ int ct_conv2d_host_backward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf dx,
     size_t taps = (size_t)d->kh * d->kw, nw = (size_t)d->c_out * d->c_in * taps;
     /* weight-gradient items: (channel blocks, input channel), as many blocks
      * per item as still leaves 4 items per thread */
-    const struct ct_host_work *had = ct_context_ext(ctx, &host_work_kind);
-    int threads = had ? had->threads : (int)ctx->dev.compute_units;
+    int threads = ct_host_work_threads(ctx);
     f.group = f.ncb;
     while (f.group > 1 && (size_t)d->c_in * (size_t)((f.ncb + f.group - 1) / f.group) <
                               4 * (size_t)(threads > 0 ? threads : 1))
@@ -762,9 +461,10 @@ int ct_conv2d_host_backward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf dx,
     size_t nacc = (size_t)f.group * d->kh * ((d->kw + 2) / 3) * 12 * 8;
     size_t need_g = dx.mem ? (size_t)g.ci * g.plane + 16 : 0;
     size_t need_f = f.plane + 16 + 16 + nacc;
-    struct ct_host_work *hw;
-    int st = host_work(ctx, need_g > need_f ? need_g : need_f,
-                       dx.mem ? (size_t)g.ncb * 4 * d->c_out * taps : 16, (size_t)d->c_out * taps, &hw);
+    ct_host_work *hw;
+    int st = ct_host_work_get(ctx, need_g > need_f ? need_g : need_f,
+                              dx.mem ? (size_t)g.ncb * 4 * d->c_out * taps : 16,
+                              (size_t)d->c_out * taps, &hw);
     if (st)
         return st;
     ct_hmap_range r[6] = {

@@ -9,14 +9,14 @@
  * FMA, chosen at run time). The input gradient is the same direct
  * convolution of dy with the flipped, transposed weights; the weight
  * gradient is 4 output channels x 3 taps of dot products over the batch.
- * Work is spread over the cores by a thread pool (core/pool.h) in a fixed
- * decomposition, so results do not depend on the number of threads.
+ * Work is spread over the cores by the context's thread pool (host_work.h)
+ * in a fixed decomposition, so results do not depend on the number of
+ * threads.
  */
 #ifndef CT_OPS_CONV_HOST_H
 #define CT_OPS_CONV_HOST_H
 
 #include "ops/conv.h"
-#include "ops/pool.h"
 
 /* Whether the direct host path takes this convolution on this context:
  * the host GEMM path is active, the CPU has AVX2 and FMA, the convolution
@@ -28,11 +28,5 @@ int ct_conv2d_host_forward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf y, c
                            ct_buf b);
 int ct_conv2d_host_backward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf dx, ct_buf dw,
                             ct_buf db, ct_buf dy, ct_buf x, ct_buf w);
-
-/* Max pool forward on the host (any CPU), for contexts on the host GEMM
- * path: pocl's code for the window scan ran at ~0.5 GB/s. oh, ow: the
- * validated output size; argmax.mem may be NULL. */
-int ct_maxpool_host_forward(ct_context *ctx, const ct_pool2d *p, int oh, int ow, ct_buf y,
-                            ct_buf x, ct_buf argmax);
 
 #endif /* CT_OPS_CONV_HOST_H */

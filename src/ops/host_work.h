@@ -1,0 +1,45 @@
+/*
+ * host_work.h - what host-side ops on CPU devices share per context: a
+ * thread pool (core/pool.h) and per-thread scratch, made at first use and
+ * freed with the context (attached as a context extension, cl/runtime.h).
+ * The direct convolution (conv_host.h) and the host max pool (pool_host.h)
+ * run on it.
+ */
+#ifndef CT_OPS_HOST_WORK_H
+#define CT_OPS_HOST_WORK_H
+
+#include "core/pool.h"
+#include "ops/ops.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#define CT_HOST_X86 1
+/* compiled for AVX2 + FMA; called only where ct_host_avx2_fma() says so */
+#define CT_AVX2 __attribute__((target("avx2,fma")))
+#endif
+
+typedef struct ct_host_work {
+    ct_pool *pool;
+    int threads;
+    float **scratch;   /* per thread, 64-byte aligned */
+    size_t *scratch_n; /* floats */
+    int *cached;       /* per thread: the image whose padded planes are in scratch */
+    float *wpack;      /* packed weights */
+    size_t wpack_n;
+    int *toff;         /* tap offsets */
+    size_t toff_n;
+} ct_host_work;
+
+/* The context's pool and scratch, with at least per_thread floats of
+ * scratch per thread, wpack_n packed weights and `taps` tap offsets; every
+ * thread's `cached` is reset to -1. Threads: as many as the device has
+ * compute units (pocl: the cores), or CLTRAIN_THREADS. */
+int ct_host_work_get(ct_context *ctx, size_t per_thread, size_t wpack_n, size_t taps,
+                     ct_host_work **out);
+
+/* The pool's thread count once it exists, else the device's compute units. */
+int ct_host_work_threads(const ct_context *ctx);
+
+/* Whether this CPU has AVX2 and FMA (0 off x86). */
+int ct_host_avx2_fma(void);
+
+#endif /* CT_OPS_HOST_WORK_H */
