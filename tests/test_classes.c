@@ -36,7 +36,7 @@
 #include <string.h>
 
 #include "cltrain/cltrain.h"
-#include "nn/net.h"
+#include "nn/layer.h"
 
 #define LOSS_TOL 1e-5
 #define GRAD_TOL 1e-4

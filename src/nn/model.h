@@ -2,10 +2,11 @@
  * model.h - the parsed model: layers in file order, each with its type, its
  * key values, its inputs and its inferred output shape.
  *
- * Layer types are data (src/nn/layers.c): each declares the keys it takes
- * (name, kind, default, range), how many inputs it reads, and a shape
- * function. Key values live in a small array indexed by the key's position
- * in the type's table, so no struct carries every type's fields.
+ * Each layer type is a module (src/nn/layers/, contract in src/nn/layer.h):
+ * it declares the keys it takes (name, kind, default, range), how many
+ * inputs it reads, and a shape function. Key values live in a small array
+ * indexed by the key's position in the type's table, so no struct carries
+ * every type's fields; each type reads them into its own state at plan time.
  */
 #ifndef CT_NN_MODEL_H
 #define CT_NN_MODEL_H
@@ -55,16 +56,8 @@ typedef struct ct_param_spec {
 
 #define CT_MAX_PARAMS 16
 
-typedef struct ct_layer_type {
-    const char *name;
-    const ct_key_spec *keys;
-    int nkeys;
-    int min_inputs, max_inputs; /* 0 for input */
-    int is_loss;
-    /* Infers the output shape (and the parameter specs) from the inputs';
-     * on a mismatch writes the reason to err and returns CT_ERR_SHAPE. */
-    int (*infer)(ct_layer *l, const ct_shape *in, int nin, char *err, size_t errlen);
-} ct_layer_type;
+/* A layer type's whole contract: src/nn/layer.h. */
+typedef struct ct_layer_type ct_layer_type;
 
 struct ct_layer {
     char name[CT_NAME_MAX];
@@ -93,8 +86,11 @@ struct ct_model {
     size_t buffer_count;
 };
 
+/* The registry (src/nn/layers/registry.c): every type, indexed by its id
+ * and ending in NULL, and lookup by name. */
 const ct_layer_type *ct_layer_type_find(const char *name);
 extern const ct_layer_type *const ct_layer_types[];
+int ct_layer_is_loss(const ct_layer *l);
 
 /* Key lookups by name within a layer (aborts nothing: an unknown name is a
  * programming error reported as 0). */

@@ -10,10 +10,6 @@
 #include <stdint.h>
 
 #include "nn/model.h"
-#include "ops/conv.h"
-#include "ops/lrn.h"
-#include "ops/lstm.h"
-#include "ops/pool.h"
 #include "tensor.h"
 
 enum ct_arena_id {
@@ -26,8 +22,10 @@ enum ct_arena_id {
     CT_ARENA_COUNT
 };
 
+#define CT_LAYER_STATE_MAX 96
+
 typedef struct ct_lrt {          /* one layer at run time */
-    int kind;                    /* the layer type, as an index (src/nn/net.c) */
+    const struct ct_layer_type *type;
     size_t rows;                 /* batch rows: N, or T*N for sequences */
     size_t out_n;                /* elements of the output */
     ct_buf out, dout;            /* (out_n) */
@@ -35,16 +33,16 @@ typedef struct ct_lrt {          /* one layer at run time */
     ct_buf buffers;              /* running statistics */
     ct_buf saved;                /* what backward needs beyond inputs and output */
     size_t saved_n;              /* floats */
-    ct_buf preact;               /* pre-activation of a fused gelu */
-    int act;                     /* fused activation (enum ct_act) */
     int needs_dout;              /* some later layer sends a gradient here */
     size_t last_reader;          /* the last layer reading the output: the first backward
                                     to write dout (zeroed then when it has several readers) */
-    int view;                    /* flatten: out and dout are the producer's */
-    ct_conv2d_desc conv;
-    ct_pool2d pool;
-    ct_lrn lrn;
-    ct_lstm_desc lstm;
+    int view;                    /* a view (flatten) whose dout is its producer's too */
+    union {                      /* the type's own state, filled by its plan (src/nn/layer.h) */
+        unsigned char bytes[CT_LAYER_STATE_MAX];
+        double align_double;
+        void *align_pointer;
+        uint64_t align_u64;
+    } state;
 } ct_lrt;
 
 typedef struct ct_net {
@@ -70,7 +68,8 @@ typedef struct ct_net {
     ct_buf scratch;              /* conv columns, LSTM and embedding workspaces */
     ct_buf gtmp;                 /* a gradient on its way to a tensor with several readers */
     ct_buf labels;               /* (rows) int32 */
-    ct_buf targets;              /* mse targets (input's shape) */
+    ct_buf targets;              /* regression targets (ct_plan_labels with in_slot 0) */
+    size_t label_n;              /* label elements per batch (class ids or targets) */
     ct_buf loss, correct;        /* (1) each */
     cl_mem slot[2];              /* two batch slots (input, then labels), so the next batch
                                     can be uploaded while the current one computes */
@@ -145,5 +144,12 @@ size_t ct_net_label_elems(const ct_net *net);
  * embedding's vocabulary) and labels below the class count.
  * x: (ct_net_input_elems) as float (int32 bits for tokens); y: (ct_net_label_elems) */
 void ct_net_random_batch(const ct_net *net, uint64_t seed, float *x, int32_t *y);
+
+/* Between net.c (the plan) and net_alloc.c (its limits, fit and buffers). */
+#define CT_NET_MAX_CHUNKS 4096
+extern const char *const ct_arena_names[CT_ARENA_COUNT];
+int ct_net_plan_limits(ct_context *ctx, ct_net *net);
+void ct_net_patch_buffers(ct_net *net);
+void ct_net_free_plan(ct_net *net);
 
 #endif /* CT_NN_NET_H */

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "core/util.h"
-#include "nn/model.h"
+#include "nn/layer.h"
 
 typedef struct parser {
     const char *source;
@@ -263,7 +263,7 @@ static int link_inputs(parser *p, ct_model *m, size_t idx, const char *from, con
             return perr(p, from_at, "from: no earlier layer is named '%s'%s", names[i],
                         later ? " (a layer may read only layers above it)" : "");
         }
-        if (m->layers[j].type->is_loss)
+        if (ct_layer_is_loss(&m->layers[j]))
             return perr(p, from_at, "from: '%s' is a loss; nothing can read it", names[i]);
         l->inputs[l->ninputs++] = j;
         m->layers[j].consumers++;
@@ -350,7 +350,7 @@ int ct_model_from_text(const char *text, const char *source, ct_model **out)
             st = perr(&p, c, "only the first line may be an input layer");
             break;
         }
-        if (idx > 0 && m->layers[idx - 1].type->is_loss) {
+        if (idx > 0 && ct_layer_is_loss(&m->layers[idx - 1])) {
             st = perr(&p, c, "the loss ('%s') must be the last layer", m->layers[idx - 1].name);
             break;
         }
@@ -360,7 +360,7 @@ int ct_model_from_text(const char *text, const char *source, ct_model **out)
                 ti++;
             if (l->type->min_inputs == 0)
                 snprintf(l->name, sizeof l->name, "input");
-            else if (l->type->is_loss)
+            else if (ct_layer_is_loss(l))
                 snprintf(l->name, sizeof l->name, "loss");
             else
                 snprintf(l->name, sizeof l->name, "%s%d", l->type->name, ++type_counts[ti]);
@@ -377,7 +377,7 @@ int ct_model_from_text(const char *text, const char *source, ct_model **out)
     if (st == CT_OK && m->count == 0)
         st = ct_fail(NULL, CT_ERR_PARSE, "%s: no layers (the first line should be like "
                      "'input shape=1x28x28')", source);
-    if (st == CT_OK && !m->layers[m->count - 1].type->is_loss)
+    if (st == CT_OK && !ct_layer_is_loss(&m->layers[m->count - 1]))
         st = ct_fail(NULL, CT_ERR_PARSE, "%s:%d: the last layer must be a loss "
                      "(softmax_cross_entropy or mse), not %s", source, m->layers[m->count - 1].line,
                      m->layers[m->count - 1].type->name);

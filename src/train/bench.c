@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nn/layer.h"
 #include "cltrain/bench.h"
 #include "nn/net.h"
 #include "ops/eltwise.h"
@@ -47,26 +48,14 @@ int ct_bench_seed_batch(const char *model)
     return 0;
 }
 
-/* Forward multiply-adds x 2 of the layers that do matrix work. */
+/* Forward multiply-adds x 2 of the layers that do matrix work (each type's
+ * own count: src/nn/layer.h). */
 static double forward_flops(const ct_net *net)
 {
-    const ct_model *m = net->model;
-    double f = 0, N = net->batch;
-    for (size_t i = 0; i < m->count; i++) {
-        const ct_layer *l = &m->layers[i];
-        const ct_lrt *r = &net->rt[i];
-        if (!strcmp(l->type->name, "dense")) {
-            double in = (double)l->params[0].shape[1], out = (double)l->params[0].shape[0];
-            f += 2.0 * (double)r->rows * in * out;
-        } else if (!strcmp(l->type->name, "conv2d")) {
-            const ct_param_spec *w = &l->params[0];
-            f += 2.0 * N * (double)l->out.d[0] * l->out.d[1] * l->out.d[2] * w->shape[1] * w->shape[2] * w->shape[3];
-        } else if (!strcmp(l->type->name, "lstm")) {
-            const ct_lstm_desc *d = &r->lstm;
-            for (int k = 0; k < d->layers; k++)
-                f += 2.0 * d->T * d->N * 4.0 * d->hidden * ((k ? d->hidden : d->input) + d->hidden);
-        }
-    }
+    double f = 0;
+    for (size_t i = 0; i < net->model->count; i++)
+        if (net->model->layers[i].type->flops)
+            f += net->model->layers[i].type->flops(net, i);
     return f;
 }
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nn/layer.h"
 #include "train/checkpoint.h"
 
 #define FORMAT "cltrain-checkpoint-1"

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nn/layer.h"
 #include "ops/eltwise.h"
 #include "train/finite.h"
 
@@ -100,7 +101,7 @@ static ct_buf output_of(const ct_net *net, size_t i, size_t *n)
     const ct_layer *l = &net->model->layers[i];
     const ct_lrt *r = &net->rt[i];
     *n = 0;
-    if (l->type->is_loss) {
+    if (ct_layer_is_loss(l)) {
         *n = 1;
         return net->loss;
     }

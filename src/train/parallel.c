@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cl/runtime.h"
 #include "cltrain/parallel.h"
 #include "core/sha256.h"
 #include "train/mpi.h"

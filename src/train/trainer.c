@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "nn/layer.h"
 #include "cltrain/data.h"
 #include "cltrain/parallel.h"
 #include "cltrain/train.h"

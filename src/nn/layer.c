@@ -1,0 +1,183 @@
+/*
+ * layer.c - what the layer modules share: shapes, parameter specs, input
+ * checks, key lookup by name (for plan-time and tool use, never per step)
+ * and the initialization stream.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/philox.h"
+#include "cl/runtime.h"
+#include "nn/layer.h"
+#include "ops/act.h"
+#include "ops/dense.h"
+
+double ct_layer_key(const ct_layer *l, const char *key)
+{
+    for (int i = 0; i < l->type->nkeys; i++)
+        if (!strcmp(l->type->keys[i].name, key))
+            return l->v[i];
+    return 0;
+}
+
+size_t ct_shape_numel(const ct_shape *s)
+{
+    size_t n = 1;
+    for (int i = 0; i < s->ndim; i++)
+        n *= (size_t)s->d[i];
+    return n;
+}
+
+void ct_shape_str(const ct_shape *s, char *buf, size_t size)
+{
+    int at = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < s->ndim && at >= 0 && (size_t)at < size; i++)
+        at += snprintf(buf + at, size - (size_t)at, "%s%d", i ? "x" : "", s->d[i]);
+    if (s->tokens && at >= 0 && (size_t)at < size)
+        snprintf(buf + at, size - (size_t)at, " tokens");
+    else if (s->sequence && at >= 0 && (size_t)at < size)
+        snprintf(buf + at, size - (size_t)at, " (sequence)");
+}
+
+void ct_set_shape(ct_shape *s, int ndim, int a, int b, int c)
+{
+    memset(s, 0, sizeof *s);
+    s->ndim = ndim;
+    s->d[0] = a;
+    s->d[1] = b;
+    s->d[2] = c;
+}
+
+size_t ct_param_numel(const ct_param_spec *p)
+{
+    size_t n = 1;
+    for (int i = 0; i < p->ndim; i++)
+        n *= (size_t)p->shape[i];
+    return n;
+}
+
+void ct_layer_add_param(ct_layer *l, const char *suffix, int trainable, int ndim, int a, int b, int c, int d)
+{
+    ct_param_spec *p = &l->params[l->nparams++];
+    p->suffix = suffix;
+    p->trainable = trainable;
+    p->ndim = ndim;
+    p->shape[0] = a, p->shape[1] = b, p->shape[2] = c, p->shape[3] = d;
+    if (trainable)
+        l->param_count += ct_param_numel(p);
+    else
+        l->buffer_count += ct_param_numel(p);
+}
+
+int ct_shape_err(char *err, size_t n, const char *what, const ct_shape *in)
+{
+    char s[64];
+    ct_shape_str(in, s, sizeof s);
+    snprintf(err, n, "%s, but its input has shape %s", what, s);
+    return CT_ERR_SHAPE;
+}
+
+int ct_need_image(const ct_shape *in, char *err, size_t n, const char *type)
+{
+    if (in->ndim != 3 || in->sequence || in->tokens) {
+        char what[128];
+        snprintf(what, sizeof what, "%s needs an image input (channels x height x width)", type);
+        return ct_shape_err(err, n, what, in);
+    }
+    return CT_OK;
+}
+
+int ct_need_floats(const ct_shape *in, char *err, size_t n, const char *type)
+{
+    if (in->tokens) {
+        char what[128];
+        snprintf(what, sizeof what, "%s needs float values, not token ids (put an embedding first)", type);
+        return ct_shape_err(err, n, what, in);
+    }
+    return CT_OK;
+}
+
+int ct_infer_same(ct_layer *l, const ct_shape *in, int nin, char *err, size_t n)
+{
+    (void)nin;
+    int st = ct_need_floats(in, err, n, l->type->name);
+    if (st)
+        return st;
+    l->out = *in;
+    return CT_OK;
+}
+
+/* ---- initialization ---- */
+
+static uint32_t rng_u32(ct_init_rng *r)
+{
+    if (r->used == 4) {
+        ct_philox4x32(r->ctr, r->key, r->block);
+        if (++r->ctr[0] == 0)
+            r->ctr[1]++;
+        r->used = 0;
+    }
+    return r->block[r->used++];
+}
+
+double ct_init_uniform(ct_init_rng *r)
+{
+    uint64_t hi = rng_u32(r) >> 5, lo = rng_u32(r) >> 6;
+    return (double)(hi * 67108864u + lo) / 9007199254740992.0;
+}
+
+double ct_init_normal(ct_init_rng *r)
+{
+    double u1 = ct_init_uniform(r), u2 = ct_init_uniform(r);
+    return sqrt(-2.0 * log(1.0 - u1)) * cos(2.0 * M_PI * u2);
+}
+
+void ct_init_fan_in_uniform(const ct_layer *l, float *params, ct_init_rng *g)
+{
+    const ct_param_spec *w = &l->params[0];
+    double fan_in = 1;
+    for (int d = 1; d < w->ndim; d++)
+        fan_in *= (double)w->shape[d];
+    double bound = 1.0 / sqrt(fan_in);
+    for (size_t e = 0; e < l->param_count; e++)
+        params[e] = (float)((2.0 * ct_init_uniform(g) - 1.0) * bound);
+}
+
+/* ---- a product layer's bias and activation ---- */
+
+ct_buf ct_layer_bias(const ct_layer *l, ct_buf base)
+{
+    if (l->nparams < 2)
+        return ct_none();
+    return ct_buf_at(base, ct_param_numel(&l->params[0]));
+}
+
+int ct_layer_fuses_bias(const ct_layer_call *c, int act)
+{
+    return act && c->ctx->cls.fuse_bias_act;
+}
+
+/* On the CPU class the bias goes with the product (a rank-1 GEMM on the
+ * host path, free in the direct convolution) and the activation runs on its
+ * own in vector chunks; on the GPU class one kernel does both. */
+int ct_layer_act_forward(const ct_layer_call *c, int act, ct_buf z, ct_buf b, int rows, int features, int hw)
+{
+    if (!ct_layer_fuses_bias(c, act))
+        return ct_act_forward(c->ctx, (ct_act)act, c->r->out, z, c->r->out_n);
+    return ct_bias_act_forward(c->ctx, c->r->out, z, b, rows, features, hw, (ct_act)act);
+}
+
+int ct_layer_act_backward(const ct_layer_call *c, int act, ct_buf z, ct_buf *db, int rows, int features, int hw)
+{
+    if (!act)
+        return CT_OK;
+    if (db->mem && ct_layer_fuses_bias(c, act)) {
+        /* the activation's backward and the bias sum in one pass */
+        int st = ct_bias_act_backward(c->ctx, *db, c->dy, (ct_act)act, z, c->r->out, rows, features, hw);
+        *db = ct_none();
+        return st;
+    }
+    return ct_act_backward(c->ctx, (ct_act)act, c->dy, c->dy, z, c->r->out, c->r->out_n);
+}

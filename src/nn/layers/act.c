@@ -1,0 +1,30 @@
+/*
+ * act.c - the element-wise activations as layers: relu, leaky_relu
+ * (slope 0.01), sigmoid, tanh and gelu (erf form), y = f(x) on any float
+ * shape. They share everything but f, which the type's variant names
+ * (enum ct_act); the backward reads x or y, whichever f' needs.
+ */
+#include "nn/layer.h"
+#include "ops/act.h"
+
+static int forward(const ct_layer_call *c)
+{
+    return ct_act_forward(c->ctx, (ct_act)c->l->type->variant, c->r->out, c->x, c->r->out_n);
+}
+
+static int backward(const ct_layer_call *c)
+{
+    if (!c->dx_needed)
+        return CT_OK;
+    return ct_act_backward(c->ctx, (ct_act)c->l->type->variant, c->dx, c->dy, c->x, c->r->out, c->r->out_n);
+}
+
+#define ACT_TYPE(n, act)                                                                                      \
+    CT_LAYER_TYPE(n, .min_inputs = 1, .max_inputs = 1, .variant = act, .infer = ct_infer_same,              \
+                  .forward = forward, .backward = backward)
+
+ACT_TYPE(relu, CT_ACT_RELU);
+ACT_TYPE(leaky_relu, CT_ACT_LEAKY_RELU);
+ACT_TYPE(sigmoid, CT_ACT_SIGMOID);
+ACT_TYPE(tanh, CT_ACT_TANH);
+ACT_TYPE(gelu, CT_ACT_GELU);

@@ -1,0 +1,54 @@
+/*
+ * add.c - the sum of two layers' outputs of one shape (residual
+ * connections): from=A,B. Its backward hands dy to both inputs itself,
+ * adding into a gradient that other layers also write.
+ */
+#include <stdio.h>
+
+#include "nn/layer.h"
+#include "ops/eltwise.h"
+
+static int infer(ct_layer *l, const ct_shape *in, int nin, char *err, size_t n)
+{
+    if (nin != 2) {
+        snprintf(err, n, "add needs two inputs: from=A,B");
+        return CT_ERR_PARSE;
+    }
+    int st = ct_need_floats(&in[0], err, n, "add");
+    if (st)
+        return st;
+    int same = in[0].ndim == in[1].ndim && in[0].sequence == in[1].sequence;
+    for (int i = 0; same && i < in[0].ndim; i++)
+        same = in[0].d[i] == in[1].d[i];
+    if (!same) {
+        char a[64], b[64];
+        ct_shape_str(&in[0], a, sizeof a);
+        ct_shape_str(&in[1], b, sizeof b);
+        snprintf(err, n, "add needs inputs of one shape, but they are %s and %s", a, b);
+        return CT_ERR_SHAPE;
+    }
+    l->out = in[0];
+    return CT_OK;
+}
+
+static int forward(const ct_layer_call *c)
+{
+    return ct_add_forward(c->ctx, c->r->out, c->x, c->net->rt[c->l->inputs[1]].out, c->r->out_n);
+}
+
+static int backward(const ct_layer_call *c)
+{
+    int st = CT_OK;
+    for (int j = 0; j < 2 && !st; j++) {
+        const ct_lrt *pr = &c->net->rt[c->l->inputs[j]];
+        if (!pr->needs_dout)
+            continue;
+        st = c->net->model->layers[c->l->inputs[j]].consumers > 1
+                 ? ct_add_accumulate(c->ctx, pr->dout, c->dy, c->r->out_n)
+                 : ct_copy(c->ctx, pr->dout, c->dy, c->r->out_n);
+    }
+    return st;
+}
+
+CT_LAYER_TYPE(add, .min_inputs = 2, .max_inputs = 2, .flags = CT_LAYER_OWN_GRADS, .infer = infer,
+              .forward = forward, .backward = backward);

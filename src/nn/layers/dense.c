@@ -1,0 +1,96 @@
+/*
+ * dense.c - a fully connected layer, y = act(x W^T + b), on features (N, F)
+ * or on each step of a sequence (T*N, F). Parameters as torch.nn.Linear:
+ * weight (out, F), bias (out). With act=gelu the pre-activation is saved
+ * for the backward; other activations are inverted from y.
+ */
+#include "nn/layer.h"
+#include "ops/act.h"
+#include "ops/dense.h"
+
+enum { K_OUT, K_BIAS, K_ACT };
+
+static const ct_key_spec keys[] = {
+    CT_KEY_INT_("out", 1, 0, 1, 1 << 24, "output features"),
+    CT_KEY_BOOL_("bias", 1, "add a bias"),
+    CT_KEY_ACT_,
+};
+
+typedef struct dense_state {
+    int out, in; /* features */
+    int act;     /* enum ct_act */
+} dense_state;
+CT_STATE_FITS(dense_state);
+
+static int infer(ct_layer *l, const ct_shape *in, int nin, char *err, size_t n)
+{
+    (void)nin;
+    int st = ct_need_floats(in, err, n, "dense");
+    if (st)
+        return st;
+    int out = (int)l->v[K_OUT];
+    size_t fan_in = in->sequence ? (size_t)in->d[in->ndim - 1] : ct_shape_numel(in);
+    if (fan_in > (1u << 26))
+        return ct_shape_err(err, n, "dense has more than 2^26 inputs", in);
+    if (in->sequence) {
+        ct_set_shape(&l->out, 2, in->d[0], out, 0);
+        l->out.sequence = 1;
+    } else {
+        ct_set_shape(&l->out, 1, out, 0, 0);
+    }
+    ct_layer_add_param(l, "weight", 1, 2, out, (int)fan_in, 0, 0);
+    if (l->v[K_BIAS])
+        ct_layer_add_param(l, "bias", 1, 1, out, 0, 0, 0);
+    return CT_OK;
+}
+
+static int plan(ct_plan *p, const ct_layer *l, ct_lrt *r)
+{
+    (void)p;
+    dense_state *s = CT_LAYER_STATE(r, dense_state);
+    s->out = (int)l->v[K_OUT];
+    s->in = l->params[0].shape[1];
+    s->act = (int)l->v[K_ACT];
+    if (s->act == CT_ACT_GELU)
+        r->saved_n = r->out_n; /* the pre-activation */
+    return CT_OK;
+}
+
+static int forward(const ct_layer_call *c)
+{
+    const dense_state *s = CT_LAYER_STATE(c->r, dense_state);
+    ct_buf z = s->act == CT_ACT_GELU ? c->r->saved : c->r->out;
+    ct_buf b = ct_layer_bias(c->l, c->r->param);
+    int st = ct_dense_forward(c->ctx, z, c->x, c->r->param, ct_layer_fuses_bias(c, s->act) ? ct_none() : b,
+                              (int)c->r->rows, s->in, s->out);
+    if (st || !s->act)
+        return st;
+    return ct_layer_act_forward(c, s->act, z, b, (int)c->r->rows, s->out, 1);
+}
+
+static int backward(const ct_layer_call *c)
+{
+    const dense_state *s = CT_LAYER_STATE(c->r, dense_state);
+    ct_buf z = s->act == CT_ACT_GELU ? c->r->saved : c->r->out;
+    ct_buf db = ct_layer_bias(c->l, c->r->grad);
+    int st = ct_layer_act_backward(c, s->act, z, &db, (int)c->r->rows, s->out, 1);
+    if (st)
+        return st;
+    return ct_dense_backward(c->ctx, c->dx_needed ? c->dx : ct_none(), c->r->grad, db, c->dy, c->x,
+                             c->r->param, (int)c->r->rows, s->in, s->out);
+}
+
+static void init(const ct_layer *l, float *params, float *buffers, ct_init_rng *g)
+{
+    (void)buffers;
+    ct_init_fan_in_uniform(l, params, g);
+}
+
+static double flops(const ct_net *net, size_t i)
+{
+    const ct_param_spec *w = &net->model->layers[i].params[0];
+    return 2.0 * (double)net->rt[i].rows * (double)w->shape[1] * (double)w->shape[0];
+}
+
+CT_LAYER_TYPE(dense, CT_KEYS(keys), .min_inputs = 1, .max_inputs = 1, .infer = infer, .init = init,
+              .plan = plan, .forward = forward, .backward = backward, .flops = flops);

@@ -1,0 +1,59 @@
+/*
+ * dropout.c - inverted dropout: while training each element is zeroed with
+ * probability p and the rest scaled by 1/(1-p); otherwise a copy. The mask
+ * is not stored: forward and backward draw it from Philox with the step's
+ * seed, the layer's index and the element's index in the global batch, so
+ * data-parallel replicas together draw what one device would.
+ */
+#include "nn/layer.h"
+#include "ops/dropout.h"
+#include "ops/eltwise.h"
+
+enum { K_P };
+
+static const ct_key_spec keys[] = {
+    CT_KEY_FLOAT_("p", 0.5, 0, 0.999, "probability of zeroing an element while training"),
+};
+
+typedef struct dropout_state {
+    float p;
+} dropout_state;
+CT_STATE_FITS(dropout_state);
+
+static int plan(ct_plan *p, const ct_layer *l, ct_lrt *r)
+{
+    (void)p;
+    CT_LAYER_STATE(r, dropout_state)->p = (float)l->v[K_P];
+    return CT_OK;
+}
+
+/* The index of element 0 in the global batch's tensor. Sequence layers are
+ * (T, N, F): a replica's rows are not one slice there, but sequence models
+ * are not trained data-parallel. */
+static size_t first_element(const ct_layer_call *c)
+{
+    return c->net->seq ? 0 : c->net->row_base * (c->r->out_n / (size_t)c->net->batch);
+}
+
+static int forward(const ct_layer_call *c)
+{
+    float p = CT_LAYER_STATE(c->r, dropout_state)->p;
+    if (!c->training || p == 0)
+        return ct_copy(c->ctx, c->r->out, c->x, c->r->out_n);
+    return ct_dropout_forward_at(c->ctx, c->r->out, c->x, c->r->out_n, first_element(c), p, c->seed,
+                                 (uint32_t)c->index);
+}
+
+static int backward(const ct_layer_call *c)
+{
+    float p = CT_LAYER_STATE(c->r, dropout_state)->p;
+    if (!c->dx_needed)
+        return CT_OK;
+    if (p == 0)
+        return ct_copy(c->ctx, c->dx, c->dy, c->r->out_n);
+    return ct_dropout_backward_at(c->ctx, c->dx, c->dy, c->r->out_n, first_element(c), p, c->seed,
+                                  (uint32_t)c->index);
+}
+
+CT_LAYER_TYPE(dropout, CT_KEYS(keys), .min_inputs = 1, .max_inputs = 1, .infer = ct_infer_same, .plan = plan,
+              .forward = forward, .backward = backward);

@@ -1,0 +1,39 @@
+/*
+ * mse.c - the mean squared error between the input and targets of its
+ * shape (in net->targets), over all elements.
+ */
+#include "nn/layer.h"
+#include "ops/loss.h"
+
+static int infer(ct_layer *l, const ct_shape *in, int nin, char *err, size_t n)
+{
+    (void)nin;
+    int st = ct_need_floats(in, err, n, "mse");
+    if (st)
+        return st;
+    ct_set_shape(&l->out, 1, 1, 0, 0);
+    return CT_OK;
+}
+
+static int plan(ct_plan *p, const ct_layer *l, ct_lrt *r)
+{
+    (void)r;
+    ct_net *net = ct_plan_net(p);
+    size_t n = net->rt[l->inputs[0]].out_n;
+    int st = ct_plan_activation(p, n, &net->targets, l->name);
+    ct_plan_labels(p, n, 0);
+    return st;
+}
+
+static int forward(const ct_layer_call *c)
+{
+    return ct_mse_forward(c->ctx, c->net->loss, c->x, c->net->targets, c->in->out_n);
+}
+
+static int backward(const ct_layer_call *c)
+{
+    return ct_mse_backward(c->ctx, c->dx, ct_none(), c->x, c->net->targets, c->in->out_n, 1.0f);
+}
+
+CT_LAYER_TYPE(mse, .min_inputs = 1, .max_inputs = 1, .flags = CT_LAYER_LOSS, .infer = infer,
+              .plan = plan, .forward = forward, .backward = backward);

@@ -1,0 +1,45 @@
+/*
+ * softmax_cross_entropy.c - the mean over rows of -log softmax(x)[label],
+ * on class scores (N, K) or a sequence's (T*N, K) with a label per row
+ * (int32, in the batch slot after the input). The forward also counts the
+ * rows whose arg max is the label.
+ */
+#include "nn/layer.h"
+#include "ops/loss.h"
+
+static int infer(ct_layer *l, const ct_shape *in, int nin, char *err, size_t n)
+{
+    (void)nin;
+    int st = ct_need_floats(in, err, n, "softmax_cross_entropy");
+    if (st)
+        return st;
+    if (in->ndim != 1 && !(in->sequence && in->ndim == 2))
+        return ct_shape_err(err, n, "softmax_cross_entropy needs class scores (K, or T x K for a "
+                            "sequence)", in);
+    ct_set_shape(&l->out, 1, 1, 0, 0);
+    return CT_OK;
+}
+
+static int plan(ct_plan *p, const ct_layer *l, ct_lrt *r)
+{
+    (void)r;
+    const ct_lrt *in = &ct_plan_net(p)->rt[l->inputs[0]];
+    ct_plan_labels(p, in->rows, 1);
+    ct_plan_scratch(p, ct_softmax_xent_workspace(in->rows));
+    return CT_OK;
+}
+
+static int forward(const ct_layer_call *c)
+{
+    return ct_softmax_xent_forward(c->ctx, c->net->loss, c->net->correct, c->x, c->net->labels, c->in->rows,
+                                   c->in->out_n / c->in->rows, c->net->scratch);
+}
+
+static int backward(const ct_layer_call *c)
+{
+    return ct_softmax_xent_backward(c->ctx, c->dx, c->x, c->net->labels, c->in->rows,
+                                    c->in->out_n / c->in->rows, 1.0f);
+}
+
+CT_LAYER_TYPE(softmax_cross_entropy, .min_inputs = 1, .max_inputs = 1, .flags = CT_LAYER_LOSS, .infer = infer,
+              .plan = plan, .forward = forward, .backward = backward);
