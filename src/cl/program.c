@@ -106,16 +106,19 @@ static char *assemble_source(struct ct_context *ctx, int prog, size_t *len, int 
     char *common = load_source(ctx, "common", ct_cl_common, ct_cl_common_size, &common_n, from_disk);
     char *own = load_source(ctx, name, embedded_src[prog], *embedded_size[prog], &own_n, from_disk);
     char *src = NULL;
+    size_t cap = 0;
     if (common && own) {
-        size_t pre_n = strlen(ctx->prelude);
-        size_t cap = pre_n + common_n + own_n + strlen(name) + 128;
+        /* the two #line directives and the terminator take 36 bytes besides the name */
+        cap = strlen(ctx->prelude) + common_n + own_n + strlen(name) + 64;
         src = malloc(cap);
     }
     if (src) {
-        size_t at = (size_t)sprintf(src, "%s#line 1 \"common.cl\"\n", ctx->prelude);
+        int k = snprintf(src, cap, "%s#line 1 \"common.cl\"\n", ctx->prelude);
+        size_t at = k > 0 ? (size_t)k : 0;
         memcpy(src + at, common, common_n);
         at += common_n;
-        at += (size_t)sprintf(src + at, "\n#line 1 \"%s.cl\"\n", name);
+        k = snprintf(src + at, cap - at, "\n#line 1 \"%s.cl\"\n", name);
+        at += k > 0 ? (size_t)k : 0;
         memcpy(src + at, own, own_n);
         at += own_n;
         src[at] = '\0';
