@@ -160,8 +160,8 @@ static int parse_run(const char *cmd, int argc, char **argv, cli_args *a, char *
             else if (!strcmp(f, "--dry-run") && is_train) o->dry_run = 1;
             else if (!strcmp(f, "--augment") && is_train) o->augment = 1;
             else if (!strcmp(f, "--no-augment") && is_train) o->augment = 0;
-            else if (!strcmp(f, "--progress") && is_train) o->progress = 1;
-            else if (!strcmp(f, "--no-progress") && is_train) o->progress = 0;
+            else if (!strcmp(f, "--progress") && is_train) a->progress = 1;
+            else if (!strcmp(f, "--no-progress") && is_train) a->progress = 0;
             else
                 return usage(err, errlen, "%s: unknown option or missing value '%s'", cmd, f);
         }
@@ -220,6 +220,7 @@ int cli_parse(int argc, char **argv, cli_args *a, char *err, size_t errlen)
     ct_bench_defaults(&a->bench);
     a->count = 10;
     a->top = 3;
+    a->progress = -1;
     err[0] = '\0';
     a->cmd = CLI_HELP;
     if (argc < 2)

@@ -39,6 +39,7 @@ typedef struct cli_args {
     ct_train_options train;
     const char *weights, *model;
     long count, top, batch;         /* predict's --count and --top; --batch (0: default) */
+    int progress;                   /* train: -1 auto (a bar when stderr is a terminal), 0 off, 1 on */
     double shares[CLI_MAX_DEVICES]; /* train --shares: rows per device, relative */
     int nshares;
     /* bench */

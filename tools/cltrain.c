@@ -4,6 +4,7 @@
  * Exit codes: 0 success, 1 an error (the message says what to do), 2 a
  * usage error (a bad flag or argument).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +108,15 @@ static void json_string(const char *s)
     putchar('"');
 }
 
+/* The library's warnings and errors (ct_context_options.log), one line each
+ * on stderr. */
+static void log_line(void *user, int level, const char *message)
+{
+    (void)user;
+    static const char *const names[] = { "error", "warning", "info", "debug" };
+    fprintf(stderr, "cltrain: %s: %s\n", names[level < 0 ? 0 : level > 3 ? 3 : level], message);
+}
+
 static double mib(uint64_t bytes)
 {
     return (double)bytes / (1024.0 * 1024.0);
@@ -196,6 +206,7 @@ static int cmd_kernels(const cli_args *a)
     ct_context_defaults(&o);
     o.device = a->device;
     o.lazy_kernels = 1;
+    o.log = log_line;
     ct_context *ctx = NULL;
     if (ct_context_create(&o, &ctx)) {
         fprintf(stderr, "cltrain: %s\n", ct_last_error());
@@ -289,6 +300,7 @@ static int cmd_selftest(const cli_args *a)
     ct_context_options o;
     ct_context_defaults(&o);
     o.device = a->device;
+    o.log = log_line;
     ct_context *ctx = NULL;
     if (ct_context_create(&o, &ctx)) {
         fprintf(stderr, "cltrain: %s\n", ct_last_error());
@@ -321,12 +333,46 @@ static void epoch_line(void *user, const ct_epoch_report *r)
     fflush(stdout);
 }
 
+/* train --dry-run: the layer table and the memory plan */
+static void plan_table(void *user, const ct_plan_report *p)
+{
+    (void)user;
+    printf("%-16s %-22s %-22s %-18s %12s\n", "layer", "type", "reads", "output", "params");
+    for (size_t i = 0; i < p->count; i++) {
+        const ct_plan_layer *l = &p->layers[i];
+        printf("%-16s %-22s %-22s %-18s %12zu\n", l->name, l->type, l->reads, l->shape, l->params);
+    }
+    printf("total trainable parameters: %zu\n", p->params);
+    fputs(p->memory_plan, stdout);
+}
+
+/* One line on stderr, redrawn in place; cleared when the epoch's training ends. */
+static void progress_bar(void *user, const ct_progress *p)
+{
+    (void)user;
+    if (p->finished) {
+        fprintf(stderr, "\r%*s\r", 110, "");
+        return;
+    }
+    int width = 24, fill = p->total ? (int)((double)width * (double)p->done / (double)p->total) : width;
+    char bar[32];
+    for (int i = 0; i < width; i++)
+        bar[i] = i < fill ? '=' : i == fill ? '>' : ' ';
+    bar[width] = '\0';
+    double eta = p->eta_seconds;
+    fprintf(stderr, "\repoch %d/%d [%s] %3.0f%%  loss %.4f  acc %5.2f%%  %6.0f samples/s  ETA %2d:%02d ",
+            p->epoch, p->epochs, bar, p->total ? 100.0 * (double)p->done / (double)p->total : 100.0,
+            p->loss, 100 * p->accuracy, p->samples_per_second, (int)(eta / 60), (int)fmod(eta, 60));
+    fflush(stderr);
+}
+
 static ct_context *open_context(const char *device, int lazy)
 {
     ct_context_options o;
     ct_context_defaults(&o);
     o.device = device;
     o.lazy_kernels = lazy;
+    o.log = log_line;
     ct_context *ctx = NULL;
     if (ct_context_create(&o, &ctx)) {
         fprintf(stderr, "cltrain: %s\n", ct_last_error());
@@ -396,6 +442,9 @@ static int cmd_train(const cli_args *a)
     ct_epoch_report last;
     memset(&last, 0, sizeof last);
     o.on_epoch = epoch_line;
+    o.on_plan = plan_table;
+    if (a->progress > 0 || (a->progress < 0 && isatty(2)))
+        o.on_progress = progress_bar;
     o.user = &last;
     if (!o.dry_run) {
         char devs[512] = "";
@@ -452,7 +501,16 @@ static int cmd_run(const cli_args *a)
         if (!st)
             printf("%zu samples  loss %.4f  accuracy %.2f%%\n", n, loss, 100 * acc);
     } else {
-        st = ct_predict(ctx, model, weights, o.data, (size_t)count, (int)top);
+        ct_predictions p; /* emptied by ct_predict, whatever it returns */
+        st = ct_predict(ctx, model, weights, o.data, (size_t)count, (int)top, &p);
+        for (size_t i = 0; !st && i < p.count; i++) {
+            printf("sample %zu label %d:", p.index[i], p.label[i]);
+            for (int k = 0; k < p.top_k; k++)
+                printf(" %d (%.4f)", p.classes[i * (size_t)p.top_k + (size_t)k],
+                       p.probability[i * (size_t)p.top_k + (size_t)k]);
+            printf("\n");
+        }
+        ct_predictions_free(&p);
     }
     if (st)
         fprintf(stderr, "cltrain: %s\n", ct_context_last_error(ctx));

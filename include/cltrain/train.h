@@ -35,6 +35,46 @@ typedef struct ct_epoch_report {
 
 typedef void (*ct_epoch_fn)(void *user, const ct_epoch_report *report);
 
+/* How far the current epoch's training is, for a progress display. */
+typedef struct ct_progress {
+    int epoch;                 /* 1-based */
+    int epochs;
+    size_t done;               /* samples trained so far this epoch (every rank's) */
+    size_t total;              /* samples the epoch trains */
+    double loss;               /* running mean of the epoch's training loss (under MPI,
+                                  over rank 0's samples until `finished`) */
+    double accuracy;           /* running accuracy, fraction in [0, 1] (likewise) */
+    double samples_per_second;
+    double eta_seconds;        /* time the epoch's training still needs at this rate */
+    int finished;              /* 1: the epoch's training is over, before its evaluation
+                                  and report (a display on one line clears it here) */
+} ct_progress;
+
+typedef void (*ct_progress_fn)(void *user, const ct_progress *progress);
+
+/* One row of a dry run's layer table. */
+typedef struct ct_plan_layer {
+    const char *name;
+    const char *type;   /* "conv2d", "dense", ... */
+    const char *reads;  /* the names it reads, comma-separated; "" for the input */
+    const char *shape;  /* one sample's output: "1x28x28", "32 tokens", "32x256 (sequence)" */
+    size_t params;      /* trainable parameters */
+} ct_plan_layer;
+
+/* What a dry run plans: the model's layers and the device memory training
+ * would take at the options' batch (a replica's part of it when there are
+ * several). Every pointer stays valid only during the on_plan call. */
+typedef struct ct_plan_report {
+    const ct_plan_layer *layers;
+    size_t count;
+    size_t params;             /* total trainable parameters */
+    int batch;                 /* rows the plan is made for */
+    const char *memory_plan;   /* arenas, chunks, sharing, limits and whether it fits:
+                                  lines of text, each ending in '\n' */
+} ct_plan_report;
+
+typedef void (*ct_plan_fn)(void *user, const ct_plan_report *plan);
+
 typedef struct ct_train_options {
     const char *model;       /* zoo name or model file; default "cnn" */
     const char *data;        /* dataset spec; default "fashion-mnist" */
@@ -65,16 +105,25 @@ typedef struct ct_train_options {
     size_t train_limit;      /* use only the first N training samples; 0: all */
     size_t test_limit;
     int augment;             /* -1 auto (random crop + flip for cifar10), 0 off, 1 on */
-    int progress;            /* -1 auto (a bar when stderr is a terminal), 0 off, 1 on */
-    int dry_run;             /* print the layer table and memory plan, do not train */
-    ct_epoch_fn on_epoch;
+    int dry_run;             /* plan only: report the plan through on_plan, do not train */
+    /* Callbacks, each given `user`; NULL: not called. The library itself
+     * writes nothing to stdout or stderr. Under MPI only rank 0 calls them. */
+    ct_epoch_fn on_epoch;    /* after each epoch's evaluation and checkpoint */
+    ct_progress_fn on_progress; /* during each epoch's training, after its first step
+                                   and then at most every progress_interval seconds;
+                                   once more with `finished` at the epoch's end */
+    double progress_interval; /* default 0.5; each call reads the device's running
+                                 totals back, which waits for the queued steps */
+    ct_plan_fn on_plan;      /* the dry run's plan */
     void *user;
 } ct_train_options;
 
 CT_API void ct_train_defaults(ct_train_options *options);
 
-/* Trains; reports each epoch through options->on_epoch. With dry_run the
- * layer table and the memory plan are printed to stdout instead. */
+/* Trains; reports each epoch through options->on_epoch and the progress
+ * within it through options->on_progress. With dry_run it plans the model
+ * without reading data or allocating device memory, and passes the plan to
+ * options->on_plan instead. */
 CT_API int ct_train(ct_context *ctx, const ct_train_options *options);
 
 /* Loss and accuracy of a checkpoint on a dataset's test split. The model is
@@ -82,10 +131,26 @@ CT_API int ct_train(ct_context *ctx, const ct_train_options *options);
 CT_API int ct_evaluate(ct_context *ctx, const char *model, const char *weights, const char *data,
                        int batch, size_t limit, double *loss, double *accuracy, size_t *samples);
 
-/* Prints, for the first `count` samples of the data's test split, the
- * label and the top-k classes with their probabilities. */
+/* The predictions for the first samples of a test split, in order. Arrays
+ * of `count` rows; classes and probability hold top_k entries per row. */
+typedef struct ct_predictions {
+    size_t count;        /* samples predicted */
+    int top_k;           /* classes per sample: the requested k, at most the model's classes */
+    size_t *index;       /* (count) the sample's index in the test split */
+    int *label;          /* (count) its label */
+    int *classes;        /* (count, top_k) the most probable classes, most probable first */
+    double *probability; /* (count, top_k) their softmax probabilities */
+} ct_predictions;
+
+/* Predicts the top-k classes of the first `count` samples of the data's
+ * test split (fewer when the split is smaller) into *out, which the library
+ * allocates; free it with ct_predictions_free. *out is emptied first, so on
+ * failure it is empty (and freeing it does nothing). */
 CT_API int ct_predict(ct_context *ctx, const char *model, const char *weights, const char *data,
-                      size_t count, int top_k);
+                      size_t count, int top_k, ct_predictions *out);
+/* Frees what ct_predict allocated and empties *predictions; an empty one is
+ * left as it is. */
+CT_API void ct_predictions_free(ct_predictions *predictions);
 
 #ifdef __cplusplus
 }

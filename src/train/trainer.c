@@ -4,9 +4,13 @@
  * One step: the loader thread has the batch decoded; it is uploaded, the
  * gradients zeroed, forward, backward, optional clipping, one optimizer
  * kernel; the batch's loss and correct count are added to device
- * accumulators, read back only when the progress bar or the epoch's end
+ * accumulators, read back only when a progress report or the epoch's end
  * needs them. Training drops the last partial batch (the net is planned
  * for one batch size); evaluation covers every sample.
+ *
+ * Nothing here prints: the plan, progress, epoch reports and predictions
+ * reach the caller through callbacks and returned data (the CLI prints
+ * them).
  *
  * Data-parallel runs (several devices, several MPI ranks) use the same
  * loop over a group of replicas (src/train/parallel.c): each replica
@@ -18,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "nn/layer.h"
 #include "cltrain/data.h"
@@ -51,7 +54,7 @@ void ct_train_defaults(ct_train_options *o)
     o->seed = 1;
     o->check_finite = 100;
     o->augment = -1;
-    o->progress = -1;
+    o->progress_interval = 0.5;
 }
 
 /* ---- shared pieces ---- */
@@ -266,51 +269,56 @@ static int schedule_from(ct_context *ctx, const ct_train_options *o, float lr, l
     return ct_lr_schedule_validate(ctx, s);
 }
 
-static void print_plan(const ct_net *net)
+/* Passes the dry run's layer table and memory plan to o->on_plan. */
+static int report_plan(ct_context *ctx, const ct_net *net, const ct_train_options *o)
 {
+    if (!o->on_plan)
+        return CT_OK;
     const ct_model *m = net->model;
-    printf("%-16s %-22s %-22s %-18s %12s\n", "layer", "type", "reads", "output", "params");
+    size_t text_n = ct_net_format_plan(net, NULL, 0) + 1;
+    ct_plan_layer *rows = calloc(m->count, sizeof *rows);
+    char(*shapes)[64] = calloc(m->count, sizeof *shapes);
+    char *text = malloc(text_n);
+    if (!rows || !shapes || !text) {
+        free(rows);
+        free(shapes);
+        free(text);
+        return ct_fail(ctx, CT_ERR_NO_MEMORY, "out of host memory");
+    }
     for (size_t i = 0; i < m->count; i++) {
         const ct_layer *l = &m->layers[i];
-        char shape[64];
-        ct_shape_str(&l->out, shape, sizeof shape);
-        printf("%-16s %-22s %-22s %-18s %12zu\n", l->name, l->type->name, l->inputs_text, shape,
-               l->param_count);
+        ct_shape_str(&l->out, shapes[i], sizeof shapes[i]);
+        rows[i] = (ct_plan_layer){ l->name, l->type->name, l->inputs_text, shapes[i], l->param_count };
     }
-    printf("total trainable parameters: %zu\n", m->param_count);
-    char plan[4096];
-    ct_net_format_plan(net, plan, sizeof plan);
-    fputs(plan, stdout);
+    ct_net_format_plan(net, text, text_n);
+    ct_plan_report r = { rows, m->count, m->param_count, net->batch, text };
+    o->on_plan(o->user, &r);
+    free(rows);
+    free(shapes);
+    free(text);
+    return CT_OK;
 }
 
-/* ---- progress ---- */
-
-static void progress_bar(int epoch, int epochs, size_t done, size_t total, double loss, double acc,
-                         double rate, double eta)
-{
-    int width = 24, fill = total ? (int)((double)width * (double)done / (double)total) : width;
-    char bar[32];
-    for (int i = 0; i < width; i++)
-        bar[i] = i < fill ? '=' : i == fill ? '>' : ' ';
-    bar[width] = '\0';
-    fprintf(stderr, "\repoch %d/%d [%s] %3.0f%%  loss %.4f  acc %5.2f%%  %6.0f samples/s  ETA %2d:%02d ",
-            epoch, epochs, bar, total ? 100.0 * (double)done / (double)total : 100.0, loss, 100 * acc,
-            rate, (int)(eta / 60), (int)fmod(eta, 60));
-    fflush(stderr);
-}
-
+/* Appends one JSON line to the --log file (a file the caller asked for;
+ * nothing is written when it cannot be opened). */
 static void log_json(const char *path, const ct_epoch_report *r, const char *kind)
 {
     if (!path)
         return;
+    /* room for every number at full length: %.1f of a huge rate is ~310 digits */
+    char line[2048];
+    int n = snprintf(line, sizeof line, "{\"event\": \"%s\", \"epoch\": %d, \"step\": %ld, \"lr\": %.8g, "
+                     "\"train_loss\": %.8g, \"train_accuracy\": %.6f, \"test_loss\": %.8g, "
+                     "\"test_accuracy\": %.6f, \"seconds\": %.3f, \"samples_per_second\": %.1f}\n", kind,
+                     r->epoch, r->step, r->lr, r->train_loss, r->train_accuracy,
+                     isnan(r->test_loss) ? -1.0 : r->test_loss, isnan(r->test_accuracy) ? -1.0 : r->test_accuracy,
+                     r->seconds, r->samples_per_second);
+    if (n <= 0 || (size_t)n >= sizeof line)
+        return;
     FILE *f = fopen(path, "a");
     if (!f)
         return;
-    fprintf(f, "{\"event\": \"%s\", \"epoch\": %d, \"step\": %ld, \"lr\": %.8g, \"train_loss\": %.8g, "
-            "\"train_accuracy\": %.6f, \"test_loss\": %.8g, \"test_accuracy\": %.6f, \"seconds\": %.3f, "
-            "\"samples_per_second\": %.1f}\n", kind, r->epoch, r->step, r->lr, r->train_loss,
-            r->train_accuracy, isnan(r->test_loss) ? -1.0 : r->test_loss,
-            isnan(r->test_accuracy) ? -1.0 : r->test_accuracy, r->seconds, r->samples_per_second);
+    fwrite(line, 1, (size_t)n, f);
     fclose(f);
 }
 
@@ -475,7 +483,7 @@ int ct_train_parallel(ct_context *const *ctxs, size_t count, const double *share
         goto done;
     if (o.dry_run) {
         if (lead)
-            print_plan(&s.net);
+            st = report_plan(ctx, &s.net, &o);
         goto done;
     }
     const char *data = o.data ? o.data : "fashion-mnist";
@@ -566,7 +574,8 @@ int ct_train_parallel(ct_context *const *ctxs, size_t count, const double *share
     ct_lr_schedule sched;
     if ((st = schedule_from(ctx, &o, od.lr, per_epoch, &sched)))
         goto done;
-    int tty = lead && (o.progress >= 0 ? o.progress : isatty(2));
+    int report = lead && o.on_progress;
+    size_t total = (size_t)per_epoch * (size_t)o.batch;
     for (int epoch = first_epoch; epoch < o.epochs && !st; epoch++) {
         double t0 = ct_now(), last_draw = 0;
         size_t seen = 0;
@@ -619,15 +628,15 @@ int ct_train_parallel(ct_context *const *ctxs, size_t count, const double *share
             cur = 1 - cur;
             seen += g.batch;
             double now = ct_now(), h[2];
-            if (tty && now - last_draw > 0.5) {
+            if (report && now - last_draw > o.progress_interval) {
                 /* this rank's samples only: no collective at a time-based moment */
                 size_t mine = seen / (size_t)g.world;
                 if ((st = ct_group_totals(&g, 0, &h[0], &h[1])))
                     break;
                 double rate = (double)seen / (now - t0);
-                size_t total = (size_t)per_epoch * (size_t)o.batch;
-                progress_bar(epoch + 1, o.epochs, seen, total, h[0] / (double)mine, h[1] / (double)mine,
-                             rate, (double)(total - seen) / rate);
+                ct_progress p = { epoch + 1, o.epochs, seen, total, h[0] / (double)mine, h[1] / (double)mine,
+                                  rate, (double)(total - seen) / rate, 0 };
+                o.on_progress(o.user, &p);
                 last_draw = now;
             }
             if (o.log_every > 0 && step % o.log_every == 0 && o.log) {
@@ -646,10 +655,13 @@ int ct_train_parallel(ct_context *const *ctxs, size_t count, const double *share
         if ((st = ct_group_totals(&g, 1, &h[0], &h[1])))
             break;
         double secs = ct_now() - t0;
-        if (tty)
-            fprintf(stderr, "\r%*s\r", 110, "");
         ct_epoch_report r = { epoch + 1, o.epochs, step, h[0] / (double)seen, h[1] / (double)seen, NAN,
                               NAN, secs, (double)seen / secs, lr };
+        if (report) {
+            ct_progress p = { epoch + 1, o.epochs, seen, total, r.train_loss, r.train_accuracy,
+                              r.samples_per_second, 0, 1 };
+            o.on_progress(o.user, &p);
+        }
         if (parallel && (st = ct_group_average_buffers(&g)))
             break;
         if ((st = ct_finite_epoch(&fin, &s.net, o.seed, r.train_loss, step, epoch + 1)))
@@ -714,10 +726,23 @@ int ct_evaluate(ct_context *ctx, const char *model, const char *weights, const c
     return st;
 }
 
-int ct_predict(ct_context *ctx, const char *model, const char *weights, const char *data, size_t count,
-               int top_k)
+void ct_predictions_free(ct_predictions *p)
 {
-    CT_VALIDATE(ctx, ctx && weights && count > 0 && top_k > 0);
+    if (!p)
+        return;
+    free(p->index);
+    free(p->label);
+    free(p->classes);
+    free(p->probability);
+    memset(p, 0, sizeof *p);
+}
+
+int ct_predict(ct_context *ctx, const char *model, const char *weights, const char *data, size_t count,
+               int top_k, ct_predictions *out)
+{
+    if (out)
+        memset(out, 0, sizeof *out);
+    CT_VALIDATE(ctx, ctx && weights && count > 0 && top_k > 0 && out);
     session s;
     memset(&s, 0, sizeof s);
     s.ctx = ctx;
@@ -725,6 +750,7 @@ int ct_predict(ct_context *ctx, const char *model, const char *weights, const ch
     int st = open_for_inference(&s, model, weights, data, batch, count);
     ct_loader *ld = NULL;
     float *z = NULL;
+    unsigned char *used = NULL;
     if (st)
         goto done;
     ct_loader_options lo;
@@ -736,14 +762,21 @@ int ct_predict(ct_context *ctx, const char *model, const char *weights, const ch
         goto done;
     }
     const ct_lrt *lg = logits_of(&s.net);
-    size_t K = lg->out_n / (size_t)batch;
+    size_t K = lg->out_n / (size_t)batch, n = ct_dataset_count(s.test);
     if ((size_t)top_k > K)
         top_k = (int)K;
+    size_t k_n = (size_t)top_k;
     z = malloc(lg->out_n * sizeof *z);
-    if (!z) {
+    used = malloc(K);
+    out->index = malloc(n * sizeof *out->index);
+    out->label = malloc(n * sizeof *out->label);
+    out->classes = malloc(n * k_n * sizeof *out->classes);
+    out->probability = malloc(n * k_n * sizeof *out->probability);
+    if (!z || !used || !out->index || !out->label || !out->classes || !out->probability) {
         st = ct_fail(ctx, CT_ERR_NO_MEMORY, "out of host memory");
         goto done;
     }
+    out->top_k = top_k;
     for (;;) {
         ct_batch b;
         if ((st = ct_loader_next(ld, &b))) {
@@ -752,6 +785,10 @@ int ct_predict(ct_context *ctx, const char *model, const char *weights, const ch
         }
         if (!b.n)
             break;
+        if (out->count + b.n > n) {
+            st = ct_fail(ctx, CT_ERR_INTERNAL, "prediction: the loader gave more than %zu samples", n);
+            break;
+        }
         if ((st = upload(&s, &b)) || (st = ct_net_forward(&s.net, 0, 0, 0)) ||
             (st = ct_buffer_read(ctx, lg->out.mem, lg->out.off * sizeof(float), b.n * K * sizeof(float), z)))
             break;
@@ -762,24 +799,28 @@ int ct_predict(ct_context *ctx, const char *model, const char *weights, const ch
                 mx = x[k] > mx ? x[k] : mx;
             for (size_t k = 0; k < K; k++)
                 se += exp((double)x[k] - mx);
-            printf("sample %zu label %d:", b.index[r], b.y[r]);
-            int used[1024] = { 0 };
-            for (int t = 0; t < top_k && t < 1024; t++) {
+            size_t at = out->count++;
+            out->index[at] = b.index[r];
+            out->label[at] = b.y[r];
+            /* the k most probable by repeated scans: k is small */
+            memset(used, 0, K);
+            for (size_t t = 0; t < k_n; t++) {
                 size_t best = K;
-                for (size_t k = 0; k < K && k < 1024; k++)
+                for (size_t k = 0; k < K; k++)
                     if (!used[k] && (best == K || x[k] > x[best]))
                         best = k;
-                if (best == K)
-                    break;
                 used[best] = 1;
-                printf(" %zu (%.4f)", best, exp((double)x[best] - mx) / se);
+                out->classes[at * k_n + t] = (int)best;
+                out->probability[at * k_n + t] = exp((double)x[best] - mx) / se;
             }
-            printf("\n");
         }
     }
 done:
+    free(used);
     free(z);
     ct_loader_free(&ld);
     session_free(&s);
+    if (st)
+        ct_predictions_free(out);
     return st;
 }
