@@ -125,6 +125,7 @@ static int apply(ct_context *ctx, ct_kernels kernels, ct_gemm_path gemm, int con
         return ct_fail(ctx, st, "%s", why);
     ctx->cls = cls;
     ctx->conv_direct = conv_direct;
+    ctx->gemm_asked = gemm;
     return CT_OK;
 }
 
@@ -150,8 +151,10 @@ ct_kernels ct_context_kernels(const ct_context *ctx)
 int ct_context_set_kernels(ct_context *ctx, ct_kernels kernels)
 {
     CT_VALIDATE(ctx, ctx && kernels >= CT_KERNELS_AUTO && kernels <= CT_KERNELS_GPU);
-    /* a class of its own, with the GEMM path kept where the new class allows it */
-    ct_gemm_path g = ctx->cls.gemm;
+    /* the new class with the GEMM path asked for (not the old class's own
+     * choice: the CPU class's host BLAS would otherwise follow into the GPU
+     * class), or the new class's own where it does not allow that path */
+    ct_gemm_path g = ctx->gemm_asked;
     char why[512];
     ct_devclass probe;
     if (ct_devclass_resolve(&ctx->dev, kernels, g, ctx->conv_direct, &probe, why, sizeof why))

@@ -74,6 +74,8 @@ struct ct_context {
     ct_counters count;      /* launches, blocking calls and bytes moved (ct_context_counters) */
     cl_mem ones;            /* a vector of ones for sums by GEMM (ct_ones) */
     int conv_direct;        /* direct host convolution allowed (CLTRAIN_CONV != im2col) */
+    ct_gemm_path gemm_asked; /* the GEMM path asked for (CLTRAIN_GEMM, ct_gemm_set_path);
+                                AUTO: the class's own */
     size_t ones_n;
     struct {
         const ct_ext_kind *kind; /* NULL: a free slot */
