@@ -1,0 +1,144 @@
+/*
+ * infer.c - evaluation and prediction from a checkpoint: the model is the
+ * checkpoint's own (or a given one that must match it), planned at the
+ * batch asked for, its parameters and running statistics loaded.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cltrain/train.h"
+#include "train/checkpoint.h"
+#include "train/session.h"
+
+static int open_for_inference(ct_session *s, const char *model, const char *weights, const char *data,
+                              int batch, size_t lim)
+{
+    int st = ct_session_open_model(s, model, weights);
+    if (st)
+        return st;
+    if ((st = ct_dataset_open(data ? data : "fashion-mnist", CT_SPLIT_TEST, &s->test)))
+        return ct_fail_keep(s->ctx, st);
+    ct_session_limit(s->test, lim);
+    if ((st = ct_session_check_data(s, s->test)))
+        return st;
+    if ((st = ct_net_plan(s->ctx, s->model, batch, &s->net)))
+        return st;
+    s->planned = 1;
+    if ((st = ct_net_alloc(&s->net)))
+        return st;
+    return ct_checkpoint_load(&s->net, s->ckpt, weights, NULL, 0, NULL);
+}
+
+int ct_evaluate(ct_context *ctx, const char *model, const char *weights, const char *data, int batch,
+                size_t lim, double *loss, double *accuracy, size_t *samples)
+{
+    CT_VALIDATE(ctx, ctx && weights && loss && accuracy);
+    ct_session s;
+    memset(&s, 0, sizeof s);
+    s.ctx = ctx;
+    int st = open_for_inference(&s, model, weights, data, batch > 0 ? batch : 256, lim);
+    if (!st)
+        st = ct_session_evaluate(&s, s.test, loss, accuracy, samples);
+    ct_session_free(&s);
+    return st;
+}
+
+void ct_predictions_free(ct_predictions *p)
+{
+    if (!p)
+        return;
+    free(p->index);
+    free(p->label);
+    free(p->classes);
+    free(p->probability);
+    memset(p, 0, sizeof *p);
+}
+
+int ct_predict(ct_context *ctx, const char *model, const char *weights, const char *data, size_t count,
+               int top_k, ct_predictions *out)
+{
+    if (out)
+        memset(out, 0, sizeof *out);
+    CT_VALIDATE(ctx, ctx && weights && count > 0 && top_k > 0 && out);
+    ct_session s;
+    memset(&s, 0, sizeof s);
+    s.ctx = ctx;
+    int batch = count < 256 ? (int)count : 256;
+    int st = open_for_inference(&s, model, weights, data, batch, count);
+    ct_loader *ld = NULL;
+    float *z = NULL;
+    unsigned char *used = NULL;
+    if (st)
+        goto done;
+    ct_loader_options lo;
+    ct_loader_defaults(&lo);
+    lo.batch = (size_t)batch;
+    lo.shuffle = 0;
+    if ((st = ct_loader_create(s.test, &lo, &ld)) || (st = ct_loader_start_epoch(ld, 0))) {
+        ct_fail_keep(ctx, st);
+        goto done;
+    }
+    const ct_lrt *lg = ct_session_logits(&s.net);
+    size_t K = lg->out_n / (size_t)batch, n = ct_dataset_count(s.test);
+    if ((size_t)top_k > K)
+        top_k = (int)K;
+    size_t k_n = (size_t)top_k;
+    z = malloc(lg->out_n * sizeof *z);
+    used = malloc(K);
+    out->index = malloc(n * sizeof *out->index);
+    out->label = malloc(n * sizeof *out->label);
+    out->classes = malloc(n * k_n * sizeof *out->classes);
+    out->probability = malloc(n * k_n * sizeof *out->probability);
+    if (!z || !used || !out->index || !out->label || !out->classes || !out->probability) {
+        st = ct_fail(ctx, CT_ERR_NO_MEMORY, "out of host memory");
+        goto done;
+    }
+    out->top_k = top_k;
+    for (;;) {
+        ct_batch b;
+        if ((st = ct_loader_next(ld, &b))) {
+            ct_fail_keep(ctx, st);
+            break;
+        }
+        if (!b.n)
+            break;
+        if (out->count + b.n > n) {
+            st = ct_fail(ctx, CT_ERR_INTERNAL, "prediction: the loader gave more than %zu samples", n);
+            break;
+        }
+        if ((st = ct_session_upload(&s, &b)) || (st = ct_net_forward(&s.net, 0, 0, 0)) ||
+            (st = ct_buffer_read(ctx, lg->out.mem, lg->out.off * sizeof(float), b.n * K * sizeof(float), z)))
+            break;
+        for (size_t r = 0; r < b.n; r++) {
+            const float *x = z + r * K;
+            double mx = x[0], se = 0;
+            for (size_t k = 1; k < K; k++)
+                mx = x[k] > mx ? x[k] : mx;
+            for (size_t k = 0; k < K; k++)
+                se += exp((double)x[k] - mx);
+            size_t at = out->count++;
+            out->index[at] = b.index[r];
+            out->label[at] = b.y[r];
+            /* the k most probable by repeated scans: k is small */
+            memset(used, 0, K);
+            for (size_t t = 0; t < k_n; t++) {
+                size_t best = K;
+                for (size_t k = 0; k < K; k++)
+                    if (!used[k] && (best == K || x[k] > x[best]))
+                        best = k;
+                used[best] = 1;
+                out->classes[at * k_n + t] = (int)best;
+                out->probability[at * k_n + t] = exp((double)x[best] - mx) / se;
+            }
+        }
+    }
+done:
+    free(used);
+    free(z);
+    ct_loader_free(&ld);
+    ct_session_free(&s);
+    if (st)
+        ct_predictions_free(out);
+    return st;
+}
