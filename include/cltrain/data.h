@@ -82,6 +82,52 @@ CT_API int ct_dataset_compute_norm(const ct_dataset *ds, float *mean /* (C) */, 
 CT_API int ct_dataset_sample(const ct_dataset *ds, size_t index, float *x /* (C, H, W) */,
                              int32_t *label);
 
+/* ---- tokenizers ----
+ * Text to token ids and back (docs/DATASETS.md has the rules). */
+
+typedef struct ct_tokenizer ct_tokenizer;
+
+typedef enum ct_token_kind {
+    CT_TOKENS_BYTE = 0, /* one id per byte, vocabulary 256 */
+    CT_TOKENS_WORD = 1, /* lower-cased words and punctuation, from a vocabulary */
+} ct_token_kind;
+
+#define CT_TOKEN_PAD 0 /* the padding id of both kinds */
+#define CT_TOKEN_UNK 1 /* word tokens: a word outside the vocabulary */
+
+CT_API int ct_tokenizer_new_byte(ct_tokenizer **out);
+CT_API void ct_tokenizer_free(ct_tokenizer **tok);
+/* CT_TOKENS_BYTE or CT_TOKENS_WORD. */
+CT_API int ct_tokenizer_kind(const ct_tokenizer *tok);
+/* The number of ids: 256, or the words + 2 (<pad> and <unk>). An
+ * embedding reading these ids needs vocab >= this. */
+CT_API size_t ct_tokenizer_size(const ct_tokenizer *tok);
+/* The ids of text (len bytes): at most cap of them in ids; *count is how
+ * many the whole text gives (more than cap when they did not fit). A NUL
+ * byte is an error, and for word tokens so is text that is not UTF-8;
+ * the message names the byte offset. */
+CT_API int ct_tokenizer_encode(const ct_tokenizer *tok, const char *text, size_t len, int32_t *ids,
+                               size_t cap, size_t *count);
+/* The text of one id (not NUL-terminated for byte tokens: use *len):
+ * a byte, or a word ("<pad>" and "<unk>" for the specials; byte tokens'
+ * padding id is ""). NULL for an id outside the vocabulary. */
+CT_API const char *ct_tokenizer_token(const ct_tokenizer *tok, int32_t id, size_t *len);
+/* The text of n ids in buf (NUL-terminated when cap > 0), snprintf-style:
+ * returns the length the whole text needs. Padding ids are skipped, word
+ * tokens are separated by single spaces, and an id outside the vocabulary
+ * becomes U+FFFD. */
+CT_API size_t ct_tokenizer_decode(const ct_tokenizer *tok, const int32_t *ids, size_t n, char *buf,
+                                  size_t cap);
+/* The tokenizer as JSON, for checkpoint metadata:
+ *   {"format":"cltrain-tokens","version":1,"tokens":"byte"}
+ *   {"format":"cltrain-tokens","version":1,"tokens":"word","words":["<pad>","<unk>","the",...]}
+ * snprintf-style into buf; returns the length the whole text needs. */
+CT_API size_t ct_tokenizer_to_json(const ct_tokenizer *tok, char *buf, size_t cap);
+/* Reads ct_tokenizer_to_json's form back, strictly: no other keys, every
+ * word a token as word tokens read it, none twice. Errors are
+ * CT_ERR_CORRUPT with the byte offset or word number. */
+CT_API int ct_tokenizer_from_json(const char *json, size_t len, ct_tokenizer **out);
+
 #ifdef __cplusplus
 }
 #endif
