@@ -1,6 +1,7 @@
 /*
- * cltrain/data.h - training data: image and table datasets loaded whole into
- * host memory, with per-channel normalization to float.
+ * cltrain/data.h - training data: image, table and text datasets loaded whole
+ * into host memory, with per-channel normalization to float for images and
+ * tables and tokenizers for text.
  *
  * A dataset spec names the source:
  *   fashion-mnist[:DIR]    Fashion-MNIST IDX files (plain or .gz); DIR
@@ -20,6 +21,34 @@
  *                          plain features) with random labels in [0, K),
  *                          the same for the same seed; the test split has M
  *                          samples (default N) from another stream
+ *   text:FILE[:tokens=byte|word][:vocab=N][:seq=T][:test=FILE2|:split=F]
+ *                          language-model data: the file's tokens cut into
+ *                          windows of T (default 64) that do not overlap;
+ *                          window k's inputs are tokens kT .. kT+T-1 and its
+ *                          targets kT+1 .. kT+T (the last tokens that fill
+ *                          no window are left out). The test split reads
+ *                          FILE2, or is the last fraction F of the windows
+ *   textdir:DIR[:tokens=byte|word][:vocab=N][:seq=T][:split=F][:seed=S]
+ *                          text classification, one file per sample, as
+ *                          Keras' text_dataset_from_directory: the class
+ *                          names are the subfolders of DIR/train (and the
+ *                          test split reads DIR/test), or without DIR/train
+ *                          of DIR itself, split by :split=F: in each class
+ *                          the fraction F of the files (after a shuffle by
+ *                          seed S, default 0) is the test split
+ *   csv:FILE:text=COL[:label=COL][:header=auto|yes|no][:classes=K]
+ *       [:tokens=byte|word][:vocab=N][:seq=T][:test=FILE2|:split=F][:seed=S]
+ *                          text classification from a CSV file (RFC 4180:
+ *                          quoted fields hold commas, newlines and doubled
+ *                          quotes), one row per sample; labels are integers
+ *                          (the ids) or else class names (ids in byte order
+ *                          of the names); split=F as for textdir. With
+ *                          header=auto the first row is a header when
+ *                          text= or label= names a column
+ * Text classification samples hold T ids (default 128), truncated or
+ * padded with the padding id. tokens=byte (the default) gives one id per
+ * byte; tokens=word a vocabulary of the N (default 10000) most frequent
+ * words of the training split plus <pad> and <unk> (ct_tokenizer_*).
  * IDX file names follow the MNIST release: train-images-idx3-ubyte,
  * train-labels-idx1-ubyte, t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte,
  * each optionally with .gz. Paths in a spec cannot contain ':'.
@@ -78,7 +107,8 @@ CT_API int ct_dataset_get_norm(const ct_dataset *ds, float *mean /* (C) */, floa
 CT_API int ct_dataset_compute_norm(const ct_dataset *ds, float *mean /* (C) */, float *std /* (C) */,
                                    int channels);
 
-/* Sample `index`, normalized: x (C, H, W), *label in [0, classes). */
+/* Sample `index`, normalized: x (C, H, W), *label in [0, classes).
+ * CT_ERR_UNSUPPORTED for text datasets (ct_dataset_sample_tokens). */
 CT_API int ct_dataset_sample(const ct_dataset *ds, size_t index, float *x /* (C, H, W) */,
                              int32_t *label);
 
@@ -127,6 +157,47 @@ CT_API size_t ct_tokenizer_to_json(const ct_tokenizer *tok, char *buf, size_t ca
  * word a token as word tokens read it, none twice. Errors are
  * CT_ERR_CORRUPT with the byte offset or word number. */
 CT_API int ct_tokenizer_from_json(const char *json, size_t len, ct_tokenizer **out);
+
+/* ---- text datasets ----
+ * Text datasets hold token ids: a sample is T ids (ct_dataset_seq; its
+ * shape is (T, 1, 1)), read with ct_dataset_sample_tokens; normalization
+ * does not apply to them (CT_ERR_UNSUPPORTED). Language-model data has a
+ * label per token, the next token's id (ct_dataset_labels_per_sample is T
+ * and ct_dataset_classes the vocabulary size); classification data one
+ * label per sample, with class names. */
+
+/* Tokens per sample (T); 0 for image and table datasets. */
+CT_API int ct_dataset_seq(const ct_dataset *ds);
+/* 1, or T for language-model data; 0 for no dataset. */
+CT_API int ct_dataset_labels_per_sample(const ct_dataset *ds);
+/* The dataset's tokenizer (owned by it); NULL for image and table data. */
+CT_API const ct_tokenizer *ct_dataset_tokenizer(const ct_dataset *ds);
+/* The name of class k in [0, classes), or NULL: image, table and
+ * language-model datasets have no class names. */
+CT_API const char *ct_dataset_class_name(const ct_dataset *ds, int k);
+/* Sample `index` of a text dataset: ids (T), and labels (1 or T, as
+ * ct_dataset_labels_per_sample says; NULL skips them). */
+CT_API int ct_dataset_sample_tokens(const ct_dataset *ds, size_t index, int32_t *ids /* (T) */,
+                                    int32_t *labels /* (1) or (T) */);
+
+/* What a text dataset takes from elsewhere, such as a checkpoint, instead
+ * of building it from its training split. */
+typedef struct ct_text_options {
+    const ct_tokenizer *tokenizer; /* NULL: the spec's tokens= (a word vocabulary
+                                      built from the training split) */
+    const char *const *classes;    /* (nclasses) class names in id order; NULL:
+                                      the training split's */
+    int nclasses;
+} ct_text_options;
+
+/* All NULL. */
+CT_API void ct_text_defaults(ct_text_options *o);
+/* ct_dataset_open with a given tokenizer (copied; its kind must agree with
+ * a tokens= in the spec, which is then only checked) and class names (a
+ * label or folder outside them is an error naming it). The options do not
+ * apply to image and table datasets and are ignored there. */
+CT_API int ct_dataset_open_text(const char *spec, int split, const ct_text_options *o,
+                                ct_dataset **out);
 
 #ifdef __cplusplus
 }

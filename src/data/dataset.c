@@ -15,11 +15,13 @@
 #include "core/util.h"
 #include "data/dataset.h"
 #include "data/rng.h"
+#include "data/tokenize.h"
 
 #define FASHION_MNIST_DIR "/usr/share/datasets/fashion-mnist"
 #define SPEC_HINT                                                                               \
     "HINT: use fashion-mnist[:DIR], mnist:DIR, idx:DIR, cifar10:DIR, csv:FILE[:label=COL], "   \
-    "synthetic:C,H,W:CLASSES:N or a directory holding IDX files"
+    "synthetic:C,H,W:CLASSES:N, text:FILE, textdir:DIR, csv:FILE:text=COL or a directory "      \
+    "holding IDX files"
 
 /* ---- zlib input ---- */
 
@@ -177,6 +179,9 @@ void ct_dataset_free(ct_dataset **pds)
     free(ds->labels);
     free(ds->mean);
     free(ds->std);
+    free(ds->tokens);
+    ct_tokenizer_free(&ds->tok);
+    ct_free_strings(ds->class_names, ds->class_names ? (size_t)ds->classes : 0);
     free(ds);
     *pds = NULL;
 }
@@ -206,6 +211,51 @@ int ct_dataset_classes(const ct_dataset *ds)
     return ds ? ds->classes : 0;
 }
 
+int ct_dataset_seq(const ct_dataset *ds)
+{
+    return ds ? ds->seq : 0;
+}
+
+int ct_dataset_labels_per_sample(const ct_dataset *ds)
+{
+    return !ds ? 0 : ds->lm ? ds->seq : 1;
+}
+
+const ct_tokenizer *ct_dataset_tokenizer(const ct_dataset *ds)
+{
+    return ds ? ds->tok : NULL;
+}
+
+const char *ct_dataset_class_name(const ct_dataset *ds, int k)
+{
+    return ds && ds->class_names && k >= 0 && k < ds->classes ? ds->class_names[k] : NULL;
+}
+
+int ct_dataset_sample_tokens(const ct_dataset *ds, size_t index, int32_t *ids, int32_t *labels)
+{
+    CT_VALIDATE(NULL, ds && ids);
+    if (ds->storage != CT_STORE_TOKENS)
+        return ct_fail(NULL, CT_ERR_UNSUPPORTED, "%s: not a text dataset; HINT: read its samples "
+                       "with ct_dataset_sample", ds->name);
+    if (index >= ds->n)
+        return ct_fail(NULL, CT_ERR_INVALID_ARG, "%s: sample %zu out of range (%zu samples)",
+                       ds->name, index, ds->n);
+    size_t T = (size_t)ds->seq;
+    const int32_t *at = ds->tokens + index * T;
+    memcpy(ids, at, T * sizeof *ids);
+    if (labels && ds->lm)
+        memcpy(labels, at + 1, T * sizeof *labels);
+    else if (labels)
+        *labels = ds->labels[index];
+    return CT_OK;
+}
+
+static int not_for_text(const ct_dataset *ds)
+{
+    return ct_fail(NULL, CT_ERR_UNSUPPORTED, "%s: a text dataset holds token ids, which are not "
+                   "normalized or decoded to floats; HINT: use ct_dataset_sample_tokens", ds->name);
+}
+
 size_t ct_dataset_sample_size(const ct_dataset *ds)
 {
     return (size_t)ds->c * (size_t)ds->h * (size_t)ds->w;
@@ -214,6 +264,8 @@ size_t ct_dataset_sample_size(const ct_dataset *ds)
 int ct_dataset_set_norm(ct_dataset *ds, const float *mean, const float *std, int channels)
 {
     CT_VALIDATE(NULL, ds && mean && std);
+    if (ds->storage == CT_STORE_TOKENS)
+        return not_for_text(ds);
     if (channels != ds->c && channels != 1)
         return ct_fail(NULL, CT_ERR_INVALID_ARG,
                        "%s: %d normalization channels for samples of %d channels; "
@@ -235,6 +287,8 @@ int ct_dataset_set_norm(ct_dataset *ds, const float *mean, const float *std, int
 int ct_dataset_get_norm(const ct_dataset *ds, float *mean, float *std, int channels)
 {
     CT_VALIDATE(NULL, ds && mean && std);
+    if (ds->storage == CT_STORE_TOKENS)
+        return not_for_text(ds);
     if (channels != ds->c)
         return ct_fail(NULL, CT_ERR_INVALID_ARG, "%s: asked for %d normalization channels, have %d",
                        ds->name, channels, ds->c);
@@ -251,6 +305,8 @@ static double stored(const ct_dataset *ds, size_t i)
 int ct_dataset_compute_norm(const ct_dataset *ds, float *mean, float *std, int channels)
 {
     CT_VALIDATE(NULL, ds && mean && std);
+    if (ds->storage == CT_STORE_TOKENS)
+        return not_for_text(ds);
     if (channels != ds->c)
         return ct_fail(NULL, CT_ERR_INVALID_ARG, "%s: asked for %d normalization channels, have %d",
                        ds->name, channels, ds->c);
@@ -316,6 +372,8 @@ void ct_dataset_decode(const ct_dataset *ds, size_t index, int pad, int dy, int 
 int ct_dataset_sample(const ct_dataset *ds, size_t index, float *x, int32_t *label)
 {
     CT_VALIDATE(NULL, ds && x);
+    if (ds->storage == CT_STORE_TOKENS)
+        return not_for_text(ds);
     if (index >= ds->n)
         return ct_fail(NULL, CT_ERR_INVALID_ARG, "%s: sample %zu out of range (%zu samples)",
                        ds->name, index, ds->n);
@@ -473,6 +531,79 @@ static int parse_count(const char *text, const char *what, const char *v, unsign
     return CT_OK;
 }
 
+/* A strict fraction in (0, 1). */
+static int parse_fraction(const char *text, const char *what, const char *v, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (!*v || !end || *end || errno || !(x > 0 && x < 1))
+        return ct_fail(NULL, CT_ERR_INVALID_ARG,
+                       "dataset '%s': %s '%s' is not a fraction between 0 and 1 (exclusive)", text,
+                       what, v);
+    *out = x;
+    return CT_OK;
+}
+
+/* The options the text kinds share. */
+static int text_options(const char *text, const spec *s, int default_seq,
+                        const ct_text_options *given, ct_text_spec *t)
+{
+    memset(t, 0, sizeof *t);
+    t->spec = text;
+    t->path = s->pos[0];
+    t->tokens = CT_TOKENS_BYTE;
+    t->vocab = 10000;
+    t->seq = default_seq;
+    t->header = -1;
+    t->given = given;
+    const char *kv = spec_option(s, "tokens"), *vv = spec_option(s, "vocab");
+    const char *sv = spec_option(s, "seq"), *fv = spec_option(s, "split");
+    const char *dv = spec_option(s, "seed");
+    unsigned long long x = 0;
+    int st;
+    if (kv) {
+        if (strcmp(kv, "byte") && strcmp(kv, "word"))
+            return ct_fail(NULL, CT_ERR_INVALID_ARG,
+                           "dataset '%s': tokens=%s; HINT: tokens takes byte or word", text, kv);
+        t->tokens = strcmp(kv, "word") ? CT_TOKENS_BYTE : CT_TOKENS_WORD;
+        t->tokens_given = 1;
+    }
+    if (vv) {
+        if (t->tokens != CT_TOKENS_WORD)
+            return ct_fail(NULL, CT_ERR_INVALID_ARG,
+                           "dataset '%s': vocab= sizes a word vocabulary; HINT: add :tokens=word, "
+                           "or drop vocab= (byte tokens have 256 ids)",
+                           text);
+        if ((st = parse_count(text, "vocab", vv, 1, CT_VOCAB_MAX, &x)))
+            return st;
+        t->vocab = (size_t)x;
+    }
+    if (sv) {
+        if ((st = parse_count(text, "seq", sv, 1, 65536, &x)))
+            return st;
+        t->seq = (int)x;
+    }
+    t->test = spec_option(s, "test");
+    if (fv && (st = parse_fraction(text, "split", fv, &t->split)))
+        return st;
+    if (t->test && fv)
+        return ct_fail(NULL, CT_ERR_INVALID_ARG,
+                       "dataset '%s' has both test= and split=; HINT: the test split is either "
+                       "another file or a fraction of this one, not both",
+                       text);
+    if (dv) {
+        if (!fv)
+            return ct_fail(NULL, CT_ERR_INVALID_ARG,
+                           "dataset '%s': seed= shuffles a split; HINT: add :split=F or drop seed=",
+                           text);
+        if ((st = parse_count(text, "seed", dv, 0, UINT64_MAX, &x)))
+            return st;
+        t->seed = x;
+    }
+    return CT_OK;
+}
+
 static int is_dir(const char *path)
 {
     struct stat st;
@@ -493,10 +624,54 @@ static int open_idx(const char *dir, int split, int classes, const char *label, 
     return st;
 }
 
-static int open_spec(const char *text, const spec *s, int split, ct_dataset **out)
+static int open_spec(const char *text, const spec *s, int split, const ct_text_options *given,
+                     ct_dataset **out)
 {
     const char *k = s->kind;
     int st;
+    if (!strcmp(k, "text")) {
+        ct_text_spec t;
+        if ((st = spec_check_options(s, text, "tokens vocab seq test split")) ||
+            (st = spec_npos(s, text, 1, 1, "text:FILE[:tokens=byte|word][:vocab=N][:seq=T]"
+                                           "[:test=FILE|:split=F]")) ||
+            (st = text_options(text, s, 64, given, &t)))
+            return st;
+        return ct_text_load(&t, split, out);
+    }
+    if (!strcmp(k, "textdir")) {
+        ct_text_spec t;
+        if ((st = spec_check_options(s, text, "tokens vocab seq split seed")) ||
+            (st = spec_npos(s, text, 1, 1, "textdir:DIR[:tokens=byte|word][:vocab=N][:seq=T]"
+                                           "[:split=F][:seed=S]")) ||
+            (st = text_options(text, s, 128, given, &t)))
+            return st;
+        return ct_textdir_load(&t, split, out);
+    }
+    if (!strcmp(k, "csv") && spec_option(s, "text")) {
+        ct_text_spec t;
+        const char *hv = spec_option(s, "header"), *cv = spec_option(s, "classes");
+        unsigned long long classes = 0;
+        if ((st = spec_check_options(s, text, "text label header classes tokens vocab seq test "
+                                              "split seed")) ||
+            (st = spec_npos(s, text, 1, 1, "csv:FILE:text=COL[:label=COL][:header=auto|yes|no]"
+                                           "[:classes=K][:tokens=byte|word][:vocab=N][:seq=T]"
+                                           "[:test=FILE|:split=F][:seed=S]")) ||
+            (st = text_options(text, s, 128, given, &t)))
+            return st;
+        t.text_col = spec_option(s, "text");
+        t.label_col = spec_option(s, "label");
+        if (hv && strcmp(hv, "auto") && strcmp(hv, "yes") && strcmp(hv, "no"))
+            return ct_fail(NULL, CT_ERR_INVALID_ARG,
+                           "dataset '%s': header=%s; HINT: header takes auto, yes or no", text, hv);
+        t.header = !hv || !strcmp(hv, "auto") ? -1 : !strcmp(hv, "yes");
+        if (!*t.text_col || (t.label_col && !*t.label_col))
+            return ct_fail(NULL, CT_ERR_INVALID_ARG, "dataset '%s': an empty column name; HINT: "
+                           "text= and label= take a header name or a 0-based index", text);
+        if (cv && (st = parse_count(text, "classes", cv, 1, 1 << 24, &classes)))
+            return st;
+        t.classes = (int)classes;
+        return ct_csvtext_load(&t, split, out);
+    }
     if (!strcmp(k, "fashion-mnist") || !strcmp(k, "mnist") || !strcmp(k, "idx")) {
         int is_fashion = !strcmp(k, "fashion-mnist"), is_mnist = !strcmp(k, "mnist");
         const char *usage = is_fashion ? "fashion-mnist or fashion-mnist:DIR"
@@ -606,7 +781,18 @@ static int open_spec(const char *text, const spec *s, int split, ct_dataset **ou
                    "directory); " SPEC_HINT, text);
 }
 
+void ct_text_defaults(ct_text_options *o)
+{
+    if (o)
+        memset(o, 0, sizeof *o);
+}
+
 int ct_dataset_open(const char *text, int split, ct_dataset **out)
+{
+    return ct_dataset_open_text(text, split, NULL, out);
+}
+
+int ct_dataset_open_text(const char *text, int split, const ct_text_options *o, ct_dataset **out)
 {
     CT_VALIDATE(NULL, out);
     *out = NULL;
@@ -616,10 +802,18 @@ int ct_dataset_open(const char *text, int split, ct_dataset **out)
                        "CT_SPLIT_TEST (1)", split);
     if (!*text)
         return ct_fail(NULL, CT_ERR_INVALID_ARG, "empty dataset name; " SPEC_HINT);
+    if (o && o->classes) {
+        if (o->nclasses < 1 || o->nclasses > (1 << 24))
+            return ct_fail(NULL, CT_ERR_INVALID_ARG, "%d class names given; HINT: give between 1 "
+                           "and %d", o->nclasses, 1 << 24);
+        for (int k = 0; k < o->nclasses; k++)
+            if (!o->classes[k])
+                return ct_fail(NULL, CT_ERR_INVALID_ARG, "class name %d is NULL", k);
+    }
     spec s;
     int st = spec_parse(text, &s);
     if (!st)
-        st = open_spec(text, &s, split, out);
+        st = open_spec(text, &s, split, o, out);
     free(s.buf);
     return st;
 }

@@ -17,6 +17,7 @@
 typedef enum ct_storage {
     CT_STORE_U8 = 0,  /* images, 0..255 */
     CT_STORE_F32 = 1, /* table features */
+    CT_STORE_TOKENS = 2, /* text: int32 token ids */
 } ct_storage;
 
 struct ct_dataset {
@@ -30,6 +31,13 @@ struct ct_dataset {
     int32_t *labels;  // (N)
     float *mean;      // (C)
     float *std;       // (C)
+    /* text (storage CT_STORE_TOKENS, shape (T, 1, 1); no normalization) */
+    int seq;          /* T, ids per sample; 0 for images and tables */
+    int lm;           /* 1: language-model windows with a label per token */
+    int32_t *tokens;  // lm: (N T + 1) a token stream: sample k's ids are [kT, kT + T), its
+                      // labels (next tokens) [kT + 1, kT + T + 1); else (N, T) padded samples
+    struct ct_tokenizer *tok;
+    char **class_names; // (classes) classification text; NULL otherwise
 };
 
 /* An empty dataset of shape (c, h, w) with mean 0 / std 1; the storage
@@ -82,6 +90,55 @@ typedef struct ct_csv_options {
 } ct_csv_options;
 
 int ct_csv_load(const char *path, const ct_csv_options *opt, ct_dataset **out);
+
+/* What a text spec says (dataset.c parses it, the readers below load it). */
+typedef struct ct_text_spec {
+    const char *spec;      /* the whole spec, for messages */
+    const char *path;      /* FILE or DIR */
+    int tokens;            /* CT_TOKENS_BYTE or CT_TOKENS_WORD */
+    int tokens_given;      /* tokens= was in the spec */
+    size_t vocab;          /* words of a word vocabulary */
+    int seq;               /* T */
+    const char *test;      /* test=FILE, or NULL */
+    double split;          /* the test fraction in (0, 1), or 0 */
+    uint64_t seed;         /* of the split's shuffle */
+    const char *text_col;  /* csv: the text column (name or 0-based index) */
+    const char *label_col; /* csv: the label column; NULL: column 0 */
+    int header;            /* csv: -1 auto, 0 none, 1 present */
+    int classes;           /* csv: > 0 bounds integer labels */
+    const ct_text_options *given; /* tokenizer and class names from elsewhere, or NULL */
+} ct_text_spec;
+
+/* text:FILE language-model windows. */
+int ct_text_load(const ct_text_spec *s, int split, ct_dataset **out);
+/* textdir:DIR, a file per sample. */
+int ct_textdir_load(const ct_text_spec *s, int split, ct_dataset **out);
+/* csv:FILE:text=COL, a row per sample. */
+int ct_csvtext_load(const ct_text_spec *s, int split, ct_dataset **out);
+
+/* One text classification sample: a file to read, or text in memory. */
+typedef struct ct_text_item {
+    const char *file;  /* textdir: the file to read; csv: the CSV file, for messages */
+    const char *text;  /* csv: the field's text (len bytes); NULL: read file */
+    size_t len;
+    size_t line;       /* csv: the line the row starts on */
+    int32_t label;
+} ct_text_item;
+
+/* The classification dataset of `items`: the tokenizer given, or byte
+ * tokens, or a word vocabulary counted over vocab_items (the training
+ * split); each sample's first T ids, padded. Takes class_names (classes
+ * strings) in every case. */
+int ct_text_classify(const ct_text_spec *s, const char *name, const ct_text_item *vocab_items,
+                     size_t nvocab, const ct_text_item *items, size_t n, char **class_names,
+                     int classes, ct_dataset **out);
+/* Frees n strings and the array. */
+void ct_free_strings(char **v, size_t n);
+/* Marks the test samples of a stratified split: for each class, the
+ * fraction `split` (rounded) of its samples, drawn by `seed`. labels (n) in
+ * [0, classes); is_test (n) out. */
+int ct_text_split(const int32_t *labels, size_t n, int classes, double split, uint64_t seed,
+                  uint8_t *is_test);
 
 /* n samples of (c, h, w) random bytes with labels in [0, classes). */
 int ct_synthetic_create(int c, int h, int w, int classes, size_t n, uint64_t seed, int split,

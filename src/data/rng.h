@@ -17,6 +17,7 @@ enum {
     CT_RNG_SHUFFLE = 1,
     CT_RNG_AUGMENT = 2,
     CT_RNG_SYNTHETIC = 3,
+    CT_RNG_SPLIT = 4, /* train/test splits of text datasets */
 };
 
 typedef struct ct_rng {
