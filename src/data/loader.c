@@ -21,8 +21,9 @@
 enum { SLOT_FREE, SLOT_FILLING, SLOT_READY, SLOT_HELD };
 
 typedef struct slot {
-    float *x;        // (batch, C, H, W)
-    int32_t *y;      // (batch)
+    float *x;        // (batch, C, H, W); NULL for text
+    int32_t *tok;    // (T, batch) text only
+    int32_t *y;      // (batch); language-model data (T, batch)
     size_t *index;   // (batch)
     size_t n, number;
     int state;
@@ -33,7 +34,8 @@ typedef struct slot {
 struct ct_loader {
     const ct_dataset *ds;
     ct_loader_options o;
-    size_t per;          /* floats per sample */
+    size_t per;          /* floats per sample; token ids for text */
+    size_t seq;          /* T for text, else 0 */
     size_t *perm;        // (N) the epoch's order of the whole dataset
     size_t *mine;        // (count) this rank's part of it
     size_t count, nbatches;
@@ -61,6 +63,26 @@ void ct_loader_defaults(ct_loader_options *o)
     o->prefetch = 1;
 }
 
+/* Text: sample i's ids (and LM targets) into column i of the (T, batch)
+ * blocks; the columns after the batch's n samples are padding. */
+static void gather_tokens(const ct_loader *l, size_t start, size_t n, slot *s)
+{
+    const ct_dataset *ds = l->ds;
+    size_t T = l->seq, B = l->o.batch;
+    for (size_t i = 0; i < B; i++) {
+        const int32_t *src = i < n ? ds->tokens + l->mine[start + i] * T : NULL;
+        for (size_t t = 0; t < T; t++)
+            s->tok[t * B + i] = src ? src[t] : CT_TOKEN_PAD;
+        if (ds->lm)
+            for (size_t t = 0; t < T; t++)
+                s->y[t * B + i] = src ? src[t + 1] : CT_TOKEN_PAD;
+        else if (i < n)
+            s->y[i] = ds->labels[l->mine[start + i]];
+        if (i < n)
+            s->index[i] = l->mine[start + i];
+    }
+}
+
 /* Decodes batch b of the epoch into s; runs on the worker or the caller. */
 static int decode_batch(const ct_loader *l, size_t b, slot *s)
 {
@@ -72,6 +94,12 @@ static int decode_batch(const ct_loader *l, size_t b, slot *s)
                        "%s: decoding batch %zu of epoch %llu failed: injected by the loader's "
                        "test hook",
                        ds->name, b, (unsigned long long)l->epoch);
+    if (l->seq) {
+        gather_tokens(l, start, n, s);
+        s->n = n;
+        s->number = b;
+        return CT_OK;
+    }
     for (size_t i = 0; i < n; i++) {
         size_t idx = l->mine[start + i];
         int dy = 0, dx = 0, flip = 0;
@@ -145,6 +173,7 @@ void ct_loader_free(ct_loader **pl)
     }
     for (int i = 0; i < 2; i++) {
         free(l->slots[i].x);
+        free(l->slots[i].tok);
         free(l->slots[i].y);
         free(l->slots[i].index);
         free(l->slots[i].msg);
@@ -200,6 +229,7 @@ int ct_loader_create(const ct_dataset *ds, const ct_loader_options *o, ct_loader
     l->o = *o;
     l->o.world = world;
     l->per = per;
+    l->seq = ds->storage == CT_STORE_TOKENS ? (size_t)ds->seq : 0;
     l->count = count;
     l->nbatches = nbatches;
     l->held = -1;
@@ -210,11 +240,16 @@ int ct_loader_create(const ct_dataset *ds, const ct_loader_options *o, ct_loader
     int nslots = o->prefetch ? 2 : 1;
     for (int i = 0; i < nslots && ok; i++) {
         slot *s = &l->slots[i];
-        s->x = malloc(o->batch * per * sizeof *s->x);
-        s->y = malloc(o->batch * sizeof *s->y);
+        if (l->seq) {
+            s->tok = malloc(o->batch * per * sizeof *s->tok);
+            s->y = malloc(o->batch * (ds->lm ? per : 1) * sizeof *s->y);
+        } else {
+            s->x = malloc(o->batch * per * sizeof *s->x);
+            s->y = malloc(o->batch * sizeof *s->y);
+        }
         s->index = malloc(o->batch * sizeof *s->index);
         s->msg = malloc(CT_ERROR_MAX);
-        ok = s->x && s->y && s->index && s->msg;
+        ok = (s->x || s->tok) && s->y && s->index && s->msg;
         s->state = SLOT_FREE;
     }
     if (!ok) {
@@ -280,13 +315,16 @@ int ct_loader_start_epoch(ct_loader *l, uint64_t epoch)
     return CT_OK;
 }
 
-static void give(const slot *s, ct_batch *b)
+static void give(const ct_loader *l, const slot *s, ct_batch *b)
 {
     b->n = s->n;
     b->number = s->number;
     b->x = s->x;
     b->y = s->y;
     b->index = s->index;
+    b->tokens = s->tok;
+    b->seq = s->tok ? l->seq : 0;
+    b->stride = s->tok ? l->o.batch : 0;
 }
 
 int ct_loader_next(ct_loader *l, ct_batch *b)
@@ -310,7 +348,7 @@ int ct_loader_next(ct_loader *l, ct_batch *b)
             return st;
         }
         l->next_deliver++;
-        give(&l->slots[0], b);
+        give(l, &l->slots[0], b);
         return CT_OK;
     }
     pthread_mutex_lock(&l->mu);
@@ -346,7 +384,7 @@ int ct_loader_next(ct_loader *l, ct_batch *b)
     pthread_mutex_unlock(&l->mu);
     if (st)
         return ct_fail(NULL, st, "%s", l->fail_msg);
-    give(s, b);
+    give(l, s, b);
     return CT_OK;
 }
 

@@ -3,7 +3,9 @@
  * optional CIFAR-style augmentation (random crop of the image padded by
  * `crop_pad`, random horizontal flip), sharding across data-parallel ranks,
  * and a prefetch thread that decodes batch b+1 into a second staging buffer
- * while the caller works on batch b.
+ * while the caller works on batch b. Text datasets give (T, N) blocks of
+ * token ids (see ct_batch); a language model's epoch is every window of
+ * its file once, in shuffled order.
  *
  * Determinism: the order of an epoch depends on (seed, epoch) only, and a
  * sample's augmentation on (seed, epoch, dataset index) only, so prefetching
@@ -49,13 +51,25 @@ typedef struct ct_loader_options {
 } ct_loader_options;
 
 /* One batch; its arrays stay valid until the next ct_loader_next,
- * ct_loader_start_epoch or ct_loader_free on the loader. */
+ * ct_loader_start_epoch or ct_loader_free on the loader.
+ *
+ * Text datasets give token ids instead of x, laid out time-major as the
+ * embedding and the LSTM read them, (T, N): sample i's token t is
+ * tokens[t * stride + i], with stride the loader's batch size, so a full
+ * batch is the (T, N) block a net of batch N takes. Language-model data
+ * has its targets in y the same way; classification data has y (n). In a
+ * partial last batch, columns n .. stride-1 hold the padding id (0), in y
+ * too for language-model data: drop_last, or masking, keeps them out of
+ * a loss. */
 typedef struct ct_batch {
     size_t n;             /* samples in this batch; 0 at the end of the epoch */
     size_t number;        /* which batch of the epoch, from 0 */
-    const float *x;       // (n, C, H, W) normalized, augmented
-    const int32_t *y;     // (n) labels
+    const float *x;       // (n, C, H, W) normalized, augmented; NULL for text
+    const int32_t *y;     // (n) labels; language-model data: (T, stride) next-token ids
     const size_t *index;  // (n) dataset index of each sample
+    const int32_t *tokens; // (T, stride) token ids, text only (else NULL)
+    size_t seq;           /* T; 0 for image and table data */
+    size_t stride;        /* columns of tokens (the loader's batch); 0 for image and table data */
 } ct_batch;
 
 /* Options with batch 64, seed 0, shuffle on, prefetch on, the rest off. */
