@@ -15,6 +15,7 @@ packages=(
   libclblast-dev libopenblas-dev zlib1g-dev libcjson-dev
   openmpi-bin libopenmpi-dev
   dataset-fashion-mnist
+  fortunes fortunes-de fortunes-es fortunes-it fortunes-br fortunes-pl fortunes-cs fortunes-ru
   oclgrind
 )
 
