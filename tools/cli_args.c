@@ -119,6 +119,8 @@ static int parse_run(const char *cmd, int argc, char **argv, cli_args *a, char *
     ct_train_options *o = &a->train;
     long v = 0;
     int is_train = !strcmp(cmd, "train"), is_predict = !strcmp(cmd, "predict");
+    int is_gen = !strcmp(cmd, "generate");
+    ct_generate_options *g = &a->generate;
 #define COUNT(lo, hi, dst) do { if (parse_count(f, val, lo, hi, &v, err, errlen)) return 2; dst; } while (0)
 #define FLOAT(lo, hi, dst) do { if (parse_float(f, val, lo, hi, dst, err, errlen)) return 2; } while (0)
     for (int i = 0; i < argc; i++) {
@@ -136,12 +138,18 @@ static int parse_run(const char *cmd, int argc, char **argv, cli_args *a, char *
         else if (!strcmp(f, "--epochs") && is_train) COUNT(1, 100000, o->epochs = (int)v);
         else if (!strcmp(f, "--batch")) COUNT(1, 1 << 20, a->batch = v);
         else if (!strcmp(f, "--seed") && is_train) COUNT(0, 0x7fffffffL, o->seed = (uint64_t)v);
+        else if (!strcmp(f, "--seed") && is_gen) COUNT(0, 0x7fffffffL, g->seed = (uint64_t)v);
         else if (!strcmp(f, "--warmup") && is_train) COUNT(0, 1L << 40, o->warmup = v);
         else if (!strcmp(f, "--step-epochs") && is_train) COUNT(1, 100000, o->step_epochs = (int)v);
         else if (!strcmp(f, "--log-every") && is_train) COUNT(1, 1L << 40, o->log_every = v);
         else if (!strcmp(f, "--limit")) COUNT(1, 1L << 40, o->train_limit = (size_t)v);
         else if (!strcmp(f, "--test-limit") && is_train) COUNT(1, 1L << 40, o->test_limit = (size_t)v);
         else if (!strcmp(f, "--count") && is_predict) COUNT(1, 1L << 30, a->count = v);
+        else if (!strcmp(f, "--text") && val && is_predict) a->text = val;
+        else if (!strcmp(f, "--prompt") && val && is_gen) g->prompt = val;
+        else if (!strcmp(f, "--length") && is_gen) COUNT(1, 1L << 24, g->length = (size_t)v);
+        else if (!strcmp(f, "--temperature") && is_gen) FLOAT(0, 100, &g->temperature);
+        else if (!strcmp(f, "--top-k") && is_gen) COUNT(0, 1L << 24, g->top_k = (int)v);
         else if (!strcmp(f, "--top") && is_predict) COUNT(1, 1000, a->top = v);
         else if (!strcmp(f, "--lr") && is_train) FLOAT(1e-12, 100, &o->lr);
         else if (!strcmp(f, "--momentum") && is_train) FLOAT(0, 1, &o->momentum);
@@ -253,8 +261,10 @@ int cli_parse(int argc, char **argv, cli_args *a, char *err, size_t errlen)
         a->cmd = CLI_SELFTEST;
         return parse_selftest(n, rest, a, err, errlen);
     }
-    if (!strcmp(cmd, "train") || !strcmp(cmd, "eval") || !strcmp(cmd, "predict")) {
-        a->cmd = !strcmp(cmd, "train") ? CLI_TRAIN : !strcmp(cmd, "eval") ? CLI_EVAL : CLI_PREDICT;
+    if (!strcmp(cmd, "train") || !strcmp(cmd, "eval") || !strcmp(cmd, "predict") || !strcmp(cmd, "generate")) {
+        a->cmd = !strcmp(cmd, "train") ? CLI_TRAIN : !strcmp(cmd, "eval") ? CLI_EVAL
+               : !strcmp(cmd, "predict") ? CLI_PREDICT : CLI_GENERATE;
+        ct_generate_defaults(&a->generate);
         return parse_run(cmd, n, rest, a, err, errlen);
     }
     if (!strcmp(cmd, "bench")) {

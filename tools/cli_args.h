@@ -23,6 +23,7 @@ typedef enum cli_command {
     CLI_TRAIN,
     CLI_EVAL,
     CLI_PREDICT,
+    CLI_GENERATE,
     CLI_BENCH,
     CLI_ZOO,
     CLI_MODEL,
@@ -39,6 +40,8 @@ typedef struct cli_args {
     ct_train_options train;
     const char *weights, *model;
     long count, top, batch;         /* predict's --count and --top; --batch (0: default) */
+    const char *text;               /* predict --text: a text to classify, or "-": lines of stdin */
+    ct_generate_options generate;   /* generate */
     int progress;                   /* train: -1 auto (a bar when stderr is a terminal), 0 off, 1 on */
     double shares[CLI_MAX_DEVICES]; /* train --shares: rows per device, relative */
     int nshares;

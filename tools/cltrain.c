@@ -49,7 +49,13 @@ static const char usage_text[] =
     "  eval --weights CKPT [--model NAME|FILE] [--data SPEC] [--batch N] [--limit N]\n"
     "        loss and accuracy of a checkpoint on the test split\n"
     "  predict --weights CKPT [--model NAME|FILE] [--data SPEC] [--count N] [--top K]\n"
-    "        the top-k classes of the first N test samples\n"
+    "        the top-k classes of the first N test samples (by name for text classifiers)\n"
+    "  predict --weights CKPT --text TEXT|- [--top K]\n"
+    "        a text classifier's top-k classes of TEXT, or of each line of stdin with -\n"
+    "  generate --weights CKPT [--prompt TEXT] [--length N] [--temperature X] [--top-k K]\n"
+    "        [--seed N]\n"
+    "        sample N tokens (default 200) from a language model's checkpoint after the\n"
+    "        prompt; temperature 0: always the most probable token\n"
     "  bench [--model NAME|FILE]... [--batch N] [--steps N] [--warmup N] [--device SEL]...\n"
     "        [--json] [--profile]\n"
     "        time full training steps (forward, backward, SGD) on synthetic data; per model\n"
@@ -327,9 +333,16 @@ static void epoch_line(void *user, const ct_epoch_report *r)
 {
     if (user)
         *(ct_epoch_report *)user = *r; /* kept for the summary */
-    printf("epoch %d/%d  train loss %.4f acc %.2f%%  test loss %.4f acc %.2f%%  %.1f s  %.0f samples/s  lr %.3g\n",
+    printf("epoch %d/%d  train loss %.4f acc %.2f%%  test loss %.4f acc %.2f%%  %.1f s  %.0f samples/s  lr %.3g",
            r->epoch, r->epochs, r->train_loss, 100 * r->train_accuracy, r->test_loss,
            100 * r->test_accuracy, r->seconds, r->samples_per_second, r->lr);
+    if (r->tokens) { /* a language model: losses in nats per token */
+        double nats = isnan(r->test_loss) ? r->train_loss : r->test_loss;
+        printf("  ppl %.2f", exp(nats));
+        if (r->byte_tokens)
+            printf("  bits/byte %.3f", nats / log(2.0));
+    }
+    printf("\n");
     fflush(stdout);
 }
 
@@ -482,7 +495,66 @@ static int cmd_train(const cli_args *a)
     return st ? 1 : 0;
 }
 
-/* eval and predict */
+/* generate: each token's text as it comes */
+static void put_text(void *user, const char *text, size_t len)
+{
+    (void)user;
+    fwrite(text, 1, len, stdout);
+    fflush(stdout);
+}
+
+typedef struct text_lines {
+    char **v;
+    size_t n, cap;
+} text_lines;
+
+/* predict --text: the text itself, or with "-" each line of stdin */
+static int read_texts(const char *arg, text_lines *t)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    FILE *in = strcmp(arg, "-") ? NULL : stdin;
+    for (;;) {
+        char *s = NULL;
+        if (!in) {
+            if (t->n)
+                break;
+            s = strdup(arg);
+        } else {
+            if ((len = getline(&line, &cap, in)) < 0)
+                break;
+            while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+                line[--len] = '\0';
+            s = strdup(line);
+        }
+        if (t->n == t->cap) {
+            size_t nc = t->cap ? 2 * t->cap : 64;
+            char **v = realloc(t->v, nc * sizeof *v);
+            if (!v) {
+                free(s);
+                s = NULL;
+            } else {
+                t->v = v;
+                t->cap = nc;
+            }
+        }
+        if (!s) {
+            free(line);
+            fprintf(stderr, "cltrain: out of memory reading the texts\n");
+            return 1;
+        }
+        t->v[t->n++] = s;
+    }
+    free(line);
+    if (!t->n) {
+        fprintf(stderr, "cltrain: predict --text -: no lines on stdin\n");
+        return 1;
+    }
+    return 0;
+}
+
+/* eval, predict and generate */
 static int cmd_run(const cli_args *a)
 {
     ct_train_options o = a->train;
@@ -500,17 +572,46 @@ static int cmd_run(const cli_args *a)
         st = ct_evaluate(ctx, model, weights, o.data, (int)batch, o.train_limit, &loss, &acc, &n);
         if (!st)
             printf("%zu samples  loss %.4f  accuracy %.2f%%\n", n, loss, 100 * acc);
+    } else if (a->cmd == CLI_GENERATE) {
+        ct_generate_options g = a->generate;
+        g.on_text = put_text;
+        st = ct_generate(ctx, weights, &g);
+        printf("\n");
     } else {
         ct_predictions p; /* emptied by ct_predict, whatever it returns */
-        st = ct_predict(ctx, model, weights, o.data, (size_t)count, (int)top, &p);
+        text_lines lines = { NULL, 0, 0 };
+        if (a->text && read_texts(a->text, &lines)) {
+            for (size_t i = 0; i < lines.n; i++)
+                free(lines.v[i]);
+            free(lines.v);
+            ct_context_free(&ctx);
+            return 1;
+        }
+        if (a->text)
+            st = ct_predict_text(ctx, weights, (const char *const *)lines.v, lines.n, (int)top, &p);
+        else
+            st = ct_predict(ctx, model, weights, o.data, (size_t)count, (int)top, &p);
         for (size_t i = 0; !st && i < p.count; i++) {
-            printf("sample %zu label %d:", p.index[i], p.label[i]);
-            for (int k = 0; k < p.top_k; k++)
-                printf(" %d (%.4f)", p.classes[i * (size_t)p.top_k + (size_t)k],
-                       p.probability[i * (size_t)p.top_k + (size_t)k]);
+            if (a->text)
+                printf("text %zu:", p.index[i] + 1);
+            else if (p.class_names && p.label[i] >= 0 && p.label[i] < p.nclasses)
+                printf("sample %zu label %s:", p.index[i], p.class_names[p.label[i]]);
+            else
+                printf("sample %zu label %d:", p.index[i], p.label[i]);
+            for (int k = 0; k < p.top_k; k++) {
+                int c = p.classes[i * (size_t)p.top_k + (size_t)k];
+                if (p.class_names && c < p.nclasses)
+                    printf(" %s", p.class_names[c]);
+                else
+                    printf(" %d", c);
+                printf(" (%.4f)", p.probability[i * (size_t)p.top_k + (size_t)k]);
+            }
             printf("\n");
         }
         ct_predictions_free(&p);
+        for (size_t i = 0; i < lines.n; i++)
+            free(lines.v[i]);
+        free(lines.v);
     }
     if (st)
         fprintf(stderr, "cltrain: %s\n", ct_context_last_error(ctx));
@@ -681,6 +782,7 @@ int main(int argc, char **argv)
     case CLI_TRAIN:
     case CLI_EVAL:
     case CLI_PREDICT:
+    case CLI_GENERATE:
         return cmd_run(&a);
     case CLI_BENCH:
         return cmd_bench(&a);

@@ -31,6 +31,9 @@ typedef struct ct_epoch_report {
     double seconds;        /* wall time of the epoch's training (not the evaluation) */
     double samples_per_second;
     float lr;              /* the rate of the epoch's last step */
+    int tokens;            /* language-model data: tokens per sample (the losses are then
+                              nats per token, the accuracies per token); 0 otherwise */
+    int byte_tokens;       /* with tokens: one token per byte, so loss / ln 2 is bits per byte */
 } ct_epoch_report;
 
 typedef void (*ct_epoch_fn)(void *user, const ct_epoch_report *report);
@@ -140,6 +143,9 @@ typedef struct ct_predictions {
     int *label;          /* (count) its label */
     int *classes;        /* (count, top_k) the most probable classes, most probable first */
     double *probability; /* (count, top_k) their softmax probabilities */
+    char **class_names;  /* (nclasses) the classes' names when the checkpoint has them
+                            (text classifiers), else NULL */
+    int nclasses;
 } ct_predictions;
 
 /* Predicts the top-k classes of the first `count` samples of the data's
@@ -148,6 +154,35 @@ typedef struct ct_predictions {
  * failure it is empty (and freeing it does nothing). */
 CT_API int ct_predict(ct_context *ctx, const char *model, const char *weights, const char *data,
                       size_t count, int top_k, ct_predictions *out);
+
+/* Predicts the top-k classes of each of `count` texts with a text
+ * classifier's checkpoint (its tokenizer and class names): each text is
+ * tokenized as training did, truncated or padded to the model's length.
+ * The predictions' index is the text's position and label is -1. */
+CT_API int ct_predict_text(ct_context *ctx, const char *weights, const char *const *texts, size_t count,
+                           int top_k, ct_predictions *out);
+
+/* Sampling text from a language model's checkpoint. */
+typedef struct ct_generate_options {
+    const char *prompt;      /* the text to continue; NULL or "": a newline (byte tokens)
+                                or <unk> (word tokens) */
+    size_t length;           /* tokens to generate; default 200 */
+    float temperature;       /* logits are divided by it; 0: always the most probable
+                                token; default 1 */
+    int top_k;               /* sample among the k most probable tokens; 0: all */
+    uint64_t seed;           /* the same seed gives the same text; default 1 */
+    /* each generated token's text as it comes (bytes of byte tokens may be
+     * part of a UTF-8 character; words come with a leading space) */
+    void (*on_text)(void *user, const char *text, size_t len);
+    void *user;
+} ct_generate_options;
+
+CT_API void ct_generate_defaults(ct_generate_options *o);
+/* Generates o->length tokens after the prompt. The context is the model's
+ * sequence length: the last T tokens (prompt and generated) are fed each
+ * step, and the next token is drawn from the scores at the last of them;
+ * the padding id is never drawn. */
+CT_API int ct_generate(ct_context *ctx, const char *weights, const ct_generate_options *o);
 /* Frees what ct_predict allocated and empties *predictions; an empty one is
  * left as it is. */
 CT_API void ct_predictions_free(ct_predictions *predictions);

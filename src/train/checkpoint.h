@@ -2,7 +2,9 @@
  * checkpoint.h - safetensors checkpoints of a net: every parameter and
  * running statistic as `<layer>.<name>` in PyTorch's layout, the optimizer
  * state as `optimizer.state`, and metadata (the model text, epoch, step,
- * seed, optimizer, version).
+ * seed, optimizer, version; for text data the tokenizer, "tokens", and for
+ * named classes their names, "classes"). Loading leaves meta->tokens and
+ * meta->classes NULL: read them with ct_st_meta.
  */
 #ifndef CT_TRAIN_CHECKPOINT_H
 #define CT_TRAIN_CHECKPOINT_H
@@ -17,6 +19,8 @@ typedef struct ct_ckpt_meta {
     char optimizer[16];
     int batch;
     char data[256];
+    const char *tokens;   /* text data: the tokenizer (ct_tokenizer_to_json), or NULL */
+    const char *classes;  /* named classes: a JSON array of the names in id order, or NULL */
 } ct_ckpt_meta;
 
 /* Writes atomically; the previous file survives any failure. */

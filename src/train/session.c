@@ -3,8 +3,11 @@
  * (src/train/session.h).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cJSON.h>
 
 #include "nn/layer.h"
 #include "train/checkpoint.h"
@@ -45,37 +48,89 @@ int ct_session_open_model(ct_session *s, const char *model, const char *weights)
     return CT_OK;
 }
 
+/* The vocabulary of the layer reading the token ids (layer 0), or 0. */
+static int token_vocab(const ct_model *m)
+{
+    for (size_t i = 1; i < m->count; i++)
+        if (m->layers[i].ninputs && m->layers[i].inputs[0] == 0 && ct_layer_key(&m->layers[i], "vocab") > 0)
+            return (int)ct_layer_key(&m->layers[i], "vocab");
+    return 0;
+}
+
+/* A text dataset against a model reading tokens: sequence length, the
+ * vocabulary against the embedding, and the labels against the scores. */
+static int check_text(ct_session *s, const ct_dataset *ds)
+{
+    const ct_model *m = s->model;
+    const ct_layer *in = &m->layers[0];
+    const ct_layer *lg = &m->layers[m->layers[m->count - 1].inputs[0]];
+    int T = ct_dataset_seq(ds), k = lg->out.d[lg->out.ndim - 1];
+    if (!in->out.tokens)
+        return ct_fail(s->ctx, CT_ERR_SHAPE, "dataset %s holds text (token ids) but model %s takes "
+                       "numbers. HINT: a text model starts with `input tokens=T` and an embedding",
+                       ct_dataset_name(ds), m->source);
+    if (!T)
+        return ct_fail(s->ctx, CT_ERR_SHAPE, "model %s reads token sequences (input tokens=%d) but "
+                       "dataset %s holds images or tables. HINT: use text:, textdir: or csv:FILE:text=COL "
+                       "data", m->source, in->out.d[0], ct_dataset_name(ds));
+    if (T != in->out.d[0])
+        return ct_fail(s->ctx, CT_ERR_SHAPE, "dataset %s gives %d tokens per sample but model %s "
+                       "takes %d. HINT: add :seq=%d to the data spec", ct_dataset_name(ds), T, m->source,
+                       in->out.d[0], in->out.d[0]);
+    size_t ids = ct_tokenizer_size(ct_dataset_tokenizer(ds));
+    int vocab = token_vocab(m);
+    if (vocab && ids > (size_t)vocab)
+        return ct_fail(s->ctx, CT_ERR_SHAPE, "dataset %s has a vocabulary of %zu token ids but the "
+                       "embedding of model %s takes %d. HINT: use :vocab=%d (or less) in the data spec, "
+                       "or a larger embedding vocab=", ct_dataset_name(ds), ids, m->source, vocab,
+                       vocab > 2 ? vocab - 2 : 1);
+    if (ct_dataset_labels_per_sample(ds) > 1) { /* a language model: the next token of every position */
+        if (!lg->out.sequence)
+            return ct_fail(s->ctx, CT_ERR_SHAPE, "dataset %s is language-model data (a target per "
+                           "token) but model %s scores whole samples. HINT: leave out the pooling, so "
+                           "the classifier scores every position", ct_dataset_name(ds), m->source);
+        if ((size_t)k < ids)
+            return ct_fail(s->ctx, CT_ERR_SHAPE, "model %s scores %d classes per token but dataset %s "
+                           "has %zu token ids", m->source, k, ct_dataset_name(ds), ids);
+        return CT_OK;
+    }
+    if (lg->out.sequence)
+        return ct_fail(s->ctx, CT_ERR_SHAPE, "dataset %s has one label per sample but model %s scores "
+                       "every token. HINT: pool the sequence (seqpool) before the classifier",
+                       ct_dataset_name(ds), m->source);
+    return CT_OK;
+}
+
 int ct_session_check_data(ct_session *s, const ct_dataset *ds)
 {
     const ct_model *m = s->model;
     const ct_layer *in = &m->layers[0];
     const ct_layer *loss = &m->layers[m->count - 1];
-    if (in->out.tokens)
-        return ct_fail(s->ctx, CT_ERR_UNSUPPORTED, "model %s reads token sequences; training it "
-                       "needs a text dataset, which cltrain does not read yet (`cltrain bench` runs it "
-                       "on synthetic tokens)", m->source);
-    int c, h, w;
-    ct_dataset_shape(ds, &c, &h, &w);
-    size_t numel = ct_shape_numel(&in->out);
-    int fits = in->out.ndim == 3 ? in->out.d[0] == c && in->out.d[1] == h && in->out.d[2] == w
-                                 : numel == (size_t)c * (size_t)h * (size_t)w;
-    if (!fits) {
-        char want[64];
-        ct_shape_str(&in->out, want, sizeof want);
-        return ct_fail(s->ctx, CT_ERR_SHAPE, "dataset %s has samples of %dx%dx%d but model %s takes %s",
-                       ct_dataset_name(ds), c, h, w, m->source, want);
-    }
-    if (!strcmp(loss->type->name, "softmax_cross_entropy")) {
-        const ct_layer *lg = &m->layers[loss->inputs[0]];
-        int k = lg->out.d[lg->out.ndim - 1];
-        if (ct_dataset_classes(ds) > k)
-            return ct_fail(s->ctx, CT_ERR_SHAPE, "dataset %s has %d classes but model %s scores %d",
-                           ct_dataset_name(ds), ct_dataset_classes(ds), m->source, k);
-    } else {
+    const ct_layer *lg = &m->layers[loss->inputs[0]];
+    if (loss->type->id != CT_LAYER_ID_softmax_cross_entropy)
         return ct_fail(s->ctx, CT_ERR_UNSUPPORTED, "model %s ends in %s; training with it needs "
                        "regression targets, which the datasets do not provide yet", m->source,
                        loss->type->name);
+    int st = in->out.tokens || ct_dataset_seq(ds) ? check_text(s, ds) : CT_OK;
+    if (st)
+        return st;
+    if (!in->out.tokens) {
+        int c, h, w;
+        ct_dataset_shape(ds, &c, &h, &w);
+        size_t numel = ct_shape_numel(&in->out);
+        int fits = in->out.ndim == 3 ? in->out.d[0] == c && in->out.d[1] == h && in->out.d[2] == w
+                                     : numel == (size_t)c * (size_t)h * (size_t)w;
+        if (!fits) {
+            char want[64];
+            ct_shape_str(&in->out, want, sizeof want);
+            return ct_fail(s->ctx, CT_ERR_SHAPE, "dataset %s has samples of %dx%dx%d but model %s takes %s",
+                           ct_dataset_name(ds), c, h, w, m->source, want);
+        }
     }
+    int k = lg->out.d[lg->out.ndim - 1];
+    if (ct_dataset_labels_per_sample(ds) == 1 && ct_dataset_classes(ds) > k)
+        return ct_fail(s->ctx, CT_ERR_SHAPE, "dataset %s has %d classes but model %s scores %d",
+                       ct_dataset_name(ds), ct_dataset_classes(ds), m->source, k);
     return CT_OK;
 }
 
@@ -85,14 +140,26 @@ void ct_session_limit(ct_dataset *ds, size_t n)
         ds->n = n;
 }
 
+size_t ct_batch_input_bytes(const ct_batch *b, size_t row_elems)
+{
+    return b->tokens ? b->seq * b->stride * sizeof(int32_t) : b->n * row_elems * sizeof(float);
+}
+
+size_t ct_batch_label_bytes(const ct_batch *b, int labels_per_sample)
+{
+    return (labels_per_sample > 1 ? b->seq * b->stride : b->n) * sizeof(int32_t);
+}
+
 int ct_session_upload(ct_session *s, const ct_batch *b)
 {
     ct_net *net = &s->net;
+    const void *x = b->tokens ? (const void *)b->tokens : (const void *)b->x;
     int st = ct_buffer_write(s->ctx, net->rt[0].out.mem, net->rt[0].out.off * sizeof(float),
-                             b->n * (net->rt[0].out_n / (size_t)net->batch) * sizeof(float), b->x);
+                             ct_batch_input_bytes(b, net->rt[0].out_n / (size_t)net->batch), x);
     if (!st)
         st = ct_buffer_write(s->ctx, net->labels.mem, net->labels.off * sizeof(float),
-                             b->n * sizeof(int32_t), b->y);
+                             ct_batch_label_bytes(b, b->tokens && b->seq && net->label_n > (size_t)net->batch
+                                                         ? (int)b->seq : 1), b->y);
     return st;
 }
 
@@ -114,7 +181,7 @@ int ct_session_evaluate(ct_session *s, ct_dataset *ds, double *loss, double *acc
     if (st)
         return ct_fail_keep(s->ctx, st);
     const ct_lrt *lg = ct_session_logits(net);
-    size_t K = lg->out_n / (size_t)net->batch;
+    size_t K = lg->out_n / lg->rows, per = lg->rows / (size_t)net->batch; /* per: T of a language model */
     float *logits = malloc(lg->out_n * sizeof *logits);
     double sum = 0;
     size_t correct = 0, n = 0;
@@ -131,9 +198,13 @@ int ct_session_evaluate(ct_session *s, ct_dataset *ds, double *loss, double *acc
         if (b.n == 0)
             break;
         if ((st = ct_session_upload(s, &b)) || (st = ct_net_forward(net, 0, 0, 0)) ||
-            (st = ct_buffer_read(s->ctx, lg->out.mem, lg->out.off * sizeof(float), b.n * K * sizeof(float), logits)))
+            (st = ct_buffer_read(s->ctx, lg->out.mem, lg->out.off * sizeof(float), lg->out_n * sizeof(float), logits)))
             break;
-        for (size_t r = 0; r < b.n; r++) {
+        /* the logits' rows (t, i) of a language model, time-major; the
+         * samples' rows otherwise; a partial batch's rows are i < b.n */
+        for (size_t u = 0; u < b.n * per; u++) {
+            size_t r = per > 1 ? (u % per) * (size_t)net->batch + u / per : u;
+            int32_t y = b.y[per > 1 ? (u % per) * b.stride + u / per : u];
             const float *z = logits + r * K;
             size_t best = 0;
             double mx = z[0];
@@ -144,10 +215,10 @@ int ct_session_evaluate(ct_session *s, ct_dataset *ds, double *loss, double *acc
             double se = 0;
             for (size_t k = 0; k < K; k++)
                 se += exp((double)z[k] - mx);
-            sum += log(se) + mx - (double)z[b.y[r]];
-            correct += best == (size_t)b.y[r];
+            sum += log(se) + mx - (double)z[y];
+            correct += best == (size_t)y;
         }
-        n += b.n;
+        n += b.n * per;
     }
     free(logits);
     ct_loader_free(&ld);
@@ -158,4 +229,123 @@ int ct_session_evaluate(ct_session *s, ct_dataset *ds, double *loss, double *acc
     if (count)
         *count = n;
     return CT_OK;
+}
+
+/* ---- what a checkpoint keeps of a text dataset ---- */
+
+char *ct_session_tokens_json(const ct_dataset *ds)
+{
+    const ct_tokenizer *tok = ct_dataset_tokenizer(ds);
+    if (!tok)
+        return NULL;
+    size_t n = ct_tokenizer_to_json(tok, NULL, 0) + 1;
+    char *json = malloc(n);
+    if (json)
+        ct_tokenizer_to_json(tok, json, n);
+    return json;
+}
+
+char *ct_session_classes_json(const ct_dataset *ds)
+{
+    if (!ct_dataset_class_name(ds, 0))
+        return NULL;
+    cJSON *a = cJSON_CreateArray();
+    for (int k = 0; a && k < ct_dataset_classes(ds); k++) {
+        cJSON *name = cJSON_CreateString(ct_dataset_class_name(ds, k));
+        if (!name || !cJSON_AddItemToArray(a, name)) {
+            cJSON_Delete(name);
+            cJSON_Delete(a);
+            return NULL;
+        }
+    }
+    char *json = a ? cJSON_PrintUnformatted(a) : NULL;
+    cJSON_Delete(a);
+    return json;
+}
+
+int ct_session_text_options(ct_session *s, const char *weights, ct_text_options *o, ct_tokenizer **tok,
+                            char ***names)
+{
+    ct_text_defaults(o);
+    *tok = NULL;
+    *names = NULL;
+    const char *tj = s->ckpt ? ct_st_meta(s->ckpt, "tokens") : NULL;
+    const char *cj = s->ckpt ? ct_st_meta(s->ckpt, "classes") : NULL;
+    int st;
+    if (tj && (st = ct_tokenizer_from_json(tj, strlen(tj), tok)))
+        return ct_fail(s->ctx, st, "checkpoint %s: metadata 'tokens': %s", weights, ct_last_error());
+    o->tokenizer = *tok;
+    if (!cj)
+        return CT_OK;
+    cJSON *a = cJSON_Parse(cj);
+    int n = cJSON_IsArray(a) ? cJSON_GetArraySize(a) : -1;
+    if (n < 1 || n > (1 << 20)) {
+        cJSON_Delete(a);
+        return ct_fail(s->ctx, CT_ERR_CORRUPT, "checkpoint %s: metadata 'classes' is not a JSON array of "
+                       "class names", weights);
+    }
+    *names = calloc((size_t)n, sizeof **names);
+    for (int k = 0; *names && k < n; k++) {
+        const cJSON *e = cJSON_GetArrayItem(a, k);
+        if (!cJSON_IsString(e) || !e->valuestring[0]) {
+            cJSON_Delete(a);
+            return ct_fail(s->ctx, CT_ERR_CORRUPT, "checkpoint %s: metadata 'classes': entry %d is not a "
+                           "class name", weights, k);
+        }
+        if (!((*names)[k] = strdup(e->valuestring)))
+            break;
+    }
+    cJSON_Delete(a);
+    if (!*names || !(*names)[n - 1])
+        return ct_fail(s->ctx, CT_ERR_NO_MEMORY, "out of host memory");
+    o->classes = (const char *const *)*names;
+    o->nclasses = n;
+    return CT_OK;
+}
+
+void ct_session_text_free(ct_tokenizer **tok, char ***names, int n)
+{
+    ct_tokenizer_free(tok);
+    for (int k = 0; *names && k < n; k++)
+        free((*names)[k]);
+    free(*names);
+    *names = NULL;
+}
+
+int ct_session_open_text_checkpoint(ct_session *s, const char *weights, int batch, int lm, ct_tokenizer **tok,
+                                    char ***names, int *nnames)
+{
+    *tok = NULL;
+    *names = NULL;
+    *nnames = 0;
+    int st = ct_session_open_model(s, NULL, weights);
+    if (st)
+        return st;
+    const ct_model *m = s->model;
+    const ct_layer *lg = &m->layers[m->layers[m->count - 1].inputs[0]];
+    if (!m->layers[0].out.tokens || !ct_st_meta(s->ckpt, "tokens"))
+        return ct_fail(s->ctx, CT_ERR_INVALID_ARG, "checkpoint %s was not trained on text (its model reads "
+                       "no tokens, or it holds no tokenizer). HINT: use a checkpoint of a model trained "
+                       "on text:, textdir: or csv:...:text= data", weights);
+    if (lm != lg->out.sequence)
+        return ct_fail(s->ctx, CT_ERR_INVALID_ARG, "checkpoint %s holds a %s. HINT: %s", weights,
+                       lg->out.sequence ? "language model (it scores every token)"
+                                        : "text classifier (it scores whole texts)",
+                       lg->out.sequence ? "sample from it with `cltrain generate`"
+                                        : "classify with `cltrain predict --text`");
+    ct_text_options to;
+    if ((st = ct_session_text_options(s, weights, &to, tok, names)))
+        return st;
+    *nnames = to.nclasses;
+    int vocab = token_vocab(m), k = lg->out.d[lg->out.ndim - 1];
+    size_t ids = ct_tokenizer_size(*tok);
+    if ((vocab && ids > (size_t)vocab) || (lm && ids > (size_t)k) || (*nnames && *nnames > k))
+        return ct_fail(s->ctx, CT_ERR_CORRUPT, "checkpoint %s: its vocabulary (%zu ids) or classes (%d) do "
+                       "not match its model (embedding vocab=%d, %d scores)", weights, ids, *nnames, vocab, k);
+    if ((st = ct_net_plan(s->ctx, s->model, batch, &s->net)))
+        return st;
+    s->planned = 1;
+    if ((st = ct_net_alloc(&s->net)))
+        return st;
+    return ct_checkpoint_load(&s->net, s->ckpt, weights, NULL, 0, NULL);
 }

@@ -30,12 +30,36 @@ int ct_session_open_model(ct_session *s, const char *model, const char *weights)
 int ct_session_check_data(ct_session *s, const ct_dataset *ds);
 /* Keeps the first n samples (0: all). */
 void ct_session_limit(ct_dataset *ds, size_t n);
+/* Bytes of a batch's input (row_elems floats per sample, or a text
+ * batch's (T, N) token ids) and of its labels (one per sample, or per
+ * token of language-model data). */
+size_t ct_batch_input_bytes(const ct_batch *b, size_t row_elems);
+size_t ct_batch_label_bytes(const ct_batch *b, int labels_per_sample);
 /* Uploads a batch into the net's input and label slots. */
 int ct_session_upload(ct_session *s, const ct_batch *b);
 /* The run-time record of the layer the loss reads: the logits. */
 const ct_lrt *ct_session_logits(const ct_net *net);
 /* Loss and accuracy of a split, computed on the host from logits so a
- * partial last batch counts exactly; *count (may be NULL): samples. */
+ * partial last batch counts exactly: per sample, or per token of
+ * language-model data; *count (may be NULL): samples or tokens. */
 int ct_session_evaluate(ct_session *s, ct_dataset *ds, double *loss, double *acc, size_t *count);
+
+/* What a checkpoint keeps of a text dataset: its tokenizer and its class
+ * names as JSON (malloc'd; NULL when it has none or out of memory). */
+char *ct_session_tokens_json(const ct_dataset *ds);
+char *ct_session_classes_json(const ct_dataset *ds);
+/* The tokenizer and class names of the checkpoint in s->ckpt (read from
+ * `weights`) as options for ct_dataset_open_text; *tok and *names are
+ * the caller's to release with ct_session_text_free (o->nclasses names). */
+int ct_session_text_options(ct_session *s, const char *weights, ct_text_options *o, ct_tokenizer **tok,
+                            char ***names);
+void ct_session_text_free(ct_tokenizer **tok, char ***names, int n);
+
+/* A text model from its checkpoint alone: the model, its tokenizer and
+ * class names (released with ct_session_text_free), and its net planned
+ * at `batch` with the weights loaded. lm: it must be a language model
+ * (scores per token), else a classifier (scores per text). */
+int ct_session_open_text_checkpoint(ct_session *s, const char *weights, int batch, int lm, ct_tokenizer **tok,
+                                    char ***names, int *nnames);
 
 #endif /* CT_TRAIN_SESSION_H */

@@ -143,10 +143,21 @@ static void log_json(const char *path, const ct_epoch_report *r, const char *kin
     char line[2048];
     int n = snprintf(line, sizeof line, "{\"event\": \"%s\", \"epoch\": %d, \"step\": %ld, \"lr\": %.8g, "
                      "\"train_loss\": %.8g, \"train_accuracy\": %.6f, \"test_loss\": %.8g, "
-                     "\"test_accuracy\": %.6f, \"seconds\": %.3f, \"samples_per_second\": %.1f}\n", kind,
+                     "\"test_accuracy\": %.6f, \"seconds\": %.3f, \"samples_per_second\": %.1f", kind,
                      r->epoch, r->step, r->lr, r->train_loss, r->train_accuracy,
                      isnan(r->test_loss) ? -1.0 : r->test_loss, isnan(r->test_accuracy) ? -1.0 : r->test_accuracy,
                      r->seconds, r->samples_per_second);
+    if (n > 0 && (size_t)n < sizeof line && r->tokens) {
+        /* language models: the test loss's (else the training loss's)
+         * perplexity and, for byte tokens, bits per byte */
+        double nats = isnan(r->test_loss) ? r->train_loss : r->test_loss;
+        n += snprintf(line + n, sizeof line - (size_t)n, ", \"tokens\": %d, \"perplexity\": %.6g", r->tokens,
+                      exp(nats));
+        if (r->byte_tokens && n > 0 && (size_t)n < sizeof line)
+            n += snprintf(line + n, sizeof line - (size_t)n, ", \"bits_per_byte\": %.6f", nats / log(2.0));
+    }
+    if (n > 0 && (size_t)n < sizeof line)
+        n += snprintf(line + n, sizeof line - (size_t)n, "}\n");
     if (n <= 0 || (size_t)n >= sizeof line)
         return;
     FILE *f = fopen(path, "a");
@@ -165,14 +176,19 @@ static int upload_async(ct_replica *r, const ct_batch *b, int k)
     ct_net *net = r->net;
     cl_command_queue q = r->ctx->transfer;
     size_t per = net->rt[0].out_n / (size_t)net->batch;
-    size_t xin = r->rows * per * sizeof(float);
+    /* images and tables: this replica's rows; text (one replica): the whole
+     * (T, N) block of token ids, and a label per token of language-model data */
+    const void *x = b->tokens ? (const void *)b->tokens : (const void *)(b->x + r->row0 * per);
+    size_t xin = b->tokens ? ct_batch_input_bytes(b, per) : r->rows * per * sizeof(float);
+    size_t yn = b->tokens ? ct_batch_label_bytes(b, net->label_n > (size_t)net->batch ? (int)b->seq : 1)
+                          : r->rows * sizeof(int32_t);
     cl_event after = r->used[k], x_done = NULL;
-    ct_count_h2d(r->ctx, xin + r->rows * sizeof(int32_t));
-    cl_int err = clEnqueueWriteBuffer(q, net->slot[k], CL_FALSE, 0, xin, b->x + r->row0 * per,
-                                      after ? 1 : 0, after ? &after : NULL, &x_done);
+    ct_count_h2d(r->ctx, xin + yn);
+    cl_int err = clEnqueueWriteBuffer(q, net->slot[k], CL_FALSE, 0, xin, x, after ? 1 : 0,
+                                      after ? &after : NULL, &x_done);
     if (err == CL_SUCCESS) {
-        err = clEnqueueWriteBuffer(q, net->slot[k], CL_FALSE, net->slot_label_off * sizeof(float),
-                                   r->rows * sizeof(int32_t), b->y + r->row0, 1, &x_done, &r->wrote[k]);
+        err = clEnqueueWriteBuffer(q, net->slot[k], CL_FALSE, net->slot_label_off * sizeof(float), yn,
+                                   b->y + (b->tokens ? 0 : r->row0), 1, &x_done, &r->wrote[k]);
         clReleaseEvent(x_done);
     }
     if (err == CL_SUCCESS)
@@ -301,6 +317,9 @@ typedef struct run {
     int parallel, lead;        /* several replicas or ranks; this is rank 0 */
     int first_epoch;
     long step;
+    int tokens;                /* language-model data: tokens (labels) per sample; else 0 */
+    int byte_tokens;
+    char *tokens_json, *classes_json; /* what checkpoints keep of text data */
 } run;
 
 static int check_options(ct_context *ctx, const ct_train_options *o)
@@ -345,6 +364,19 @@ static int open_data(run *t)
     ct_session_limit(t->s.test, o->test_limit);
     if ((st = ct_session_check_data(&t->s, t->s.train)))
         return st;
+    if (ct_dataset_seq(t->s.train) && (t->g.count > 1 || t->g.world > 1))
+        return ct_fail(t->ctx, CT_ERR_UNSUPPORTED, "text data trains on one device and one process: a "
+                       "batch of sequences is (T, N), and replicas' shares of it are not one slice. "
+                       "HINT: pass one --device and run without mpirun");
+    t->tokens_json = ct_session_tokens_json(t->s.train);
+    t->classes_json = ct_session_classes_json(t->s.train);
+    if ((ct_dataset_tokenizer(t->s.train) && !t->tokens_json) ||
+        (ct_dataset_class_name(t->s.train, 0) && !t->classes_json))
+        return ct_fail(t->ctx, CT_ERR_NO_MEMORY, "out of host memory");
+    if (ct_dataset_labels_per_sample(t->s.train) > 1) {
+        t->tokens = ct_dataset_seq(t->s.train);
+        t->byte_tokens = ct_tokenizer_kind(ct_dataset_tokenizer(t->s.train)) == CT_TOKENS_BYTE;
+    }
     if (ct_dataset_count(t->s.train) < (size_t)o->batch)
         return ct_fail(t->ctx, CT_ERR_INVALID_ARG, "the batch (%d) is larger than the training set (%zu "
                        "samples)", o->batch, ct_dataset_count(t->s.train));
@@ -450,16 +482,18 @@ static int report_step(run *t, int epoch, size_t seen, float lr, double t0, doub
         if ((st = ct_group_totals(&t->g, 0, &h[0], &h[1])))
             return st;
         double rate = (double)seen / (now - t0);
-        ct_progress p = { epoch + 1, o->epochs, seen, total, h[0] / (double)mine, h[1] / (double)mine,
-                          rate, (double)(total - seen) / rate, 0 };
+        ct_progress p = { epoch + 1, o->epochs, seen, total, h[0] / (double)mine,
+                          h[1] / ((double)mine * (t->tokens ? t->tokens : 1)), rate,
+                          (double)(total - seen) / rate, 0 };
         o->on_progress(o->user, &p);
         *last_draw = now;
     }
     if (o->log_every > 0 && t->step % o->log_every == 0 && o->log) {
         if ((st = ct_group_totals(&t->g, 1, &h[0], &h[1])))
             return st;
-        ct_epoch_report r = { epoch + 1, o->epochs, t->step, h[0] / (double)seen, h[1] / (double)seen,
-                              NAN, NAN, ct_now() - t0, (double)seen / (ct_now() - t0), lr };
+        ct_epoch_report r = { epoch + 1, o->epochs, t->step, h[0] / (double)seen,
+                              h[1] / ((double)seen * (t->tokens ? t->tokens : 1)), NAN, NAN, ct_now() - t0,
+                              (double)seen / (ct_now() - t0), lr, t->tokens, t->byte_tokens };
         if (t->lead)
             log_json(o->log, &r, "step");
     }
@@ -536,8 +570,9 @@ static int finish_epoch(run *t, int epoch, size_t seen, float lr, double t0)
     if ((st = ct_group_totals(&t->g, 1, &h[0], &h[1])))
         return st;
     double secs = ct_now() - t0;
-    ct_epoch_report r = { epoch + 1, o->epochs, t->step, h[0] / (double)seen, h[1] / (double)seen, NAN,
-                          NAN, secs, (double)seen / secs, lr };
+    ct_epoch_report r = { epoch + 1, o->epochs, t->step, h[0] / (double)seen,
+                          h[1] / ((double)seen * (t->tokens ? t->tokens : 1)), NAN, NAN, secs,
+                          (double)seen / secs, lr, t->tokens, t->byte_tokens };
     if (t->lead && o->on_progress) {
         ct_progress p = { epoch + 1, o->epochs, seen, (size_t)t->per_epoch * (size_t)o->batch, r.train_loss,
                           r.train_accuracy, r.samples_per_second, 0, 1 };
@@ -553,7 +588,7 @@ static int finish_epoch(run *t, int epoch, size_t seen, float lr, double t0)
         (st = ct_session_evaluate(&t->s, t->s.test, &r.test_loss, &r.test_accuracy, NULL)))
         return st;
     if (o->out) {
-        ct_ckpt_meta meta = { epoch + 1, t->step, o->seed, "", o->batch, "" };
+        ct_ckpt_meta meta = { epoch + 1, t->step, o->seed, "", o->batch, "", t->tokens_json, t->classes_json };
         snprintf(meta.optimizer, sizeof meta.optimizer, "%s", ct_optim_name(t->od.kind));
         snprintf(meta.data, sizeof meta.data, "%s", t->data);
         if ((st = ct_checkpoint_save(&t->s.net, t->g.rep[0].state, t->state_n, &meta, o->out)))
@@ -598,6 +633,8 @@ int ct_train_parallel(ct_context *const *ctxs, size_t count, const double *share
             st = finish_epoch(&t, epoch, seen, lr, t0);
     }
 done:
+    free(t.tokens_json);
+    free(t.classes_json);
     ct_finite_release(&t.fin);
     ct_loader_free(&t.ld);
     ct_group_free(&t.g);
