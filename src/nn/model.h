@@ -25,6 +25,7 @@ typedef enum ct_key_kind {
     CT_KEY_BOOL,
     CT_KEY_ACT,   /* none, relu, leaky_relu, sigmoid, tanh, gelu */
     CT_KEY_SHAPE, /* 1x28x28: up to 3 positive integers */
+    CT_KEY_CHOICE, /* one of the names in `choices`, stored as its index */
 } ct_key_kind;
 
 typedef struct ct_key_spec {
@@ -34,6 +35,7 @@ typedef struct ct_key_spec {
     double def;      /* the default when not required */
     double min, max; /* valid range (ints and floats) */
     const char *help;
+    const char *const *choices; /* CT_KEY_CHOICE: the names, NULL-terminated */
 } ct_key_spec;
 
 typedef struct ct_layer ct_layer;

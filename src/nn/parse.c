@@ -94,6 +94,20 @@ static int parse_value(const parser *p, ct_layer *l, int k, const char *val, con
                 return CT_OK;
             }
         return perr(p, at, "%s=%s: expected none, relu, leaky_relu, sigmoid, tanh or gelu", ks->name, val);
+    case CT_KEY_CHOICE: {
+        char names[256];
+        int at_n = 0;
+        for (int i = 0; ks->choices[i]; i++) {
+            if (!strcmp(val, ks->choices[i])) {
+                l->v[k] = i;
+                return CT_OK;
+            }
+            if (at_n >= 0 && (size_t)at_n < sizeof names)
+                at_n += snprintf(names + at_n, sizeof names - (size_t)at_n, "%s%s", i ? ", " : "",
+                                 ks->choices[i]);
+        }
+        return perr(p, at, "%s=%s: expected one of %s", ks->name, val, at_n ? names : "(none)");
+    }
     case CT_KEY_SHAPE: {
         const char *s = val;
         l->shape_key_n = 0;

@@ -10,7 +10,7 @@
 enum { K_SHAPE, K_FEATURES, K_TOKENS };
 
 static const ct_key_spec keys[] = {
-    { "shape", CT_KEY_SHAPE, 0, 0, 1, 1 << 20, "channels x height x width of one image, e.g. 1x28x28" },
+    { "shape", CT_KEY_SHAPE, 0, 0, 1, 1 << 20, "channels x height x width of one image, e.g. 1x28x28", NULL },
     CT_KEY_INT_("features", 0, 0, 1, 1 << 26, "length of one feature vector"),
     CT_KEY_INT_("tokens", 0, 0, 1, 1 << 20, "sequence length of token ids"),
 };
