@@ -74,8 +74,9 @@ ct_buf ck_dev_inout(ct_check *c, const double *x, size_t n);
 int ck_status(ct_check *c, int status, const char *what);
 
 /* Reads `got` back (guards included) and compares it with `ref`:
- * |got - ref| <= atol + rtol * |ref| for every element, the guards intact,
- * no NaN where ref has none. Returns 1 if it matched. */
+ * |got - ref| <= atol + rtol * |ref| (or got == ref, for infinities) for
+ * every element, the guards intact, no NaN where ref has none. Returns 1 if
+ * it matched. */
 int ck_expect(ct_check *c, const char *what, ct_buf got, size_t n, const double *ref,
               double atol, double rtol);
 

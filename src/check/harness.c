@@ -328,8 +328,9 @@ int ck_expect(ct_check *c, const char *what, ct_buf got, size_t n, const double 
         double g = v[i], r = ref[i];
         double tol = atol + rtol * fabs(r);
         double err = fabs(g - r);
-        int bad = isnan(r) ? !isnan(g) : (isnan(g) || !(err <= tol));
-        if (!isnan(err) && !isnan(r)) {
+        /* equal values match, infinities too (their err and tol are NaN) */
+        int bad = isnan(r) ? !isnan(g) : (isnan(g) || (g != r && !(err <= tol)));
+        if (g != r && !isnan(err) && !isnan(r)) {
             if (err > c->res.max_abs_err)
                 c->res.max_abs_err = err;
             if (err / tol > c->res.max_rel_err)
