@@ -1,8 +1,10 @@
 /*
  * test_classes [--device SEL] [MODEL...] - one training step of each zoo
- * family (mlp, cnn, a ResNet, lstm) through the CPU class and through the
- * GPU class (src/cl/devclass.c) on the same device, from the same
- * parameters and batch: the loss and every parameter gradient must agree.
+ * family (mlp, cnn, a ResNet, lstm) and of a sequence classifier (tokens,
+ * embedding, lstm, seqpool, dense; token id 0 is padding, 1 in 16 of the
+ * random ids) through the CPU class and through the GPU class
+ * (src/cl/devclass.c) on the same device, from the same parameters and
+ * batch: the loss and every parameter gradient must agree.
  * (MODEL may also be a model file, run at batch 4.)
  *
  * The forward passes are compared by the loss. The backward passes are
@@ -166,7 +168,8 @@ static int compare(const ct_net *net, const char *model, const result *c, const 
     return bad;
 }
 
-static int run_model(ct_context *ctx, const char *name, int batch)
+/* text: the model's text, or NULL for a zoo name or model file */
+static int run_model(ct_context *ctx, const char *name, const char *text, int batch)
 {
     ct_model *m = NULL;
     ct_net net;
@@ -181,7 +184,7 @@ static int run_model(ct_context *ctx, const char *name, int batch)
     float *x = NULL;
     int32_t *y = NULL;
     int planned = 0, bad = 1;
-    int st = ct_model_open(name, &m);
+    int st = text ? ct_model_from_text(text, name, &m) : ct_model_open(name, &m);
     if (!st && !(st = ct_net_plan(ctx, m, batch, &net)))
         planned = 1;
     if (!st)
@@ -236,10 +239,17 @@ done:
 int main(int argc, char **argv)
 {
     const char *device = NULL;
+    static const char seqpool_text[] = "input tokens=16\n"
+                                       "embedding vocab=16 dim=8\n"
+                                       "lstm hidden=12\n"
+                                       "seqpool mode=mean\n"
+                                       "dense out=4\n"
+                                       "softmax_cross_entropy\n";
     static const struct {
-        const char *model;
+        const char *model, *text;
         int batch;
-    } all[] = { { "mlp", 32 }, { "cnn", 16 }, { "resnet56", 4 }, { "lstm", 4 } };
+    } all[] = { { "mlp", NULL, 32 }, { "cnn", NULL, 16 }, { "resnet56", NULL, 4 }, { "lstm", NULL, 4 },
+                { "seqpool", seqpool_text, 8 } };
     const char *pick[8];
     int npick = 0;
     for (int i = 1; i < argc; i++) {
@@ -260,13 +270,13 @@ int main(int argc, char **argv)
     int bad = 0;
     for (int k = 0; k < npick; k++)
         if (strchr(pick[k], '/'))
-            bad += run_model(ctx, pick[k], 4); /* a model file */
+            bad += run_model(ctx, pick[k], NULL, 4); /* a model file */
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         int want = !npick;
         for (int k = 0; k < npick; k++)
             want |= !strcmp(pick[k], all[i].model);
         if (want)
-            bad += run_model(ctx, all[i].model, all[i].batch);
+            bad += run_model(ctx, all[i].model, all[i].text, all[i].batch);
     }
     ct_context_free(&ctx);
     printf("%s\n", bad ? "FAILED" : "the CPU and GPU classes agree");
