@@ -110,6 +110,27 @@ static const char lstm_text[] =
     "decoder: dense out=10000\n"
     "loss: softmax_cross_entropy\n";
 
+static const char textcls_text[] =
+    "# a byte-level text classifier: UTF-8 bytes of up to 128 per text, an LSTM\n"
+    "# over them, the mean of its outputs over the text's real (non-padding)\n"
+    "# positions, and 8 classes (the 8-language identification of docs/TEXT.md;\n"
+    "# copy it and change fc's out= for another number of classes)\n"
+    "input tokens=128\n"
+    "embed: embedding vocab=256 dim=32\n"
+    "lstm: lstm hidden=128\n"
+    "pool: seqpool mode=mean\n"
+    "fc: dense out=8\n"
+    "loss: softmax_cross_entropy\n";
+
+static const char bytelm_text[] =
+    "# a byte-level language model: the next UTF-8 byte of every position of 64,\n"
+    "# from an LSTM of 2 layers of 256 (docs/TEXT.md)\n"
+    "input tokens=64\n"
+    "embed: embedding vocab=256 dim=64\n"
+    "lstm: lstm hidden=256 layers=2\n"
+    "decoder: dense out=256\n"
+    "loss: softmax_cross_entropy\n";
+
 /* ---- generated ---- */
 
 typedef struct sbuf {
@@ -256,10 +277,13 @@ static const zoo_entry zoo[] = {
     { "resnet56", "seed benchmark ResNet-56: CIFAR ResNet, option-A shortcuts (batch 128)", NULL, &resnet56_text },
     { "resnet50", "seed benchmark ResNet-50: torchvision ResNet-50, 224x224 (batch 16)", NULL, &resnet50_text },
     { "lstm", "seed benchmark LSTM: word-level LM, 10000 words, 2x256, sequence 32 (batch 128)", lstm_text, NULL },
+    { "textcls", "byte-level text classifier: embedding 32, LSTM 128, mean pool, 8 classes", textcls_text, NULL },
+    { "bytelm", "byte-level language model: embedding 64, LSTM 2x256, sequence 64", bytelm_text, NULL },
 };
 
 static const char *const zoo_names[] = { "cnn", "cnn-small", "mlp", "fcn-r", "fcn-s", "alexnet-r",
-                                         "alexnet-s", "resnet56", "resnet50", "lstm", NULL };
+                                         "alexnet-s", "resnet56", "resnet50", "lstm", "textcls", "bytelm",
+                                         NULL };
 
 const char *const *ct_zoo_names(void)
 {
