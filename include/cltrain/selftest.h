@@ -21,7 +21,8 @@ extern "C" {
 typedef struct ct_selftest_options {
     uint64_t seed;        /* default 1 */
     int iterations;       /* random shapes per op, default 8 */
-    const char *filter;   /* run only ops whose name contains this; NULL: all */
+    const char *filter;   /* run only the op of this name, or, if none has it, the ops whose
+                             name contains it ("pool": pool, not seqpool); NULL: all */
     int bench;            /* also time each op at a benchmark shape */
     int plant_bug;        /* corrupt one output element per op: every op must then FAIL */
     int finite_diff;      /* also check the reference backward against finite differences (default 1) */

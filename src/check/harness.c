@@ -470,9 +470,13 @@ int ct_selftest_run(ct_context *ctx, const ct_selftest_options *options,
         ct_selftest_defaults(&c.opt);
     if (c.opt.iterations < 1)
         c.opt.iterations = 1;
-    int all_ok = 1, ran = 0;
+    int all_ok = 1, ran = 0, exact = 0;
+    const char *filter = c.opt.filter && *c.opt.filter ? c.opt.filter : NULL;
+    for (size_t i = 0; filter && op_names[i]; i++)
+        exact |= !strcmp(op_names[i], filter);
     for (size_t i = 0; op_names[i]; i++) {
-        if (c.opt.filter && *c.opt.filter && !strstr(op_names[i], c.opt.filter))
+        /* a family's own name picks it alone: "pool" is not "seqpool" */
+        if (filter && (exact ? strcmp(op_names[i], filter) != 0 : !strstr(op_names[i], filter)))
             continue;
         memset(&c.res, 0, sizeof c.res);
         c.res.op = op_names[i];
