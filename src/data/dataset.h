@@ -91,7 +91,7 @@ typedef struct ct_csv_options {
 
 int ct_csv_load(const char *path, const ct_csv_options *opt, ct_dataset **out);
 
-/* What a text spec says (dataset.c parses it, the readers below load it). */
+/* What a text spec says (spec.c parses it, the readers below load it). */
 typedef struct ct_text_spec {
     const char *spec;      /* the whole spec, for messages */
     const char *path;      /* FILE or DIR */

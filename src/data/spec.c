@@ -1,0 +1,410 @@
+/*
+ * spec.c - dataset specs (fashion-mnist[:DIR], mnist:DIR, idx:DIR,
+ * cifar10:DIR, csv:FILE, synthetic:..., text:FILE, textdir:DIR,
+ * csv:FILE:text=COL, or a directory of IDX files) parsed strictly and
+ * handed to their readers: ct_dataset_open and ct_dataset_open_text.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/error.h"
+#include "core/util.h"
+#include "data/dataset.h"
+#include "data/tokenize.h"
+
+#define FASHION_MNIST_DIR "/usr/share/datasets/fashion-mnist"
+#define SPEC_HINT                                                                               \
+    "HINT: use fashion-mnist[:DIR], mnist:DIR, idx:DIR, cifar10:DIR, csv:FILE[:label=COL], "   \
+    "synthetic:C,H,W:CLASSES:N, text:FILE, textdir:DIR, csv:FILE:text=COL or a directory "      \
+    "holding IDX files"
+
+/* ---- specs ---- */
+
+#define MAX_TOKENS 16
+
+typedef struct spec {
+    char *buf;
+    const char *kind;
+    const char *pos[MAX_TOKENS]; /* positional arguments after the kind */
+    int npos;
+    const char *key[MAX_TOKENS];
+    const char *val[MAX_TOKENS];
+    int nopt;
+} spec;
+
+static int spec_parse(const char *text, spec *s)
+{
+    memset(s, 0, sizeof *s);
+    s->buf = ct_strdup(text);
+    if (!s->buf)
+        return ct_fail(NULL, CT_ERR_NO_MEMORY, "out of memory");
+    char *p = s->buf;
+    int ntok = 0;
+    for (;;) {
+        char *colon = strchr(p, ':');
+        if (colon)
+            *colon = 0;
+        if (ntok == 0) {
+            s->kind = p;
+        } else {
+            char *eq = strchr(p, '=');
+            if (ntok > MAX_TOKENS)
+                return ct_fail(NULL, CT_ERR_INVALID_ARG, "dataset '%s' has too many ':' parts", text);
+            if (eq) {
+                *eq = 0;
+                s->key[s->nopt] = p;
+                s->val[s->nopt++] = eq + 1;
+            } else {
+                s->pos[s->npos++] = p;
+            }
+        }
+        ntok++;
+        if (!colon)
+            break;
+        p = colon + 1;
+    }
+    return CT_OK;
+}
+
+/* Fails on an option the kind does not take; `allowed` is a space-separated list. */
+static int spec_check_options(const spec *s, const char *text, const char *allowed)
+{
+    for (int i = 0; i < s->nopt; i++) {
+        size_t kl = strlen(s->key[i]);
+        const char *a = allowed;
+        int found = 0;
+        while (*a && !found) {
+            size_t al = strcspn(a, " ");
+            found = al == kl && kl > 0 && !strncmp(a, s->key[i], kl);
+            a += al;
+            a += *a == ' ';
+        }
+        if (!found)
+            return ct_fail(NULL, CT_ERR_INVALID_ARG,
+                           "dataset '%s': unknown option '%s'; HINT: %s takes %s", text, s->key[i],
+                           s->kind, *allowed ? allowed : "no options");
+    }
+    return CT_OK;
+}
+
+static const char *spec_option(const spec *s, const char *key)
+{
+    const char *v = NULL;
+    for (int i = 0; i < s->nopt; i++)
+        if (!strcmp(s->key[i], key))
+            v = s->val[i];
+    return v;
+}
+
+static int spec_npos(const spec *s, const char *text, int lo, int hi, const char *usage)
+{
+    if (s->npos < lo || s->npos > hi)
+        return ct_fail(NULL, CT_ERR_INVALID_ARG, "dataset '%s': HINT: write it as %s", text, usage);
+    return CT_OK;
+}
+
+/* A strict unsigned integer in [lo, hi]. */
+static int parse_count(const char *text, const char *what, const char *v, unsigned long long lo,
+                       unsigned long long hi, unsigned long long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long x = (*v >= '0' && *v <= '9') ? strtoull(v, &end, 10) : 0;
+    if (!end || *end || errno || x < lo || x > hi)
+        return ct_fail(NULL, CT_ERR_INVALID_ARG,
+                       "dataset '%s': %s '%s' is not an integer in [%llu, %llu]", text, what, v, lo,
+                       hi);
+    *out = x;
+    return CT_OK;
+}
+
+/* A strict fraction in (0, 1). */
+static int parse_fraction(const char *text, const char *what, const char *v, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (!*v || !end || *end || errno || !(x > 0 && x < 1))
+        return ct_fail(NULL, CT_ERR_INVALID_ARG,
+                       "dataset '%s': %s '%s' is not a fraction between 0 and 1 (exclusive)", text,
+                       what, v);
+    *out = x;
+    return CT_OK;
+}
+
+/* The options the text kinds share. */
+static int text_options(const char *text, const spec *s, int default_seq,
+                        const ct_text_options *given, ct_text_spec *t)
+{
+    memset(t, 0, sizeof *t);
+    t->spec = text;
+    t->path = s->pos[0];
+    t->tokens = CT_TOKENS_BYTE;
+    t->vocab = 10000;
+    t->seq = default_seq;
+    t->header = -1;
+    t->given = given;
+    const char *kv = spec_option(s, "tokens"), *vv = spec_option(s, "vocab");
+    const char *sv = spec_option(s, "seq"), *fv = spec_option(s, "split");
+    const char *dv = spec_option(s, "seed");
+    unsigned long long x = 0;
+    int st;
+    if (kv) {
+        if (strcmp(kv, "byte") && strcmp(kv, "word"))
+            return ct_fail(NULL, CT_ERR_INVALID_ARG,
+                           "dataset '%s': tokens=%s; HINT: tokens takes byte or word", text, kv);
+        t->tokens = strcmp(kv, "word") ? CT_TOKENS_BYTE : CT_TOKENS_WORD;
+        t->tokens_given = 1;
+    }
+    if (vv) {
+        if (t->tokens != CT_TOKENS_WORD)
+            return ct_fail(NULL, CT_ERR_INVALID_ARG,
+                           "dataset '%s': vocab= sizes a word vocabulary; HINT: add :tokens=word, "
+                           "or drop vocab= (byte tokens have 256 ids)",
+                           text);
+        if ((st = parse_count(text, "vocab", vv, 1, CT_VOCAB_MAX, &x)))
+            return st;
+        t->vocab = (size_t)x;
+    }
+    if (sv) {
+        if ((st = parse_count(text, "seq", sv, 1, 65536, &x)))
+            return st;
+        t->seq = (int)x;
+    }
+    t->test = spec_option(s, "test");
+    if (fv && (st = parse_fraction(text, "split", fv, &t->split)))
+        return st;
+    if (t->test && fv)
+        return ct_fail(NULL, CT_ERR_INVALID_ARG,
+                       "dataset '%s' has both test= and split=; HINT: the test split is either "
+                       "another file or a fraction of this one, not both",
+                       text);
+    if (dv) {
+        if (!fv)
+            return ct_fail(NULL, CT_ERR_INVALID_ARG,
+                           "dataset '%s': seed= shuffles a split; HINT: add :split=F or drop seed=",
+                           text);
+        if ((st = parse_count(text, "seed", dv, 0, UINT64_MAX, &x)))
+            return st;
+        t->seed = x;
+    }
+    return CT_OK;
+}
+
+static int is_dir(const char *path)
+{
+    struct stat st;
+    return path && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int open_idx(const char *dir, int split, int classes, const char *label, ct_dataset **out)
+{
+    char *img = NULL, *lbl = NULL, name[4200];
+    int st = ct_idx_find(dir, split, &img, &lbl);
+    if (!st) {
+        snprintf(name, sizeof name, "%s %s (%s)", label, split == CT_SPLIT_TEST ? "test" : "train",
+                 img);
+        st = ct_idx_load(img, lbl, classes, name, out);
+    }
+    free(img);
+    free(lbl);
+    return st;
+}
+
+static int open_spec(const char *text, const spec *s, int split, const ct_text_options *given,
+                     ct_dataset **out)
+{
+    const char *k = s->kind;
+    int st;
+    if (!strcmp(k, "text")) {
+        ct_text_spec t;
+        if ((st = spec_check_options(s, text, "tokens vocab seq test split")) ||
+            (st = spec_npos(s, text, 1, 1, "text:FILE[:tokens=byte|word][:vocab=N][:seq=T]"
+                                           "[:test=FILE|:split=F]")) ||
+            (st = text_options(text, s, 64, given, &t)))
+            return st;
+        return ct_text_load(&t, split, out);
+    }
+    if (!strcmp(k, "textdir")) {
+        ct_text_spec t;
+        if ((st = spec_check_options(s, text, "tokens vocab seq split seed")) ||
+            (st = spec_npos(s, text, 1, 1, "textdir:DIR[:tokens=byte|word][:vocab=N][:seq=T]"
+                                           "[:split=F][:seed=S]")) ||
+            (st = text_options(text, s, 128, given, &t)))
+            return st;
+        return ct_textdir_load(&t, split, out);
+    }
+    if (!strcmp(k, "csv") && spec_option(s, "text")) {
+        ct_text_spec t;
+        const char *hv = spec_option(s, "header"), *cv = spec_option(s, "classes");
+        unsigned long long classes = 0;
+        if ((st = spec_check_options(s, text, "text label header classes tokens vocab seq test "
+                                              "split seed")) ||
+            (st = spec_npos(s, text, 1, 1, "csv:FILE:text=COL[:label=COL][:header=auto|yes|no]"
+                                           "[:classes=K][:tokens=byte|word][:vocab=N][:seq=T]"
+                                           "[:test=FILE|:split=F][:seed=S]")) ||
+            (st = text_options(text, s, 128, given, &t)))
+            return st;
+        t.text_col = spec_option(s, "text");
+        t.label_col = spec_option(s, "label");
+        if (hv && strcmp(hv, "auto") && strcmp(hv, "yes") && strcmp(hv, "no"))
+            return ct_fail(NULL, CT_ERR_INVALID_ARG,
+                           "dataset '%s': header=%s; HINT: header takes auto, yes or no", text, hv);
+        t.header = !hv || !strcmp(hv, "auto") ? -1 : !strcmp(hv, "yes");
+        if (!*t.text_col || (t.label_col && !*t.label_col))
+            return ct_fail(NULL, CT_ERR_INVALID_ARG, "dataset '%s': an empty column name; HINT: "
+                           "text= and label= take a header name or a 0-based index", text);
+        if (cv && (st = parse_count(text, "classes", cv, 1, 1 << 24, &classes)))
+            return st;
+        t.classes = (int)classes;
+        return ct_csvtext_load(&t, split, out);
+    }
+    if (!strcmp(k, "fashion-mnist") || !strcmp(k, "mnist") || !strcmp(k, "idx")) {
+        int is_fashion = !strcmp(k, "fashion-mnist"), is_mnist = !strcmp(k, "mnist");
+        const char *usage = is_fashion ? "fashion-mnist or fashion-mnist:DIR"
+                            : is_mnist ? "mnist:DIR (the directory holding the IDX files)"
+                                       : "idx:DIR[:classes=K]";
+        if ((st = spec_check_options(s, text, is_fashion || is_mnist ? "" : "classes")) ||
+            (st = spec_npos(s, text, is_fashion ? 0 : 1, 1, usage)))
+            return st;
+        unsigned long long classes = is_fashion || is_mnist ? 10 : 0;
+        const char *cv = spec_option(s, "classes");
+        if (cv && (st = parse_count(text, "classes", cv, 1, 256, &classes)))
+            return st;
+        const char *dir = s->npos ? s->pos[0] : FASHION_MNIST_DIR;
+        if (is_fashion && !s->npos && !is_dir(dir))
+            return ct_fail(NULL, CT_ERR_IO,
+                           "Fashion-MNIST is not in %s; HINT: install it with `apt install "
+                           "dataset-fashion-mnist`, or give the directory holding its IDX files "
+                           "as fashion-mnist:DIR",
+                           dir);
+        if ((st = open_idx(dir, split, (int)classes, k, out)))
+            return st;
+        if (is_fashion || is_mnist) {
+            float m = is_fashion ? 0.2860f : 0.1307f, sd = is_fashion ? 0.3530f : 0.3081f;
+            ct_dataset_set_norm(*out, &m, &sd, 1);
+        }
+        return CT_OK;
+    }
+    if (!strcmp(k, "cifar10") || !strcmp(k, "cifar-10")) {
+        if ((st = spec_check_options(s, text, "")) || (st = spec_npos(s, text, 1, 1, "cifar10:DIR")))
+            return st;
+        if ((st = ct_cifar10_load(s->pos[0], split, out)))
+            return st;
+        static const float m[3] = { 0.4914f, 0.4822f, 0.4465f }, sd[3] = { 0.2470f, 0.2435f, 0.2616f };
+        ct_dataset_set_norm(*out, m, sd, 3);
+        return CT_OK;
+    }
+    if (!strcmp(k, "csv")) {
+        const char *usage = "csv:FILE[:label=COL][:header=auto|yes|no][:classes=K][:test=FILE]";
+        if ((st = spec_check_options(s, text, "label header classes test")) ||
+            (st = spec_npos(s, text, 1, 1, usage)))
+            return st;
+        ct_csv_options o = { spec_option(s, "label"), -1, 0 };
+        const char *hv = spec_option(s, "header"), *cv = spec_option(s, "classes");
+        unsigned long long classes = 0;
+        if (hv) {
+            if (!strcmp(hv, "auto"))
+                o.header = -1;
+            else if (!strcmp(hv, "yes"))
+                o.header = 1;
+            else if (!strcmp(hv, "no"))
+                o.header = 0;
+            else
+                return ct_fail(NULL, CT_ERR_INVALID_ARG,
+                               "dataset '%s': header=%s; HINT: header takes auto, yes or no", text, hv);
+        }
+        if (cv && (st = parse_count(text, "classes", cv, 1, INT_MAX, &classes)))
+            return st;
+        o.classes = (int)classes;
+        const char *path = s->pos[0];
+        if (split == CT_SPLIT_TEST) {
+            path = spec_option(s, "test");
+            if (!path)
+                return ct_fail(NULL, CT_ERR_INVALID_ARG,
+                               "dataset '%s' has no test split; HINT: name its file with :test=FILE",
+                               text);
+        }
+        return ct_csv_load(path, &o, out);
+    }
+    if (!strcmp(k, "synthetic")) {
+        const char *usage = "synthetic:C,H,W:CLASSES:N[:seed=S][:ntest=M] (or F in place of C,H,W)";
+        if ((st = spec_check_options(s, text, "seed ntest")) || (st = spec_npos(s, text, 3, 3, usage)))
+            return st;
+        unsigned long long dims[3] = { 1, 1, 1 }, classes = 0, n = 0, seed = 1;
+        int nd = 0;
+        const char *p = s->pos[0];
+        for (;;) {
+            size_t len = strcspn(p, ",");
+            char part[32];
+            if (nd == 3 || len == 0 || len >= sizeof part)
+                return ct_fail(NULL, CT_ERR_INVALID_ARG, "dataset '%s': shape '%s'; HINT: write it "
+                               "as C,H,W or F", text, s->pos[0]);
+            memcpy(part, p, len);
+            part[len] = 0;
+            if ((st = parse_count(text, "dimension", part, 1, 1u << 16, &dims[nd++])))
+                return st;
+            if (!p[len])
+                break;
+            p += len + 1;
+        }
+        if (nd == 2)
+            return ct_fail(NULL, CT_ERR_INVALID_ARG, "dataset '%s': shape '%s'; HINT: write it "
+                           "as C,H,W or F", text, s->pos[0]);
+        if ((st = parse_count(text, "classes", s->pos[1], 1, INT_MAX, &classes)) ||
+            (st = parse_count(text, "sample count", s->pos[2], 1, 1ull << 32, &n)))
+            return st;
+        const char *sv = spec_option(s, "seed"), *tv = spec_option(s, "ntest");
+        if (sv && (st = parse_count(text, "seed", sv, 0, UINT64_MAX, &seed)))
+            return st;
+        if (split == CT_SPLIT_TEST && tv && (st = parse_count(text, "ntest", tv, 1, 1ull << 32, &n)))
+            return st;
+        return ct_synthetic_create((int)dims[0], (int)dims[1], (int)dims[2], (int)classes, (size_t)n,
+                                   seed, split, out);
+    }
+    if (is_dir(text))
+        return open_idx(text, split, 0, "idx", out);
+    return ct_fail(NULL, CT_ERR_INVALID_ARG, "unknown dataset '%s' (not a known kind, nor a "
+                   "directory); " SPEC_HINT, text);
+}
+
+void ct_text_defaults(ct_text_options *o)
+{
+    if (o)
+        memset(o, 0, sizeof *o);
+}
+
+int ct_dataset_open(const char *text, int split, ct_dataset **out)
+{
+    return ct_dataset_open_text(text, split, NULL, out);
+}
+
+int ct_dataset_open_text(const char *text, int split, const ct_text_options *o, ct_dataset **out)
+{
+    CT_VALIDATE(NULL, out);
+    *out = NULL;
+    CT_VALIDATE(NULL, text);
+    if (split != CT_SPLIT_TRAIN && split != CT_SPLIT_TEST)
+        return ct_fail(NULL, CT_ERR_INVALID_ARG, "dataset split %d; HINT: use CT_SPLIT_TRAIN (0) or "
+                       "CT_SPLIT_TEST (1)", split);
+    if (!*text)
+        return ct_fail(NULL, CT_ERR_INVALID_ARG, "empty dataset name; " SPEC_HINT);
+    if (o && o->classes) {
+        if (o->nclasses < 1 || o->nclasses > (1 << 24))
+            return ct_fail(NULL, CT_ERR_INVALID_ARG, "%d class names given; HINT: give between 1 "
+                           "and %d", o->nclasses, 1 << 24);
+        for (int k = 0; k < o->nclasses; k++)
+            if (!o->classes[k])
+                return ct_fail(NULL, CT_ERR_INVALID_ARG, "class name %d is NULL", k);
+    }
+    spec s;
+    int st = spec_parse(text, &s);
+    if (!st)
+        st = open_spec(text, &s, split, o, out);
+    free(s.buf);
+    return st;
+}
