@@ -59,6 +59,10 @@ typedef int (*ct_token_fn)(void *user, const char *tok, size_t len);
  * is CT_ERR_CORRUPT naming `where` and the byte offset base + k. */
 int ct_words_scan(const char *text, size_t n, const char *where, uint64_t base, ct_token_fn fn,
                   void *user);
+/* The CT_ERR_CORRUPT status for text that holds the bytes at s (left > 0
+ * of them) at byte offset `at` of `where`: a NUL byte, or else invalid
+ * UTF-8 (the bytes shown). */
+int ct_not_text(const char *where, uint64_t at, const unsigned char *s, size_t left);
 
 /* A word -> count table for building vocabularies. */
 typedef struct ct_wordcount ct_wordcount;

@@ -1,11 +1,11 @@
 /*
  * fuzz_vocab - vocabularies read back from JSON (ct_tokenizer_from_json in
- * src/data/tokenize.c) and the word scanner under them. The input is the
- * JSON. A vocabulary that reads must write the same JSON back and read
- * again to the same words; and whatever the input, every token the word
- * scanner finds in it scans again to exactly itself (folding is stable and
- * punctuation stands alone), which is what lets a checkpoint's vocabulary
- * be checked word by word.
+ * src/data/tokenize.c) and the word scanner under them (src/data/words.c).
+ * The input is the JSON. A vocabulary that reads must write the same JSON
+ * back and read again to the same words; and whatever the input, every
+ * token the word scanner finds in it scans again to exactly itself (folding
+ * is stable and punctuation stands alone), which is what lets a
+ * checkpoint's vocabulary be checked word by word.
  */
 #include <string.h>
 
