@@ -12,6 +12,7 @@
 
 #include <cltrain/cltrain.h>
 
+#include "cli.h"
 #include "cli_args.h"
 
 static const char usage_text[] =
@@ -99,7 +100,7 @@ static int usage_error(const char *err)
     return 2;
 }
 
-static void json_string(const char *s)
+void json_string(const char *s)
 {
     putchar('"');
     for (; *s; s++) {
@@ -379,7 +380,7 @@ static void progress_bar(void *user, const ct_progress *p)
     fflush(stderr);
 }
 
-static ct_context *open_context(const char *device, int lazy)
+ct_context *open_context(const char *device, int lazy)
 {
     ct_context_options o;
     ct_context_defaults(&o);
@@ -617,147 +618,6 @@ static int cmd_run(const cli_args *a)
         fprintf(stderr, "cltrain: %s\n", ct_context_last_error(ctx));
     ct_context_free(&ctx);
     return st ? 1 : 0;
-}
-
-static int cmd_bench(const cli_args *a)
-{
-    static const char *const seed_models[] = { "fcn-s", "alexnet-s", "resnet50", "fcn-r",
-                                               "alexnet-r", "resnet56", "lstm" };
-    const char *models[CLI_MAX_MODELS], *devices[CLI_MAX_DEVICES];
-    int nm = a->nmodels, nd = a->ndevices, json = a->json;
-    ct_bench_options bo = a->bench;
-    memcpy(models, a->models, sizeof models);
-    memcpy(devices, a->devices, sizeof devices);
-    if (!nm)
-        for (size_t i = 0; i < sizeof seed_models / sizeof seed_models[0]; i++)
-            models[nm++] = seed_models[i];
-    if (!nd)
-        devices[nd++] = "all";
-    /* expand device selectors into single devices */
-    ct_device_info *devs = NULL;
-    size_t count = 0, picked[64], np = 0;
-    if (ct_device_list(&devs, &count)) {
-        fprintf(stderr, "cltrain: %s\n", ct_last_error());
-        return 1;
-    }
-    for (int d = 0; d < nd; d++) {
-        size_t idx[64], n = 0;
-        if (ct_device_select(devs, count, devices[d], idx, 64, &n)) {
-            fprintf(stderr, "cltrain: %s\n", ct_last_error());
-            ct_device_list_free(&devs);
-            return 1;
-        }
-        for (size_t k = 0; k < n && np < 64; k++)
-            picked[np++] = idx[k];
-    }
-    int failures = 0;
-    if (!json)
-        printf("%-10s %6s %-5s %12s %10s %12s %9s %10s  %s\n", "model", "batch", "dev", "median ms",
-               "min ms", "samples/s", "GFLOP/s", "plan MiB", "device");
-    else
-        printf("[");
-    int first = 1;
-    for (size_t d = 0; d < np; d++) {
-        const ct_device_info *di = &devs[picked[d]];
-        char sel[32];
-        snprintf(sel, sizeof sel, "%u:%u", di->platform_index, di->device_index);
-        ct_context *ctx = open_context(sel, 1);
-        if (!ctx) {
-            failures++;
-            continue;
-        }
-        for (int k = 0; k < nm; k++) {
-            ct_bench_result r;
-            bo.model = models[k];
-            int st = ct_bench_run(ctx, &bo, &r);
-            if (json) {
-                printf("%s\n  {\"model\": ", first ? "" : ",");
-                json_string(models[k]);
-                printf(", \"device\": \"%s\", \"device_name\": ", sel);
-                json_string(di->name);
-                if (st) {
-                    printf(", \"error\": ");
-                    json_string(ct_context_last_error(ctx));
-                    printf("}");
-                } else {
-                    printf(", \"kernels\": \"%s\", \"gemm\": \"%s\", \"batch\": %d, \"steps\": %d, "
-                           "\"median_ms\": %.3f, \"min_ms\": %.3f, \"samples_per_second\": %.1f, "
-                           "\"gflops\": %.2f, \"flops_per_step\": %.0f, \"plan_mib\": %.1f, "
-                           "\"batch_bytes\": %.0f", ct_kernels_str(r.kernels), ct_gemm_path_str(r.gemm),
-                           r.batch, r.steps, r.median_ms, r.min_ms, r.samples_per_second, r.gflops,
-                           r.flops_per_step, r.plan_mib, r.batch_bytes);
-                    if (r.nlayers) {
-                        printf(", \"launches_per_step\": %.2f, \"blocking_calls_per_step\": %.2f, "
-                               "\"h2d_bytes_per_step\": %.0f, \"d2h_bytes_per_step\": %.0f, \"layers\": [",
-                               r.launches_per_step, r.blocking_calls_per_step, r.h2d_bytes_per_step,
-                               r.d2h_bytes_per_step);
-                        for (int l = 0; l < r.nlayers; l++) {
-                            printf("%s{\"name\": ", l ? ", " : "");
-                            json_string(r.layers[l].name);
-                            printf(", \"type\": ");
-                            json_string(r.layers[l].type);
-                            printf(", \"forward_ms\": %.4f, \"backward_ms\": %.4f, "
-                                   "\"forward_launches\": %.2f, \"backward_launches\": %.2f}",
-                                   r.layers[l].forward_ms, r.layers[l].backward_ms,
-                                   r.layers[l].forward_launches, r.layers[l].backward_launches);
-                        }
-                        printf("]");
-                    }
-                    printf("}");
-                }
-                first = 0;
-            } else if (st) {
-                printf("%-10s %6s %-5s FAILED: %s\n", models[k], "", sel, ct_context_last_error(ctx));
-            } else {
-                printf("%-10s %6d %-5s %12.2f %10.2f %12.1f %9.2f %10.1f  %s\n", models[k], r.batch, sel,
-                       r.median_ms, r.min_ms, r.samples_per_second, r.gflops, r.plan_mib, di->name);
-                double tf = 0, tb = 0;
-                for (int l = 0; l < r.nlayers; l++)
-                    tf += r.layers[l].forward_ms, tb += r.layers[l].backward_ms;
-                for (int l = 0; l < r.nlayers; l++)
-                    if (r.layers[l].forward_ms + r.layers[l].backward_ms >= 0.005 * (tf + tb))
-                        printf("    %-16s %-22s fwd %9.2f ms  bwd %9.2f ms  %5.1f%%  launches %.0f+%.0f\n",
-                               r.layers[l].name, r.layers[l].type, r.layers[l].forward_ms,
-                               r.layers[l].backward_ms,
-                               100 * (r.layers[l].forward_ms + r.layers[l].backward_ms) / (tf + tb),
-                               r.layers[l].forward_launches, r.layers[l].backward_launches);
-                if (r.nlayers) {
-                    printf("    %-16s %-22s fwd %9.2f ms  bwd %9.2f ms  (layers under 0.5%% not shown)\n",
-                           "total", "", tf, tb);
-                    printf("    per step: %.1f launches, %.1f blocking calls, %.0f bytes host->device "
-                           "(the batch: %.0f), %.0f bytes device->host; kernels %s, GEMM %s\n",
-                           r.launches_per_step, r.blocking_calls_per_step, r.h2d_bytes_per_step,
-                           r.batch_bytes, r.d2h_bytes_per_step, ct_kernels_str(r.kernels),
-                           ct_gemm_path_str(r.gemm));
-                }
-                /* the same time summed by layer type: many small layers add up */
-                for (int l = 0; l < r.nlayers; l++) {
-                    int seen = 0;
-                    for (int e = 0; e < l && !seen; e++)
-                        seen = !strcmp(r.layers[e].type, r.layers[l].type);
-                    if (seen)
-                        continue;
-                    double f = 0, b = 0;
-                    int nl = 0;
-                    for (int e = l; e < r.nlayers; e++)
-                        if (!strcmp(r.layers[e].type, r.layers[l].type))
-                            f += r.layers[e].forward_ms, b += r.layers[e].backward_ms, nl++;
-                    if (f + b >= 0.005 * (tf + tb))
-                        printf("    by type: %-22s x%-4d fwd %9.2f ms  bwd %9.2f ms  %5.1f%%\n",
-                               r.layers[l].type, nl, f, b, 100 * (f + b) / (tf + tb));
-                }
-            }
-            if (!st)
-                ct_bench_result_free(&r);
-            fflush(stdout);
-            failures += st != 0;
-        }
-        ct_context_free(&ctx);
-    }
-    if (json)
-        printf("\n]\n");
-    ct_device_list_free(&devs);
-    return failures ? 1 : 0;
 }
 
 int main(int argc, char **argv)

@@ -1,0 +1,22 @@
+/*
+ * cli.h - what the files of the cltrain command share: JSON strings on
+ * stdout, contexts that log to stderr, and the commands that live in files
+ * of their own.
+ */
+#ifndef CLTRAIN_TOOLS_CLI_H
+#define CLTRAIN_TOOLS_CLI_H
+
+#include <cltrain/cltrain.h>
+
+#include "cli_args.h"
+
+/* s as a JSON string on stdout, quotes included. */
+void json_string(const char *s);
+/* A context on the device selector names, its messages logged to stderr;
+ * NULL after printing the error. */
+ct_context *open_context(const char *device, int lazy);
+
+/* cltrain bench (cli_bench.c). */
+int cmd_bench(const cli_args *a);
+
+#endif /* CLTRAIN_TOOLS_CLI_H */
