@@ -576,6 +576,8 @@ static int cmd_run(const cli_args *a)
     } else if (a->cmd == CLI_GENERATE) {
         ct_generate_options g = a->generate;
         g.on_text = put_text;
+        if (g.prompt) /* the continuation follows the prompt, as it is read */
+            fputs(g.prompt, stdout);
         st = ct_generate(ctx, weights, &g);
         printf("\n");
     } else {

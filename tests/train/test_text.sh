@@ -73,9 +73,12 @@ gen=(generate --weights "$tmp/lm.st" --prompt "the quick" --length 60 --temperat
 "$cltrain" "${gen[@]}" --seed 5 > "$tmp/g2" 2>&1
 "$cltrain" "${gen[@]}" --seed 6 > "$tmp/g3" 2>&1
 if cmp -s "$tmp/g1" "$tmp/g2" && ! cmp -s "$tmp/g1" "$tmp/g3"; then ok "generate: the same seed, the same text"; else bad "generate is not reproducible by seed"; fi
-if [ "$(head -c 60 "$tmp/g1" | wc -c)" -eq 60 ] && python3 - "$tmp/g1" <<'EOF'; then ok "generate: 60 bytes of the corpus' words"; else bad "generate's text: $(head -c 80 "$tmp/g1")"; fi
+if python3 - "$tmp/g1" <<'EOF'; then ok "generate: the prompt, then 60 bytes of the corpus' words"; else bad "generate's text: $(head -c 80 "$tmp/g1")"; fi
 import sys
-text = open(sys.argv[1], "rb").read()[:60].decode("ascii", "replace")
+out = open(sys.argv[1], "rb").read()
+if not out.startswith(b"the quick") or len(out) != 9 + 60 + 1:
+    sys.exit(f"  {out!r}: not the prompt, 60 bytes and a newline")
+text = out[9:69].decode("ascii", "replace")
 words = set("the quick brown fox jumps over a lazy dog and then runs home again".split())
 seen = [w.strip(".\n") for w in text.split()[1:-1]]
 known = sum(w in words for w in seen)
