@@ -118,7 +118,8 @@ void ck_bench(ct_check *c, const char *shape, double flops, double bytes, ck_run
     X(pool) \
     X(lrn) \
     X(shortcut) \
-    X(eltwise)
+    X(eltwise) \
+    X(attention)
 
 #define CT_X(name) void ct_check_##name(ct_check *c);
 CT_CHECKS(CT_X)

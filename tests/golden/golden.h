@@ -71,6 +71,7 @@ void golden_failf(golden *g, const char *fmt, ...) CT_PRINTF(2, 3);
     X("global_avgpool", golden_pool) \
     X("lrn", golden_lrn) \
     X("shortcut_a", golden_shortcut) \
+    X("attention", golden_attention) \
     X("optimizer", golden_optim) \
     X("relu", golden_act)      \
     X("leaky_relu", golden_act) \

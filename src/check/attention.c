@@ -1,0 +1,146 @@
+/*
+ * attention.c - checks of multi-head self-attention (src/ops/attention.c)
+ * against src/ref/attention.c: causal and not, odd T, E and heads (E = H D
+ * with D odd too), forward y and backward dx and the flat parameter
+ * gradient (accumulated onto a random start), in both device classes
+ * (CLBlast or the host BLAS for the products, the same softmax kernels).
+ *
+ * The backward's workspace and the saved tensors start as NaN (ck_dev_out):
+ * a product or softmax that reads an element nothing wrote fails.
+ *
+ * Tolerance: each result is a chain of float sums (the projections over
+ * E or 3E terms, the scores over D, the softmax and the weighted values
+ * over at most T, the parameter gradients over T N rows) whose terms the
+ * softmax keeps within a small factor of the result's scale; the bound is
+ * normalized to the tensor's largest value, as for reductions:
+ * atol = 4 (3E + 2T + T N + 8) 2^-24 max|ref|, rtol 0. A wrong index,
+ * mask or scale errs by the size of the values themselves.
+ * The reference's gradients (x and every parameter) are checked against
+ * central finite differences of sum(y * dy).
+ */
+#include <math.h>
+
+#include "check/check.h"
+#include "ops/attention.h"
+#include "ref/attention.h"
+
+#define U 5.9604644775390625e-8 /* 2^-24 */
+
+typedef struct at_loss {
+    const ct_attention_desc *d;
+    const double *x, *w, *dy;
+    double *y;
+} at_loss;
+
+static double loss(void *user)
+{
+    at_loss *l = user;
+    size_t n = l->d->T * l->d->N * l->d->E;
+    if (ct_ref_attention_forward(l->d, l->y, NULL, l->x, l->w))
+        return NAN;
+    return ck_dot(l->y, l->dy, n);
+}
+
+static double tol(const ct_attention_desc *d, const double *ref, size_t n)
+{
+    double m = 0;
+    for (size_t i = 0; i < n; i++)
+        m = fmax(m, fabs(ref[i]));
+    return 4.0 * (double)(3 * d->E + 2 * d->T + d->T * d->N + 8) * U * m;
+}
+
+static void one_case(ct_check *c, const ct_attention_desc *d)
+{
+    ct_context *ctx = ck_ctx(c);
+    ck_case(c, "T=%zu N=%zu E=%zu heads=%zu%s, %s class", d->T, d->N, d->E, d->H,
+            d->causal ? " causal" : "", ct_kernels_str(ct_context_kernels(ctx)));
+    size_t nx = d->T * d->N * d->E, np = ct_attention_params(d);
+    double *x = ck_host(c, nx), *w = ck_host(c, np), *dy = ck_host(c, nx), *y = ck_host(c, nx);
+    double *dx = ck_host(c, nx), *dw0 = ck_host(c, np), *dw = ck_host(c, np);
+    if (ck_failed(c))
+        return;
+    ck_fill(c, x, nx, -1, 1);
+    ck_fill(c, w, np, -0.5, 0.5);
+    ck_fill(c, dy, nx, -1, 1);
+    ck_fill(c, dw0, np, -1, 1);
+    ck_round_f32(x, nx);
+    ck_round_f32(w, np);
+    ck_round_f32(dy, nx);
+    ck_round_f32(dw0, np);
+    for (size_t i = 0; i < np; i++)
+        dw[i] = dw0[i];
+    if (ck_status(c, ct_ref_attention_forward(d, y, NULL, x, w), "reference forward") ||
+        ck_status(c, ct_ref_attention_backward(d, dx, dw, dy, x, w), "reference backward"))
+        return;
+
+    ct_buf d_x = ck_dev_in(c, x, nx), d_w = ck_dev_in(c, w, np), d_dy = ck_dev_in(c, dy, nx);
+    ct_buf d_y = ck_dev_out(c, nx), d_saved = ck_dev_out(c, ct_attention_saved(d));
+    ct_buf d_dx = ck_dev_out(c, nx), d_work = ck_dev_out(c, ct_attention_work(d));
+    ct_buf d_dw = ck_dev_inout(c, dw0, np);
+    if (ck_failed(c))
+        return;
+    if (ck_status(c, ct_attention_forward(ctx, d, d_y, d_saved, d_x, d_w), "attention forward"))
+        return;
+    ck_expect(c, "forward y", d_y, nx, y, tol(d, y, nx), 0);
+    if (ck_status(c, ct_attention_backward(ctx, d, d_dx, d_dw, d_dy, d_x, d_w, d_saved, d_work),
+                  "attention backward"))
+        return;
+    ck_expect(c, "backward dx", d_dx, nx, dx, tol(d, dx, nx), 0);
+    ck_expect(c, "backward dw (in_proj_weight, in_proj_bias, out_proj.weight, out_proj.bias)", d_dw,
+              np, dw, tol(d, dw, np), 0);
+
+    if (ck_finite_diff(c) && !ck_failed(c)) {
+        /* the reference's own gradients, from a zero start */
+        double *gx = ck_host(c, nx), *gw = ck_host(c, np);
+        at_loss l = { d, x, w, dy, ck_host(c, nx) };
+        if (ck_failed(c) ||
+            ck_status(c, ct_ref_attention_backward(d, gx, gw, dy, x, w), "reference backward"))
+            return;
+        ck_gradcheck(c, "reference dx", loss, &l, x, nx, gx, 24);
+        ck_gradcheck(c, "reference dw", loss, &l, w, np, gw, 48);
+    }
+}
+
+static void run_case(ct_check *c, size_t T, size_t N, size_t H, size_t D, int causal, int cpu)
+{
+    ct_attention_desc d = { T, N, H * D, H, causal };
+    ct_kernels real = ck_use_class(c, cpu ? CT_KERNELS_CPU : CT_KERNELS_GPU);
+    if (!ck_failed(c))
+        one_case(c, &d);
+    ck_case_end(c);
+    ck_use_class(c, real);
+}
+
+/* Arguments the launchers must refuse. */
+static void bad_args(ct_check *c)
+{
+    ct_context *ctx = ck_ctx(c);
+    ck_case(c, "refused arguments");
+    ct_buf b = ck_dev_out(c, 64);
+    if (ck_failed(c))
+        return;
+    ct_attention_desc odd = { 2, 1, 6, 4, 1 }, empty = { 0, 1, 4, 2, 1 };
+    if (ct_attention_forward(ctx, &odd, b, b, b, b) != CT_ERR_SHAPE ||
+        ct_attention_forward(ctx, &empty, b, b, b, b) != CT_ERR_SHAPE ||
+        ct_attention_backward(ctx, &odd, b, b, b, b, b, b, b) != CT_ERR_SHAPE)
+        ck_status(c, CT_ERR_INTERNAL, "an embedding not divisible by the heads, or T = 0, was accepted");
+}
+
+void ct_check_attention(ct_check *c)
+{
+    for (int cpu = 0; cpu < 2 && !ck_failed(c); cpu++) {
+        run_case(c, 1, 1, 1, 1, 1, cpu);
+        run_case(c, 7, 3, 3, 3, 1, cpu);
+        run_case(c, 5, 2, 1, 7, 0, cpu);
+        run_case(c, 6, 2, 2, 4, 0, cpu);
+    }
+    int small = ck_small(c);
+    for (int it = 0; it < ck_iterations(c) && !ck_failed(c); it++) {
+        size_t T = (size_t)ck_dim(c, small ? 9 : 33), N = (size_t)ck_dim(c, small ? 3 : 5);
+        size_t H = (size_t)ck_int(c, 1, small ? 3 : 5), D = (size_t)ck_dim(c, small ? 5 : 17);
+        run_case(c, T, N, H, D, ck_int(c, 0, 1), it % 2);
+    }
+    if (!ck_failed(c))
+        bad_args(c);
+    ck_case_end(c);
+}

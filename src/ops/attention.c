@@ -1,0 +1,157 @@
+/*
+ * attention.c - multi-head self-attention launchers: the projections as
+ * dense layers, the per-head products through ct_gemm on strided slices,
+ * the masked softmax in cl_kernels/attention.cl.
+ */
+#include <limits.h>
+#include <math.h>
+
+#include "ops/attention.h"
+#include "ops/dense.h"
+
+size_t ct_attention_params(const ct_attention_desc *d)
+{
+    return 4 * d->E * d->E + 4 * d->E;
+}
+
+size_t ct_attention_saved(const ct_attention_desc *d)
+{
+    return 4 * d->T * d->N * d->E + d->N * d->H * d->T * d->T;
+}
+
+size_t ct_attention_work(const ct_attention_desc *d)
+{
+    return ct_attention_saved(d);
+}
+
+/* The dense launchers take int rows and features with (rows, 3E) below
+ * 2^32; the softmax kernels a uint count of rows N H T. */
+static int check_desc(ct_context *ctx, const char *fn, const ct_attention_desc *d)
+{
+    if (!d || !d->T || !d->N || !d->E || !d->H)
+        return ct_fail(ctx, CT_ERR_SHAPE, "%s: (T, N, E, heads) = (%zu, %zu, %zu, %zu) has an empty "
+                       "dimension", fn, d ? d->T : 0, d ? d->N : 0, d ? d->E : 0, d ? d->H : 0);
+    if (d->E % d->H)
+        return ct_fail(ctx, CT_ERR_SHAPE, "%s: embedding %zu does not divide into %zu heads. HINT: "
+                       "pick heads dividing the embedding", fn, d->E, d->H);
+    if (d->T > INT_MAX / d->N || 3 * d->E > INT_MAX / (d->T * d->N) ||
+        d->N * d->H > UINT32_MAX / d->T || d->T > (SIZE_MAX / 4) / (d->N * d->H * d->T))
+        return ct_fail(ctx, CT_ERR_SHAPE, "%s: (T, N, E, heads) = (%zu, %zu, %zu, %zu) is too large "
+                       "for the kernels' indices. HINT: split the batch", fn, d->T, d->N, d->E, d->H);
+    return CT_OK;
+}
+
+/* The pieces of the flat parameters (or their gradients). */
+typedef struct attn_params {
+    ct_buf w_in, b_in, w_out, b_out;
+} attn_params;
+
+static attn_params split_params(ct_buf w, size_t E)
+{
+    attn_params p = { w, w, w, w };
+    p.b_in.off += 3 * E * E;
+    p.w_out.off = p.b_in.off + 3 * E;
+    p.b_out.off = p.w_out.off + E * E;
+    return p;
+}
+
+static int softmax(ct_context *ctx, const char *kernel, const ct_attention_desc *d, ct_buf s, ct_buf p)
+{
+    cl_uint rows = (cl_uint)(d->N * d->H * d->T), tt = (cl_uint)d->T, causal = d->causal != 0;
+    size_t g[1] = { rows };
+    if (!p.mem)
+        return CT_RUN(ctx, CT_PROG_attention, kernel, 1, g, NULL, CT_BUF(s), CT_ARG(rows), CT_ARG(tt),
+                      CT_ARG(causal));
+    return CT_RUN(ctx, CT_PROG_attention, kernel, 1, g, NULL, CT_BUF(s), CT_BUF(p), CT_ARG(rows),
+                  CT_ARG(tt), CT_ARG(causal));
+}
+
+/* C (m, n, ldc) = alpha op(A) op(B) + beta C on ct_bufs */
+static int mm(ct_context *ctx, int ta, int tb, size_t m, size_t n, size_t k, float alpha, ct_buf a,
+              size_t lda, ct_buf b, size_t ldb, ct_buf c, size_t ldc)
+{
+    return ct_gemm(ctx, ta, tb, m, n, k, alpha, a.mem, a.off, lda, b.mem, b.off, ldb, 0.0f, c.mem,
+                   c.off, ldc);
+}
+
+int ct_attention_forward(ct_context *ctx, const ct_attention_desc *d, ct_buf y, ct_buf saved,
+                         ct_buf x, ct_buf w)
+{
+    int st = check_desc(ctx, "ct_attention_forward", d);
+    if (st)
+        return st;
+    if (!y.mem || !saved.mem || !x.mem || !w.mem)
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_attention_forward: y %p, saved %p, x %p, w %p",
+                       (void *)y.mem, (void *)saved.mem, (void *)x.mem, (void *)w.mem);
+    size_t T = d->T, N = d->N, E = d->E, H = d->H, D = E / H, TT = T * T;
+    attn_params pw = split_params(w, E);
+    ct_buf qkv = saved, o = ct_buf_at(saved, 3 * T * N * E), p = ct_buf_at(saved, 4 * T * N * E);
+    float scale = (float)(1.0 / sqrt((double)D));
+    /* qkv (T N, 3E) = x (T N, E) W_in^T + b_in */
+    if ((st = ct_dense_forward(ctx, qkv, x, pw.w_in, pw.b_in, (int)(T * N), (int)E, (int)(3 * E))))
+        return st;
+    /* S_nh (T, T) = q_nh k_nh^T / sqrt(D); q_nh, k_nh (T, D) with row stride 3 N E */
+    for (size_t n = 0; n < N; n++)
+        for (size_t h = 0; h < H; h++) {
+            ct_buf q = ct_buf_at(qkv, n * 3 * E + h * D), k = ct_buf_at(q, E);
+            if ((st = mm(ctx, 0, 1, T, T, D, scale, q, 3 * N * E, k, 3 * N * E,
+                         ct_buf_at(p, (n * H + h) * TT), T)))
+                return st;
+        }
+    if ((st = softmax(ctx, "attn_softmax_fwd_f32", d, p, (ct_buf){ NULL, 0 })))
+        return st;
+    /* o_nh (T, D), row stride N E = P_nh (T, T) v_nh (T, D) */
+    for (size_t n = 0; n < N; n++)
+        for (size_t h = 0; h < H; h++)
+            if ((st = mm(ctx, 0, 0, T, D, T, 1.0f, ct_buf_at(p, (n * H + h) * TT), T,
+                         ct_buf_at(qkv, n * 3 * E + 2 * E + h * D), 3 * N * E, ct_buf_at(o, n * E + h * D), N * E)))
+                return st;
+    /* y (T N, E) = o W_out^T + b_out */
+    return ct_dense_forward(ctx, y, o, pw.w_out, pw.b_out, (int)(T * N), (int)E, (int)E);
+}
+
+int ct_attention_backward(ct_context *ctx, const ct_attention_desc *d, ct_buf dx, ct_buf dw,
+                          ct_buf dy, ct_buf x, ct_buf w, ct_buf saved, ct_buf work)
+{
+    int st = check_desc(ctx, "ct_attention_backward", d);
+    if (st)
+        return st;
+    if (!dw.mem || !dy.mem || !x.mem || !w.mem || !saved.mem || !work.mem)
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_attention_backward: dw %p, dy %p, x %p, w %p, "
+                       "saved %p, work %p", (void *)dw.mem, (void *)dy.mem, (void *)x.mem,
+                       (void *)w.mem, (void *)saved.mem, (void *)work.mem);
+    size_t T = d->T, N = d->N, E = d->E, H = d->H, D = E / H, TT = T * T;
+    attn_params pw = split_params(w, E), pd = split_params(dw, E);
+    ct_buf qkv = saved, o = ct_buf_at(saved, 3 * T * N * E), p = ct_buf_at(saved, 4 * T * N * E);
+    ct_buf dout = work, dqkv = ct_buf_at(work, T * N * E), ds = ct_buf_at(work, 4 * T * N * E);
+    float scale = (float)(1.0 / sqrt((double)D));
+    /* do (T N, E) = dy W_out; dW_out += dy^T o; db_out += sums of dy */
+    if ((st = ct_dense_backward(ctx, dout, pd.w_out, pd.b_out, dy, o, pw.w_out, (int)(T * N), (int)E,
+                                (int)E)))
+        return st;
+    for (size_t n = 0; n < N; n++)
+        for (size_t h = 0; h < H; h++) {
+            ct_buf pb = ct_buf_at(p, (n * H + h) * TT), dsb = ct_buf_at(ds, (n * H + h) * TT);
+            ct_buf don = ct_buf_at(dout, n * E + h * D), v = ct_buf_at(qkv, n * 3 * E + 2 * E + h * D);
+            /* dP_nh (T, T) = do_nh v_nh^T; dv_nh (T, D) = P_nh^T do_nh */
+            if ((st = mm(ctx, 0, 1, T, T, D, 1.0f, don, N * E, v, 3 * N * E, dsb, T)) ||
+                (st = mm(ctx, 1, 0, T, D, T, 1.0f, pb, T, don, N * E,
+                         ct_buf_at(dqkv, n * 3 * E + 2 * E + h * D), 3 * N * E)))
+                return st;
+        }
+    if ((st = softmax(ctx, "attn_softmax_bwd_f32", d, ds, p)))
+        return st;
+    for (size_t n = 0; n < N; n++)
+        for (size_t h = 0; h < H; h++) {
+            ct_buf dsb = ct_buf_at(ds, (n * H + h) * TT);
+            ct_buf q = ct_buf_at(qkv, n * 3 * E + h * D), k = ct_buf_at(q, E);
+            ct_buf dq = ct_buf_at(dqkv, n * 3 * E + h * D), dk = ct_buf_at(dq, E);
+            /* dq_nh = dS k_nh / sqrt(D); dk_nh = dS^T q_nh / sqrt(D) */
+            if ((st = mm(ctx, 0, 0, T, D, T, scale, dsb, T, k, 3 * N * E, dq, 3 * N * E)) ||
+                (st = mm(ctx, 1, 0, T, D, T, scale, dsb, T, q, 3 * N * E, dk, 3 * N * E)))
+                return st;
+        }
+    /* dx = dqkv W_in; dW_in += dqkv^T x; db_in += sums of dqkv */
+    return ct_dense_backward(ctx, dx, pd.w_in, pd.b_in, dqkv, x, pw.w_in, (int)(T * N), (int)E,
+                             (int)(3 * E));
+}
