@@ -110,6 +110,7 @@ void ck_bench(ct_check *c, const char *shape, double flops, double bytes, ck_run
     X(embedding) \
     X(lstm) \
     X(seqpool) \
+    X(layernorm) \
     X(act) \
     X(optim) \
     X(batchnorm) \

@@ -1,0 +1,176 @@
+/*
+ * layernorm.cl - layer normalization over the last dimension: each of the
+ * R rows of x (R, F) is normalized by its own mean and biased variance,
+ * y = (x - mean) rstd w + b with rstd = 1 / sqrt(var + eps), w and b (F).
+ * The forward saves mean and rstd (R) for the backward.
+ *
+ * GPU class (ln_fwd_f32, ln_bwd_f32): one work-group per row, a
+ * power-of-two size from the launcher; each work-item sums a strided share
+ * and a fixed-order tree in local memory combines them. The variance is a
+ * second pass over (x - mean)^2. CPU class (*_rows_f32): one work-item per
+ * row walks it in order (a work-group runs on one core there, see
+ * batchnorm.cl). Either way every sum has a fixed order: deterministic.
+ *
+ * The parameter gradients (ln_bwd_params_f32) take one work-item per
+ * column f walking the rows in order, so dw and db accumulate (+=) without
+ * atomics. The row kernels are launched with exactly R work-groups: no
+ * early return ahead of a barrier.
+ */
+
+/* red[0..wg) summed into red[0] in a fixed order; every work-item calls it. */
+inline void ln_tree_sum(__local float *red, uint lid, uint wg)
+{
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = wg / 2; s > 0; s >>= 1) {
+        if (lid < s)
+            red[lid] += red[lid + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
+/* y (R, F), mean (R), rstd (R) = layer norm of x (R, F) with w, b (F);
+ * red (wg) */
+__kernel void ln_fwd_f32(__global float *y, ulong y_off, __global float *mean, ulong mean_off,
+                         __global float *rstd, ulong rstd_off, __global const float *x,
+                         ulong x_off, __global const float *w, ulong w_off,
+                         __global const float *b, ulong b_off, uint F, float eps,
+                         __local float *red)
+{
+    uint r = get_group_id(0), lid = get_local_id(0), wg = get_local_size(0);
+    __global const float *xr = x + x_off + (ulong)r * F;
+    float s = 0.0f;
+    for (uint f = lid; f < F; f += wg)
+        s += xr[f];
+    red[lid] = s;
+    ln_tree_sum(red, lid, wg);
+    float mu = red[0] / (float)F;
+    barrier(CLK_LOCAL_MEM_FENCE); /* red[0] read by all before reuse */
+    s = 0.0f;
+    for (uint f = lid; f < F; f += wg) {
+        float d = xr[f] - mu;
+        s += d * d;
+    }
+    red[lid] = s;
+    ln_tree_sum(red, lid, wg);
+    float is = 1.0f / sqrt(red[0] / (float)F + eps);
+    __global float *yr = y + y_off + (ulong)r * F;
+    for (uint f = lid; f < F; f += wg)
+        yr[f] = (xr[f] - mu) * is * w[w_off + f] + b[b_off + f];
+    if (lid == 0) {
+        mean[mean_off + r] = mu;
+        rstd[rstd_off + r] = is;
+    }
+}
+
+/* the same, one work-item per row */
+__kernel void ln_fwd_rows_f32(__global float *y, ulong y_off, __global float *mean, ulong mean_off,
+                              __global float *rstd, ulong rstd_off, __global const float *x,
+                              ulong x_off, __global const float *w, ulong w_off,
+                              __global const float *b, ulong b_off, uint R, uint F, float eps)
+{
+    uint r = get_global_id(0);
+    if (r >= R)
+        return;
+    __global const float *xr = x + x_off + (ulong)r * F;
+    float s = 0.0f;
+    for (uint f = 0; f < F; f++)
+        s += xr[f];
+    float mu = s / (float)F;
+    s = 0.0f;
+    for (uint f = 0; f < F; f++) {
+        float d = xr[f] - mu;
+        s += d * d;
+    }
+    float is = 1.0f / sqrt(s / (float)F + eps);
+    __global float *yr = y + y_off + (ulong)r * F;
+    for (uint f = 0; f < F; f++)
+        yr[f] = (xr[f] - mu) * is * w[w_off + f] + b[b_off + f];
+    mean[mean_off + r] = mu;
+    rstd[rstd_off + r] = is;
+}
+
+/*
+ * dx (R, F) from dy (R, F), x (R, F), w (F) and the saved mean, rstd (R):
+ * with g = dy w and xhat = (x - mean) rstd,
+ *   dx = rstd (g - mean(g) - xhat mean(g xhat)).
+ * One work-group per row; red (2 wg). dx is written.
+ */
+__kernel void ln_bwd_f32(__global float *dx, ulong dx_off, __global const float *dy, ulong dy_off,
+                         __global const float *x, ulong x_off, __global const float *w,
+                         ulong w_off, __global const float *mean, ulong mean_off,
+                         __global const float *rstd, ulong rstd_off, uint F,
+                         __local float *red)
+{
+    uint r = get_group_id(0), lid = get_local_id(0), wg = get_local_size(0);
+    ulong row = (ulong)r * F;
+    float mu = mean[mean_off + r], is = rstd[rstd_off + r];
+    float sg = 0.0f, sgx = 0.0f;
+    for (uint f = lid; f < F; f += wg) {
+        float g = dy[dy_off + row + f] * w[w_off + f];
+        sg += g;
+        sgx += g * ((x[x_off + row + f] - mu) * is);
+    }
+    red[lid] = sg;
+    red[wg + lid] = sgx;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = wg / 2; s > 0; s >>= 1) {
+        if (lid < s) {
+            red[lid] += red[lid + s];
+            red[wg + lid] += red[wg + lid + s];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    float mg = red[0] / (float)F, mgx = red[wg] / (float)F;
+    for (uint f = lid; f < F; f += wg) {
+        float g = dy[dy_off + row + f] * w[w_off + f];
+        float xh = (x[x_off + row + f] - mu) * is;
+        dx[dx_off + row + f] = is * (g - mg - xh * mgx);
+    }
+}
+
+/* the same, one work-item per row */
+__kernel void ln_bwd_rows_f32(__global float *dx, ulong dx_off, __global const float *dy,
+                              ulong dy_off, __global const float *x, ulong x_off,
+                              __global const float *w, ulong w_off, __global const float *mean,
+                              ulong mean_off, __global const float *rstd, ulong rstd_off, uint R,
+                              uint F)
+{
+    uint r = get_global_id(0);
+    if (r >= R)
+        return;
+    ulong row = (ulong)r * F;
+    float mu = mean[mean_off + r], is = rstd[rstd_off + r];
+    float sg = 0.0f, sgx = 0.0f;
+    for (uint f = 0; f < F; f++) {
+        float g = dy[dy_off + row + f] * w[w_off + f];
+        sg += g;
+        sgx += g * ((x[x_off + row + f] - mu) * is);
+    }
+    float mg = sg / (float)F, mgx = sgx / (float)F;
+    for (uint f = 0; f < F; f++) {
+        float g = dy[dy_off + row + f] * w[w_off + f];
+        float xh = (x[x_off + row + f] - mu) * is;
+        dx[dx_off + row + f] = is * (g - mg - xh * mgx);
+    }
+}
+
+/* dw (F) += sum over rows of dy xhat, db (F) += sum over rows of dy; one
+ * work-item per column f, rows in order */
+__kernel void ln_bwd_params_f32(__global float *dw, ulong dw_off, __global float *db, ulong db_off,
+                                __global const float *dy, ulong dy_off, __global const float *x,
+                                ulong x_off, __global const float *mean, ulong mean_off,
+                                __global const float *rstd, ulong rstd_off, uint R, uint F)
+{
+    uint f = get_global_id(0);
+    if (f >= F)
+        return;
+    float sw = 0.0f, sb = 0.0f;
+    for (uint r = 0; r < R; r++) {
+        ulong i = (ulong)r * F + f;
+        float g = dy[dy_off + i];
+        sw += g * ((x[x_off + i] - mean[mean_off + r]) * rstd[rstd_off + r]);
+        sb += g;
+    }
+    dw[dw_off + f] += sw;
+    db[db_off + f] += sb;
+}

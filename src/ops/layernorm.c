@@ -1,0 +1,78 @@
+/*
+ * layernorm.c - layer-normalization launchers (cl_kernels/layernorm.cl).
+ */
+#include "ops/layernorm.h"
+
+#define LN_MAX_WG 256
+
+/* The kernels index r F + f with ulong products and uint factors; R and F
+ * each fit a uint, and so must R F (the parameter kernel's loop). */
+static int check_dims(ct_context *ctx, const char *who, size_t R, size_t F)
+{
+    if (F == 0)
+        return ct_fail(ctx, CT_ERR_SHAPE, "%s: rows of 0 features", who);
+    if (R > UINT32_MAX / F)
+        return ct_fail(ctx, CT_ERR_SHAPE, "%s: (R, F) = (%zu, %zu) has 2^32 elements or more. "
+                       "HINT: split the batch", who, R, F);
+    return CT_OK;
+}
+
+int ct_layernorm_forward(ct_context *ctx, ct_buf y, ct_buf mean, ct_buf rstd, ct_buf x, ct_buf w,
+                         ct_buf b, size_t R, size_t F, float eps)
+{
+    const char *who = "ct_layernorm_forward";
+    int st = check_dims(ctx, who, R, F);
+    if (st)
+        return st;
+    if (!(eps > 0.0f))
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "%s: eps %g must be positive", who, (double)eps);
+    if (!y.mem || !mean.mem || !rstd.mem || !x.mem || !w.mem || !b.mem)
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "%s: a NULL buffer", who);
+    if (R == 0)
+        return CT_OK;
+    cl_uint rr = (cl_uint)R, ff = (cl_uint)F;
+    cl_float e = eps;
+    if (ctx->cls.row_kernels) {
+        size_t g[1] = { R };
+        return CT_RUN(ctx, CT_PROG_layernorm, "ln_fwd_rows_f32", 1, g, NULL, CT_BUF(y), CT_BUF(mean),
+                      CT_BUF(rstd), CT_BUF(x), CT_BUF(w), CT_BUF(b), CT_ARG(rr), CT_ARG(ff), CT_ARG(e));
+    }
+    size_t wg;
+    if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_layernorm, "ln_fwd_f32", LN_MAX_WG, F, &wg)))
+        return st;
+    size_t g[1] = { R * wg }, l[1] = { wg };
+    return CT_RUN(ctx, CT_PROG_layernorm, "ln_fwd_f32", 1, g, l, CT_BUF(y), CT_BUF(mean),
+                  CT_BUF(rstd), CT_BUF(x), CT_BUF(w), CT_BUF(b), CT_ARG(ff), CT_ARG(e),
+                  CT_LOCAL(wg * sizeof(cl_float)));
+}
+
+int ct_layernorm_backward(ct_context *ctx, ct_buf dx, ct_buf dw, ct_buf db, ct_buf dy, ct_buf x,
+                          ct_buf w, ct_buf mean, ct_buf rstd, size_t R, size_t F)
+{
+    const char *who = "ct_layernorm_backward";
+    int st = check_dims(ctx, who, R, F);
+    if (st)
+        return st;
+    if (!dw.mem || !db.mem || !dy.mem || !x.mem || !w.mem || !mean.mem || !rstd.mem)
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "%s: a NULL buffer (only dx may be NULL)", who);
+    if (R == 0)
+        return CT_OK;
+    cl_uint rr = (cl_uint)R, ff = (cl_uint)F;
+    size_t gp[1] = { F };
+    st = CT_RUN(ctx, CT_PROG_layernorm, "ln_bwd_params_f32", 1, gp, NULL, CT_BUF(dw), CT_BUF(db),
+                CT_BUF(dy), CT_BUF(x), CT_BUF(mean), CT_BUF(rstd), CT_ARG(rr), CT_ARG(ff));
+    if (st || !dx.mem)
+        return st;
+    if (ctx->cls.row_kernels) {
+        size_t g[1] = { R };
+        return CT_RUN(ctx, CT_PROG_layernorm, "ln_bwd_rows_f32", 1, g, NULL, CT_BUF(dx), CT_BUF(dy),
+                      CT_BUF(x), CT_BUF(w), CT_BUF(mean), CT_BUF(rstd), CT_ARG(rr), CT_ARG(ff));
+    }
+    size_t wg;
+    if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_layernorm, "ln_bwd_f32", LN_MAX_WG, F, &wg)))
+        return st;
+    size_t g[1] = { R * wg }, l[1] = { wg };
+    return CT_RUN(ctx, CT_PROG_layernorm, "ln_bwd_f32", 1, g, l, CT_BUF(dx), CT_BUF(dy), CT_BUF(x),
+                  CT_BUF(w), CT_BUF(mean), CT_BUF(rstd), CT_ARG(ff),
+                  CT_LOCAL(2 * wg * sizeof(cl_float)));
+}

@@ -1,0 +1,27 @@
+/*
+ * layernorm.h - layer normalization over the last dimension, as
+ * torch.nn.LayerNorm(F): each row of x (R, F) (R = N for feature vectors,
+ * T N for a sequence) becomes y = (x - mean) rstd w + b, with the row's
+ * mean, its biased variance and rstd = 1 / sqrt(var + eps).
+ *
+ * The forward saves mean and rstd (R) for the backward, which writes dx
+ * and accumulates dw and db (+=). GPU class: a work-group per row with a
+ * tree reduction; CPU class: a work-item per row. The parameter gradients
+ * take a work-item per column walking the rows in order: deterministic,
+ * no atomics.
+ */
+#ifndef CT_OPS_LAYERNORM_H
+#define CT_OPS_LAYERNORM_H
+
+#include "ops/ops.h"
+
+/* y (R, F), mean (R), rstd (R) from x (R, F), w (F), b (F); eps > 0 */
+int ct_layernorm_forward(ct_context *ctx, ct_buf y, ct_buf mean, ct_buf rstd, ct_buf x, ct_buf w,
+                         ct_buf b, size_t R, size_t F, float eps);
+/* dx (R, F) written (skipped when dx.mem is NULL); dw (F) and db (F)
+ * accumulated; from dy (R, F), x (R, F), w (F) and the forward's mean and
+ * rstd (R) */
+int ct_layernorm_backward(ct_context *ctx, ct_buf dx, ct_buf dw, ct_buf db, ct_buf dy, ct_buf x,
+                          ct_buf w, ct_buf mean, ct_buf rstd, size_t R, size_t F);
+
+#endif /* CT_OPS_LAYERNORM_H */
