@@ -5,6 +5,8 @@
  * random ids) through the CPU class and through the GPU class
  * (src/cl/devclass.c) on the same device, from the same parameters and
  * batch: the loss and every parameter gradient must agree.
+ * The case posembed is a per-token model: embedding, posembed,
+ * layernorm, dense with gelu, dense over 64 token ids.
  * (MODEL may also be a model file, run at batch 4.)
  *
  * The forward passes are compared by the loss. The backward passes are
@@ -245,11 +247,19 @@ int main(int argc, char **argv)
                                        "seqpool mode=mean\n"
                                        "dense out=4\n"
                                        "softmax_cross_entropy\n";
+    static const char posembed_text[] = "input tokens=16\n"
+                                        "embedding vocab=64 dim=24\n"
+                                        "posembed max_len=32\n"
+                                        "layernorm\n"
+                                        "dense out=24 act=gelu\n"
+                                        "dense out=64\n"
+                                        "softmax_cross_entropy\n";
     static const struct {
         const char *model, *text;
         int batch;
     } all[] = { { "mlp", NULL, 32 }, { "cnn", NULL, 16 }, { "resnet56", NULL, 4 }, { "lstm", NULL, 4 },
-                { "seqpool", seqpool_text, 8 } };
+                { "seqpool", seqpool_text, 8 },
+                { "posembed", posembed_text, 8 } };
     const char *pick[8];
     int npick = 0;
     for (int i = 1; i < argc; i++) {

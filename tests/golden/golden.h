@@ -63,6 +63,7 @@ void golden_failf(golden *g, const char *fmt, ...) CT_PRINTF(2, 3);
     X("lstm", golden_lstm) \
     X("seqpool", golden_seqpool) \
     X("layernorm", golden_layernorm) \
+    X("posembed", golden_posembed) \
     X("batchnorm_train", golden_batchnorm) \
     X("batchnorm_eval", golden_batchnorm) \
     X("softmax_cross_entropy", golden_loss) \
