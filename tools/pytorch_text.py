@@ -137,6 +137,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--max-minutes", type=float, default=0, help="stop training after this long")
+    ap.add_argument("--no-eval", action="store_true", help="skip the test split (step timing only)")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
@@ -168,7 +169,9 @@ def main():
         t0 = time.time()
         order = torch.randperm(len(xtr))
         loss_sum, correct, count = 0.0, 0, 0
+        step_secs = []
         for s in range(steps_per_epoch):
+            ts = time.time()
             idx = order[s * a.batch:(s + 1) * a.batch]
             xb, yb = xtr[idx], ytr[idx]
             out = model(xb)
@@ -183,13 +186,16 @@ def main():
             loss_sum += loss.item() * len(yb)
             correct += (out.argmax(1) == yb).sum().item()
             count += len(yb)
+            step_secs.append(time.time() - ts)
             if a.max_minutes and time.time() - start > 60 * a.max_minutes:
                 break
         secs = time.time() - t0
-        tl, ta = evaluate(model, xte, yte, 256, lm)
+        tl, ta = evaluate(model, xte, yte, 256, lm) if not a.no_eval else (float("nan"), float("nan"))
+        median = sorted(step_secs)[len(step_secs) // 2]
         line = (f"epoch {epoch}/{a.epochs}  train loss {loss_sum / count:.4f} acc {100 * correct / count:.2f}%  "
-                f"test loss {tl:.4f} acc {100 * ta:.2f}%  {secs:.1f} s  {secs / max(1, s + 1):.3f} s/step")
-        if lm:
+                f"test loss {tl:.4f} acc {100 * ta:.2f}%  {secs:.1f} s  {median:.3f} s/step (median of "
+                f"{len(step_secs)})")
+        if lm and not a.no_eval:
             line += f"  ppl {math.exp(tl):.2f}  bits/byte {tl / math.log(2):.3f}"
         print(line, flush=True)
         if a.max_minutes and time.time() - start > 60 * a.max_minutes:
