@@ -5,7 +5,9 @@
  * The seed benchmark networks follow Shi et al. 2017 ("Benchmarking
  * State-of-the-Art Deep Learning Software Tools") and their dlbench code;
  * alexnet-s and resnet50 are torchvision's AlexNet and ResNet-50 (v1.5:
- * stride in the 3x3 convolution).
+ * stride in the 3x3 convolution). gpt is nanoGPT's pre-LN decoder block
+ * (x + attn(ln_1(x)), x + mlp(ln_2(x))) on bytes; tools/pytorch_gpt.py is the
+ * same module in PyTorch, with the checkpoint's tensor names.
  */
 #include <pthread.h>
 #include <stdarg.h>
@@ -250,13 +252,44 @@ static char *resnet50_make(void)
     return b.p;
 }
 
-static char *resnet56_text, *resnet50_text;
+static char *gpt_make(void)
+{
+    enum { layers = 4, heads = 4, dim = 128, context = 128, vocab = 256 };
+    sbuf b = { 0 };
+    put(&b, "# a GPT-style byte-level language model: nanoGPT's pre-LN decoder,\n"
+            "# %d blocks of x + attn(ln1(x)) (%d heads, causal) and x + proj(gelu(fc(ln2(x)))),\n"
+            "# width %d, context %d, a final layer norm and a dense head over %d bytes\n"
+            "input tokens=%d\n"
+            "wte: embedding vocab=%d dim=%d\n"
+            "wpe: posembed max_len=%d\n",
+        layers, heads, dim, context, vocab, context, vocab, dim, context);
+    char in[16] = "wpe";
+    for (int k = 0; k < layers; k++) {
+        put(&b, "h%d_ln1: layernorm from=%s\n", k, in);
+        put(&b, "h%d_attn: attention heads=%d causal=true\n", k, heads);
+        put(&b, "h%d_add1: add from=h%d_attn,%s\n", k, k, in);
+        put(&b, "h%d_ln2: layernorm\n", k);
+        put(&b, "h%d_fc: dense out=%d act=gelu\n", k, 4 * dim);
+        put(&b, "h%d_proj: dense out=%d\n", k, dim);
+        put(&b, "h%d_add2: add from=h%d_proj,h%d_add1\n", k, k, k);
+        snprintf(in, sizeof in, "h%d_add2", k);
+    }
+    put(&b, "ln_f: layernorm\nhead: dense out=%d\nloss: softmax_cross_entropy\n", vocab);
+    if (b.oom) {
+        free(b.p);
+        return NULL;
+    }
+    return b.p;
+}
+
+static char *resnet56_text, *resnet50_text, *gpt_text;
 static pthread_once_t generated_once = PTHREAD_ONCE_INIT;
 
 static void generate(void)
 {
     resnet56_text = resnet56_make();
     resnet50_text = resnet50_make();
+    gpt_text = gpt_make();
 }
 
 typedef struct zoo_entry {
@@ -279,11 +312,13 @@ static const zoo_entry zoo[] = {
     { "lstm", "seed benchmark LSTM: word-level LM, 10000 words, 2x256, sequence 32 (batch 128)", lstm_text, NULL },
     { "textcls", "byte-level text classifier: embedding 32, LSTM 128, mean pool, 8 classes", textcls_text, NULL },
     { "bytelm", "byte-level language model: embedding 64, LSTM 2x256, sequence 64", bytelm_text, NULL },
+    { "gpt", "GPT-style byte-level language model: 4 pre-LN decoder blocks, 4 heads, width 128, context 128",
+      NULL, &gpt_text },
 };
 
 static const char *const zoo_names[] = { "cnn", "cnn-small", "mlp", "fcn-r", "fcn-s", "alexnet-r",
                                          "alexnet-s", "resnet56", "resnet50", "lstm", "textcls", "bytelm",
-                                         NULL };
+                                         "gpt", NULL };
 
 const char *const *ct_zoo_names(void)
 {
