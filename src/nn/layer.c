@@ -154,9 +154,12 @@ ct_buf ct_layer_bias(const ct_layer *l, ct_buf base)
     return ct_buf_at(base, ct_param_numel(&l->params[0]));
 }
 
+/* Not for gelu: its backward reads the pre-activation z + b, which the
+ * fused kernel does not keep (it reads z and writes only the output), so
+ * gelu layers add the bias in the product and run the activation apart. */
 int ct_layer_fuses_bias(const ct_layer_call *c, int act)
 {
-    return act && c->ctx->cls.fuse_bias_act;
+    return act && act != CT_ACT_GELU && c->ctx->cls.fuse_bias_act;
 }
 
 /* On the CPU class the bias goes with the product (a rank-1 GEMM on the
