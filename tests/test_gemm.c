@@ -2,7 +2,9 @@
  * test_gemm - ct_gemm against cblas_sgemm, on both paths (CLBlast and the
  * host BLAS on mapped buffers), for every transpose and sizes 1, 7, 33 and
  * 1000 in each of m, n, k, with offsets, padded leading dimensions, operands
- * sharing one buffer, k = 0 and invalid arguments.
+ * sharing one buffer, k = 0 and invalid arguments; and ct_gemm_batched:
+ * products at scattered offsets of shared buffers, interleaved as the
+ * heads of attention are, against cblas_sgemm each.
  *
  * Tolerance: both sides sum k float products in different orders; each
  * result's rounding error is bounded by about k * 2^-24 * sum_k |a_ik b_kj|
@@ -104,6 +106,60 @@ static int one(ct_context *ctx, int ta, int tb, size_t m, size_t n, size_t k, fl
     return ok;
 }
 
+/* count products of one shape: A_b, B_b interleaved in one buffer each
+ * (head-like: offsets b * width, leading dimension count * width), C_b in
+ * blocks with a gap between them that must stay untouched */
+static int batched(ct_context *ctx, int ta, int tb, size_t m, size_t n, size_t k, size_t count, float beta)
+{
+    size_t ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
+    size_t lda = count * ac, ldb = count * bc, ldc = n + 2, cblock = m * ldc + 3;
+    size_t na = ar * lda, nb = br * ldb, nc = count * cblock;
+    size_t *ao = malloc(3 * count * sizeof *ao), *bo = ao + count, *co = ao + 2 * count;
+    float *a = malloc(na * sizeof *a), *b = malloc(nb * sizeof *b), *c = malloc(nc * sizeof *c);
+    float *want = malloc(nc * sizeof *c), *bound = calloc(nc, sizeof *c);
+    float *aa = malloc(na * sizeof *a), *ab = malloc(nb * sizeof *b);
+    for (size_t i = 0; i < na; i++)
+        a[i] = frand(), aa[i] = fabsf(a[i]);
+    for (size_t i = 0; i < nb; i++)
+        b[i] = frand(), ab[i] = fabsf(b[i]);
+    for (size_t i = 0; i < nc; i++)
+        c[i] = want[i] = frand();
+    for (size_t i = 0; i < count; i++) {
+        ao[i] = i * ac, bo[i] = i * bc, co[i] = (count - 1 - i) * cblock; /* C in reverse order */
+        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m,
+                    (int)n, (int)k, 0.5f, a + ao[i], (int)lda, b + bo[i], (int)ldb, beta, want + co[i], (int)ldc);
+        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m,
+                    (int)n, (int)k, 0.5f, aa + ao[i], (int)lda, ab + bo[i], (int)ldb, 0.0f, bound + co[i], (int)ldc);
+    }
+    cl_mem ma = NULL, mb = NULL, mc = NULL;
+    int ok = !ct_buffer_create(ctx, na * sizeof *a, &ma) && !ct_buffer_create(ctx, nb * sizeof *b, &mb) &&
+             !ct_buffer_create(ctx, nc * sizeof *c, &mc) && !ct_buffer_write(ctx, ma, 0, na * sizeof *a, a) &&
+             !ct_buffer_write(ctx, mb, 0, nb * sizeof *b, b) && !ct_buffer_write(ctx, mc, 0, nc * sizeof *c, c);
+    CHECK(ok, "buffers: %s", ct_context_last_error(ctx));
+    if (ok) {
+        int st = ct_gemm_batched(ctx, ta, tb, m, n, k, 0.5f, ma, ao, lda, mb, bo, ldb, beta, mc, co, ldc, count);
+        CHECK(st == CT_OK, "ct_gemm_batched %c%c %zu of %zux%zux%zu: %s", ta ? 'T' : 'N', tb ? 'T' : 'N', count,
+              m, n, k, ct_context_last_error(ctx));
+        ok = st == CT_OK && ct_buffer_read(ctx, mc, 0, nc * sizeof *c, c) == CT_OK;
+    }
+    for (size_t i = 0; ok && i < nc; i++) {
+        size_t at = i % cblock, r = at / ldc, col = at % ldc;
+        int inside = r < m && col < n;
+        double tol = inside ? 2.0 * (double)(k + 1) * 5.96e-8 * ((double)bound[i] + fabs(beta * want[i])) + 1e-30 : 0;
+        if (!(fabs((double)c[i] - (double)want[i]) <= tol)) {
+            CHECK(0, "%s batched %c%c %zu of m=%zu n=%zu k=%zu: element %zu (%s) is %.9g, cblas gives %.9g",
+                  ct_gemm_path_str(ct_gemm_get_path(ctx)), ta ? 'T' : 'N', tb ? 'T' : 'N', count, m, n, k, i,
+                  inside ? "inside a C" : "between them", c[i], want[i]);
+            ok = 0;
+        }
+    }
+    ct_buffer_release(&ma);
+    ct_buffer_release(&mb);
+    ct_buffer_release(&mc);
+    free(ao), free(a), free(b), free(c), free(want), free(bound), free(aa), free(ab);
+    return ok;
+}
+
 static void errors(ct_context *ctx)
 {
     cl_mem m = NULL;
@@ -157,6 +213,14 @@ int main(int argc, char **argv)
         passed += one(ctx, 0, 0, 7, 5, 0, 1.0f, 0.5f, 1, 0);     /* k = 0: C = beta C */
         passed += one(ctx, 0, 0, 7, 5, 0, 1.0f, 0.0f, 0, 0);
         printf("%s path: %d of %d cases match cblas_sgemm\n", ct_gemm_path_str(paths[p]), passed, cases);
+        int bcases = 0, bpassed = 0;
+        for (int t = 0; t < 4; t++) {
+            bcases += 3;
+            bpassed += batched(ctx, t & 1, t >> 1, 16, 16, 8, 12, 0.0f);   /* attention's shapes */
+            bpassed += batched(ctx, t & 1, t >> 1, 7, 33, 5, 3, 0.5f);
+            bpassed += batched(ctx, t & 1, t >> 1, 1, 1, 1, 1, 0.0f);
+        }
+        printf("%s path: %d of %d batched cases match cblas_sgemm\n", ct_gemm_path_str(paths[p]), bpassed, bcases);
         errors(ctx);
     }
     ct_context_free(&ctx);

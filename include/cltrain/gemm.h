@@ -7,10 +7,11 @@
  * pairs with offsets and leading dimensions in elements, so views into one
  * large buffer need no sub-buffers.
  *
- * Two paths compute it: CLBlast on the device, and on a device that shares
- * host memory (CPU devices such as pocl's) the host's BLAS on mapped buffers,
- * which is an order of magnitude faster there. CLTRAIN_GEMM=clblast|host
- * forces one; the default picks the host path where memory is shared.
+ * Two paths compute it: CLBlast on the device, and on CPU devices (such as
+ * pocl's, which share host memory) the host's BLAS on mapped buffers, an
+ * order of magnitude faster there. The device class decides (CPU class:
+ * host; GPU class: CLBlast); CLTRAIN_GEMM=clblast|host or ct_gemm_set_path
+ * forces one within what the class allows.
  */
 #ifndef CLTRAIN_GEMM_H
 #define CLTRAIN_GEMM_H
@@ -29,6 +30,18 @@ CT_API int ct_gemm(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t n
                    float alpha, cl_mem a, size_t a_offset, size_t lda,
                    cl_mem b, size_t b_offset, size_t ldb,
                    float beta, cl_mem c, size_t c_offset, size_t ldc);
+
+/* `count` products of one shape at once: for b in [0, count)
+ *   C_b = alpha * op(A_b) * op(B_b) + beta * C_b
+ * with A_b at a_offsets[b] in a (and likewise B_b, C_b), each with the
+ * given leading dimension. The C_b must not overlap. One CLBlast batched
+ * routine, or on the host path one mapping of the three buffers for all
+ * of them. Each result is what ct_gemm gives on the host path; CLBlast's
+ * batched kernel may round differently from its single one. */
+CT_API int ct_gemm_batched(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t n, size_t k,
+                           float alpha, cl_mem a, const size_t *a_offsets, size_t lda,
+                           cl_mem b, const size_t *b_offsets, size_t ldb,
+                           float beta, cl_mem c, const size_t *c_offsets, size_t ldc, size_t count);
 
 /* The path ct_gemm takes in this context, and a way to force one
  * (CT_GEMM_HOST fails with CT_ERR_UNSUPPORTED on a device without shared

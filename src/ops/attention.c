@@ -5,6 +5,7 @@
  */
 #include <limits.h>
 #include <math.h>
+#include <stdlib.h>
 
 #include "ops/attention.h"
 #include "ops/dense.h"
@@ -66,12 +67,35 @@ static int softmax(ct_context *ctx, const char *kernel, const ct_attention_desc 
                   CT_ARG(tt), CT_ARG(causal));
 }
 
-/* C (m, n, ldc) = alpha op(A) op(B) + beta C on ct_bufs */
-static int mm(ct_context *ctx, int ta, int tb, size_t m, size_t n, size_t k, float alpha, ct_buf a,
-              size_t lda, ct_buf b, size_t ldb, ct_buf c, size_t ldc)
+/* The N*H products C_nh (m, n, ldc) = alpha op(A_nh) op(B_nh) of the heads
+ * in one ct_gemm_batched: A_nh at a + n*as_n + h*as_h, likewise B and C */
+typedef struct heads {
+    size_t N, H;
+    size_t *off; /* (3 N H) workspace */
+} heads;
+
+static int mm_heads(ct_context *ctx, const heads *hd, int ta, int tb, size_t m, size_t n, size_t k, float alpha,
+                    ct_buf a, size_t an, size_t ah, size_t lda, ct_buf b, size_t bn, size_t bh, size_t ldb,
+                    ct_buf c, size_t cn, size_t ch, size_t ldc)
 {
-    return ct_gemm(ctx, ta, tb, m, n, k, alpha, a.mem, a.off, lda, b.mem, b.off, ldb, 0.0f, c.mem,
-                   c.off, ldc);
+    size_t count = hd->N * hd->H, *ao = hd->off, *bo = ao + count, *co = bo + count;
+    for (size_t i = 0; i < hd->N; i++)
+        for (size_t h = 0; h < hd->H; h++) {
+            size_t j = i * hd->H + h;
+            ao[j] = a.off + i * an + h * ah;
+            bo[j] = b.off + i * bn + h * bh;
+            co[j] = c.off + i * cn + h * ch;
+        }
+    return ct_gemm_batched(ctx, ta, tb, m, n, k, alpha, a.mem, ao, lda, b.mem, bo, ldb, 0.0f, c.mem, co, ldc,
+                           count);
+}
+
+static int heads_init(ct_context *ctx, heads *hd, const ct_attention_desc *d)
+{
+    hd->N = (size_t)d->N;
+    hd->H = (size_t)d->H;
+    hd->off = malloc(3 * hd->N * hd->H * sizeof *hd->off);
+    return hd->off ? CT_OK : ct_fail(ctx, CT_ERR_NO_MEMORY, "attention: out of host memory");
 }
 
 int ct_attention_forward(ct_context *ctx, const ct_attention_desc *d, ct_buf y, ct_buf saved,
@@ -90,22 +114,19 @@ int ct_attention_forward(ct_context *ctx, const ct_attention_desc *d, ct_buf y, 
     /* qkv (T N, 3E) = x (T N, E) W_in^T + b_in */
     if ((st = ct_dense_forward(ctx, qkv, x, pw.w_in, pw.b_in, (int)(T * N), (int)E, (int)(3 * E))))
         return st;
-    /* S_nh (T, T) = q_nh k_nh^T / sqrt(D); q_nh, k_nh (T, D) with row stride 3 N E */
-    for (size_t n = 0; n < N; n++)
-        for (size_t h = 0; h < H; h++) {
-            ct_buf q = ct_buf_at(qkv, n * 3 * E + h * D), k = ct_buf_at(q, E);
-            if ((st = mm(ctx, 0, 1, T, T, D, scale, q, 3 * N * E, k, 3 * N * E,
-                         ct_buf_at(p, (n * H + h) * TT), T)))
-                return st;
-        }
-    if ((st = softmax(ctx, "attn_softmax_fwd_f32", d, p, (ct_buf){ NULL, 0 })))
+    heads hd;
+    if ((st = heads_init(ctx, &hd, d)))
         return st;
-    /* o_nh (T, D), row stride N E = P_nh (T, T) v_nh (T, D) */
-    for (size_t n = 0; n < N; n++)
-        for (size_t h = 0; h < H; h++)
-            if ((st = mm(ctx, 0, 0, T, D, T, 1.0f, ct_buf_at(p, (n * H + h) * TT), T,
-                         ct_buf_at(qkv, n * 3 * E + 2 * E + h * D), 3 * N * E, ct_buf_at(o, n * E + h * D), N * E)))
-                return st;
+    /* S_nh (T, T) = q_nh k_nh^T / sqrt(D); q_nh, k_nh (T, D) with row stride 3 N E */
+    if (!(st = mm_heads(ctx, &hd, 0, 1, T, T, D, scale, qkv, 3 * E, D, 3 * N * E, ct_buf_at(qkv, E), 3 * E, D,
+                        3 * N * E, p, H * TT, TT, T)) &&
+        !(st = softmax(ctx, "attn_softmax_fwd_f32", d, p, (ct_buf){ NULL, 0 })))
+        /* o_nh (T, D), row stride N E = P_nh (T, T) v_nh (T, D) */
+        st = mm_heads(ctx, &hd, 0, 0, T, D, T, 1.0f, p, H * TT, TT, T, ct_buf_at(qkv, 2 * E), 3 * E, D, 3 * N * E,
+                      o, E, D, N * E);
+    free(hd.off);
+    if (st)
+        return st;
     /* y (T N, E) = o W_out^T + b_out */
     return ct_dense_forward(ctx, y, o, pw.w_out, pw.b_out, (int)(T * N), (int)E, (int)E);
 }
@@ -129,28 +150,24 @@ int ct_attention_backward(ct_context *ctx, const ct_attention_desc *d, ct_buf dx
     if ((st = ct_dense_backward(ctx, dout, pd.w_out, pd.b_out, dy, o, pw.w_out, (int)(T * N), (int)E,
                                 (int)E)))
         return st;
-    for (size_t n = 0; n < N; n++)
-        for (size_t h = 0; h < H; h++) {
-            ct_buf pb = ct_buf_at(p, (n * H + h) * TT), dsb = ct_buf_at(ds, (n * H + h) * TT);
-            ct_buf don = ct_buf_at(dout, n * E + h * D), v = ct_buf_at(qkv, n * 3 * E + 2 * E + h * D);
-            /* dP_nh (T, T) = do_nh v_nh^T; dv_nh (T, D) = P_nh^T do_nh */
-            if ((st = mm(ctx, 0, 1, T, T, D, 1.0f, don, N * E, v, 3 * N * E, dsb, T)) ||
-                (st = mm(ctx, 1, 0, T, D, T, 1.0f, pb, T, don, N * E,
-                         ct_buf_at(dqkv, n * 3 * E + 2 * E + h * D), 3 * N * E)))
-                return st;
-        }
-    if ((st = softmax(ctx, "attn_softmax_bwd_f32", d, ds, p)))
+    heads hd;
+    if ((st = heads_init(ctx, &hd, d)))
         return st;
-    for (size_t n = 0; n < N; n++)
-        for (size_t h = 0; h < H; h++) {
-            ct_buf dsb = ct_buf_at(ds, (n * H + h) * TT);
-            ct_buf q = ct_buf_at(qkv, n * 3 * E + h * D), k = ct_buf_at(q, E);
-            ct_buf dq = ct_buf_at(dqkv, n * 3 * E + h * D), dk = ct_buf_at(dq, E);
-            /* dq_nh = dS k_nh / sqrt(D); dk_nh = dS^T q_nh / sqrt(D) */
-            if ((st = mm(ctx, 0, 0, T, D, T, scale, dsb, T, k, 3 * N * E, dq, 3 * N * E)) ||
-                (st = mm(ctx, 1, 0, T, D, T, scale, dsb, T, q, 3 * N * E, dk, 3 * N * E)))
-                return st;
-        }
+    size_t ld3 = 3 * N * E;
+    /* dP_nh (T, T) = do_nh v_nh^T; dv_nh (T, D) = P_nh^T do_nh */
+    if (!(st = mm_heads(ctx, &hd, 0, 1, T, T, D, 1.0f, dout, E, D, N * E, ct_buf_at(qkv, 2 * E), 3 * E, D, ld3,
+                        ds, H * TT, TT, T)) &&
+        !(st = mm_heads(ctx, &hd, 1, 0, T, D, T, 1.0f, p, H * TT, TT, T, dout, E, D, N * E,
+                        ct_buf_at(dqkv, 2 * E), 3 * E, D, ld3)) &&
+        !(st = softmax(ctx, "attn_softmax_bwd_f32", d, ds, p)) &&
+        /* dq_nh = dS k_nh / sqrt(D); dk_nh = dS^T q_nh / sqrt(D) */
+        !(st = mm_heads(ctx, &hd, 0, 0, T, D, T, scale, ds, H * TT, TT, T, ct_buf_at(qkv, E), 3 * E, D, ld3,
+                        dqkv, 3 * E, D, ld3)))
+        st = mm_heads(ctx, &hd, 1, 0, T, D, T, scale, ds, H * TT, TT, T, qkv, 3 * E, D, ld3,
+                      ct_buf_at(dqkv, E), 3 * E, D, ld3);
+    free(hd.off);
+    if (st)
+        return st;
     /* dx = dqkv W_in; dW_in += dqkv^T x; db_in += sums of dqkv */
     return ct_dense_backward(ctx, dx, pd.w_in, pd.b_in, dqkv, x, pw.w_in, (int)(T * N), (int)E,
                              (int)(3 * E));
