@@ -122,10 +122,16 @@ int ct_run(struct ct_context *ctx, int prog, const char *name, unsigned dims,
     } else if (dims == 1) {
         lsz[0] = e->max_wg < 256 ? e->max_wg : 256;
     } else {
-        /* 16x16 (or 8x8 where a kernel is limited), remaining dims 1 */
-        size_t side = e->max_wg >= 256 ? 16 : e->max_wg >= 64 ? 8 : 1;
-        lsz[0] = side;
-        lsz[1] = side;
+        /* 16x16 (or 8x8 where a kernel is limited, or a row of the largest
+         * power of two it allows: Mesa's llvmpipe limits every kernel to 32,
+         * and work-groups of one made it launch, and under ASan allocate for,
+         * one group per element), remaining dims 1 */
+        if (e->max_wg >= 64) {
+            lsz[0] = lsz[1] = e->max_wg >= 256 ? 16 : 8;
+        } else {
+            while (lsz[0] * 2 <= e->max_wg)
+                lsz[0] *= 2;
+        }
     }
     for (unsigned d = 0; d < dims; d++) {
         if (global[d] == 0)
