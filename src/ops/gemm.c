@@ -155,11 +155,12 @@ int ct_gemm_batched(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t 
         { c, 0, m, n, ldc, 1 },
     };
     const size_t *offs[3] = { a_offsets, b_offsets, c_offsets };
-    size_t lo[3];
+    size_t lo[3], hi[3];
     int st;
     for (int i = 0; i < 3; i++) {
-        operand hi = span_of(&ops[i], offs[i], count, &lo[i]);
-        if ((st = check_operand(ctx, &hi, "ABC"[i])))
+        operand last = span_of(&ops[i], offs[i], count, &lo[i]);
+        hi[i] = last.off;
+        if ((st = check_operand(ctx, &last, "ABC"[i])))
             return st;
     }
     if (ops[0].ld > 0x7fffffff || ops[1].ld > 0x7fffffff || ops[2].ld > 0x7fffffff)
@@ -168,13 +169,9 @@ int ct_gemm_batched(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t 
     if (ctx->cls.gemm == CT_GEMM_HOST) {
         /* one mapping over each operand's whole span, then the products */
         ct_hmap_range r[3];
-        for (int i = 0; i < 3; i++) {
-            size_t hi = 0;
-            for (size_t bi = 0; bi < count; bi++)
-                hi = offs[i][bi] > hi ? offs[i][bi] : hi;
-            r[i] = (ct_hmap_range){ ops[i].buf, lo[i], hi - lo[i] + (ops[i].rows - 1) * ops[i].ld + ops[i].cols,
+        for (int i = 0; i < 3; i++)
+            r[i] = (ct_hmap_range){ ops[i].buf, lo[i], hi[i] - lo[i] + (ops[i].rows - 1) * ops[i].ld + ops[i].cols,
                                     ops[i].write, NULL };
-        }
         ct_hmap hm;
         if ((st = ct_hmap_map(ctx, r, 3, &hm, "ct_gemm_batched")))
             return st;

@@ -145,9 +145,10 @@ size_t ct_batch_input_bytes(const ct_batch *b, size_t row_elems)
     return b->tokens ? b->seq * b->stride * sizeof(int32_t) : b->n * row_elems * sizeof(float);
 }
 
-size_t ct_batch_label_bytes(const ct_batch *b, int labels_per_sample)
+size_t ct_batch_label_bytes(const ct_batch *b, const ct_net *net)
 {
-    return (labels_per_sample > 1 ? b->seq * b->stride : b->n) * sizeof(int32_t);
+    /* a language model's net reads a label per token: T per sample */
+    return (b->tokens && net->label_n > (size_t)net->batch ? b->seq * b->stride : b->n) * sizeof(int32_t);
 }
 
 int ct_session_upload(ct_session *s, const ct_batch *b)
@@ -158,8 +159,7 @@ int ct_session_upload(ct_session *s, const ct_batch *b)
                              ct_batch_input_bytes(b, net->rt[0].out_n / (size_t)net->batch), x);
     if (!st)
         st = ct_buffer_write(s->ctx, net->labels.mem, net->labels.off * sizeof(float),
-                             ct_batch_label_bytes(b, b->tokens && b->seq && net->label_n > (size_t)net->batch
-                                                         ? (int)b->seq : 1), b->y);
+                             ct_batch_label_bytes(b, net), b->y);
     return st;
 }
 

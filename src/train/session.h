@@ -31,10 +31,10 @@ int ct_session_check_data(ct_session *s, const ct_dataset *ds);
 /* Keeps the first n samples (0: all). */
 void ct_session_limit(ct_dataset *ds, size_t n);
 /* Bytes of a batch's input (row_elems floats per sample, or a text
- * batch's (T, N) token ids) and of its labels (one per sample, or per
- * token of language-model data). */
+ * batch's (T, N) token ids) and of the labels the net reads (one per
+ * sample, or one per token of a language model's (T, N) block). */
 size_t ct_batch_input_bytes(const ct_batch *b, size_t row_elems);
-size_t ct_batch_label_bytes(const ct_batch *b, int labels_per_sample);
+size_t ct_batch_label_bytes(const ct_batch *b, const ct_net *net);
 /* Uploads a batch into the net's input and label slots. */
 int ct_session_upload(ct_session *s, const ct_batch *b);
 /* The run-time record of the layer the loss reads: the logits. */

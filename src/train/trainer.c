@@ -180,8 +180,7 @@ static int upload_async(ct_replica *r, const ct_batch *b, int k)
      * (T, N) block of token ids, and a label per token of language-model data */
     const void *x = b->tokens ? (const void *)b->tokens : (const void *)(b->x + r->row0 * per);
     size_t xin = b->tokens ? ct_batch_input_bytes(b, per) : r->rows * per * sizeof(float);
-    size_t yn = b->tokens ? ct_batch_label_bytes(b, net->label_n > (size_t)net->batch ? (int)b->seq : 1)
-                          : r->rows * sizeof(int32_t);
+    size_t yn = b->tokens ? ct_batch_label_bytes(b, net) : r->rows * sizeof(int32_t);
     cl_event after = r->used[k], x_done = NULL;
     ct_count_h2d(r->ctx, xin + yn);
     cl_int err = clEnqueueWriteBuffer(q, net->slot[k], CL_FALSE, 0, xin, x, after ? 1 : 0,
