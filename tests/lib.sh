@@ -35,3 +35,18 @@ finish() {
     [ "$fails" -eq 0 ]
     exit
 }
+
+# py_with MODULE...: prints the Python that imports every MODULE (the
+# project's .venv made by tools/setup_python.sh first, then Debian's), or
+# returns 1 with nothing printed.
+py_with() {
+    local root py
+    root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+    for py in "$root/.venv/bin/python" /usr/bin/python3; do
+        [ -x "$py" ] || continue
+        if "$py" -c "import $(IFS=,; echo "$*")" 2>/dev/null; then
+            echo "$py"; return 0
+        fi
+    done
+    return 1
+}
