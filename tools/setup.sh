@@ -13,6 +13,7 @@ packages=(
   build-essential pkg-config meson ninja-build python3
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd mesa-opencl-icd clinfo
   libclblast-dev libopenblas-dev zlib1g-dev libcjson-dev
+  libprotobuf-c-dev protobuf-c-compiler libonnx-dev libpng-dev libjpeg62-turbo-dev python3-venv
   openmpi-bin libopenmpi-dev
   dataset-fashion-mnist
   fortunes fortunes-de fortunes-es fortunes-it fortunes-br fortunes-pl fortunes-cs fortunes-ru
