@@ -40,6 +40,13 @@ usage:
       integers, T * N of them, time-major: token t of sample n is the
       (t * N + n)-th) or for ids drawn from the seed; written as float32
       little-endian to --out, else their sum of squares printed
+  pytorch_gpt.py step CKPT TEXTFILE --out REF [--lr X] [--weight-decay W]
+      one AdamW step (betas 0.9/0.999, eps 1e-8, as cltrain's adamw) from
+      the checkpoint's weights on every window of TEXTFILE as one batch,
+      computed in float64; REF gets the parameters after the step (float32
+      safetensors, the checkpoint's tensor names) and, in its metadata, the
+      step's loss and settings (tests/data/gpt_step_ref.safetensors is made
+      this way by tools/record_gpt_step.sh)
 """
 import argparse
 import json
@@ -239,6 +246,40 @@ def cmd_logits(args):
     return 0
 
 
+def write_safetensors(path, tensors, meta):
+    """tensors {name: torch tensor} as float32 safetensors with string metadata."""
+    header, blobs, off = {"__metadata__": meta}, [], 0
+    for name, t in tensors.items():
+        b = t.detach().to(torch.float32).contiguous().numpy().tobytes()
+        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    h = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+
+def cmd_step(args):
+    model, t = load(args.ckpt)
+    x, y = text_windows(args.text, t, 0)
+    model.train()
+    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.999), eps=1e-8,
+                            weight_decay=args.weight_decay)
+    opt.zero_grad()
+    logits = model(x)
+    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+    loss.backward()
+    opt.step()
+    meta = {"loss": f"{loss.item():.12g}", "lr": f"{args.lr:g}",
+            "weight_decay": f"{args.weight_decay:g}", "windows": str(x.shape[1]),
+            "context": str(t), "optimizer": "adamw"}
+    write_safetensors(args.out, dict(model.state_dict()), meta)
+    print(f"pytorch step: loss {loss.item():.10f} over {x.shape[1]} windows of {t}; "
+          f"{sum(p.numel() for p in model.parameters())} parameters after one AdamW step -> {args.out}")
+    return 0
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -256,10 +297,17 @@ def main():
     lg.add_argument("--seed", type=int, default=0)
     lg.add_argument("--batch", type=int, default=4)
     lg.add_argument("--out")
+    st = sub.add_parser("step")
+    st.add_argument("ckpt")
+    st.add_argument("text")
+    st.add_argument("--out", required=True)
+    st.add_argument("--lr", type=float, default=1e-3)
+    st.add_argument("--weight-decay", type=float, default=0.01)
     args = p.parse_args()
     torch.set_num_threads(2)
     try:
-        return {"model": cmd_model, "loss": cmd_loss, "logits": cmd_logits}[args.cmd](args)
+        return {"model": cmd_model, "loss": cmd_loss, "logits": cmd_logits,
+                "step": cmd_step}[args.cmd](args)
     except (ValueError, OSError, RuntimeError) as e:
         print(f"pytorch_gpt: {e}", file=sys.stderr)
         return 1
