@@ -134,6 +134,12 @@ double ct_init_normal(ct_init_rng *r)
     return sqrt(-2.0 * log(1.0 - u1)) * cos(2.0 * M_PI * u2);
 }
 
+void ct_init_normal_fill(float *p, size_t n, double std, ct_init_rng *g)
+{
+    for (size_t e = 0; e < n; e++)
+        p[e] = (float)(ct_init_normal(g) * std);
+}
+
 void ct_init_fan_in_uniform(const ct_layer *l, float *params, ct_init_rng *g)
 {
     const ct_param_spec *w = &l->params[0];

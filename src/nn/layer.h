@@ -72,6 +72,8 @@ typedef struct ct_init_rng {
 
 double ct_init_uniform(ct_init_rng *g); /* [0, 1) with 53 bits */
 double ct_init_normal(ct_init_rng *g);
+/* p[0..n) drawn N(0, std^2) */
+void ct_init_normal_fill(float *p, size_t n, double std, ct_init_rng *g);
 
 /* ---- the type ---- */
 

@@ -8,7 +8,10 @@
  *
  * Init as PyTorch's MultiheadAttention: xavier_uniform on in_proj_weight
  * (bound sqrt(6 / (E + 3E))), out_proj.weight as Linear's weight
- * (uniform in +-1/sqrt(E)), both biases zero.
+ * (uniform in +-1/sqrt(E)), both biases zero; or, with std=S and
+ * out_std=S2 (GPT-2's scheme, which scales the residual branches' output
+ * projections down by 1/sqrt(2 layers)), in_proj_weight N(0, S^2) and
+ * out_proj.weight N(0, S2^2).
  *
  * The forward saves q, k, v, the heads' outputs and the probabilities
  * (N, heads, T, T) of this layer (ops/attention.h); the backward's
@@ -20,11 +23,13 @@
 #include "nn/layer.h"
 #include "ops/attention.h"
 
-enum { K_HEADS, K_CAUSAL };
+enum { K_HEADS, K_CAUSAL, K_STD, K_OUT_STD };
 
 static const ct_key_spec keys[] = {
     CT_KEY_INT_("heads", 1, 0, 1, 1 << 12, "attention heads (must divide the embedding)"),
     CT_KEY_BOOL_("causal", 1, "a position attends to itself and earlier positions only"),
+    CT_KEY_FLOAT_("std", 0, 0, 10, "initialize in_proj_weight N(0, std^2); 0: xavier uniform, as PyTorch"),
+    CT_KEY_FLOAT_("out_std", 0, 0, 10, "initialize out_proj.weight N(0, out_std^2); 0: as torch.nn.Linear"),
 };
 
 typedef struct attention_state {
@@ -86,10 +91,16 @@ static void init(const ct_layer *l, float *params, float *buffers, ct_init_rng *
     size_t E = (size_t)l->params[2].shape[0];
     double xavier = sqrt(6.0 / (double)(4 * E)), linear = 1.0 / sqrt((double)E);
     float *w_in = params, *b_in = w_in + 3 * E * E, *w_out = b_in + 3 * E, *b_out = w_out + E * E;
-    for (size_t e = 0; e < 3 * E * E; e++)
-        w_in[e] = (float)((2.0 * ct_init_uniform(g) - 1.0) * xavier);
-    for (size_t e = 0; e < E * E; e++)
-        w_out[e] = (float)((2.0 * ct_init_uniform(g) - 1.0) * linear);
+    if (l->v[K_STD] > 0)
+        ct_init_normal_fill(w_in, 3 * E * E, l->v[K_STD], g);
+    else
+        for (size_t e = 0; e < 3 * E * E; e++)
+            w_in[e] = (float)((2.0 * ct_init_uniform(g) - 1.0) * xavier);
+    if (l->v[K_OUT_STD] > 0)
+        ct_init_normal_fill(w_out, E * E, l->v[K_OUT_STD], g);
+    else
+        for (size_t e = 0; e < E * E; e++)
+            w_out[e] = (float)((2.0 * ct_init_uniform(g) - 1.0) * linear);
     for (size_t e = 0; e < 3 * E; e++)
         b_in[e] = 0.0f;
     for (size_t e = 0; e < E; e++)

@@ -2,18 +2,21 @@
  * dense.c - a fully connected layer, y = act(x W^T + b), on features (N, F)
  * or on each step of a sequence (T*N, F). Parameters as torch.nn.Linear:
  * weight (out, F), bias (out). With act=gelu the pre-activation is saved
- * for the backward; other activations are inverted from y.
+ * for the backward; other activations are inverted from y. Initialized as
+ * torch.nn.Linear (uniform in +-1/sqrt(fan_in)), or with std=S the weight
+ * N(0, S^2) and the bias zero (GPT-2's scheme).
  */
 #include "nn/layer.h"
 #include "ops/act.h"
 #include "ops/dense.h"
 
-enum { K_OUT, K_BIAS, K_ACT };
+enum { K_OUT, K_BIAS, K_ACT, K_STD };
 
 static const ct_key_spec keys[] = {
     CT_KEY_INT_("out", 1, 0, 1, 1 << 24, "output features"),
     CT_KEY_BOOL_("bias", 1, "add a bias"),
     CT_KEY_ACT_,
+    CT_KEY_FLOAT_("std", 0, 0, 10, "initialize the weight N(0, std^2) and the bias 0; 0: as torch.nn.Linear"),
 };
 
 typedef struct dense_state {
@@ -83,7 +86,15 @@ static int backward(const ct_layer_call *c)
 static void init(const ct_layer *l, float *params, float *buffers, ct_init_rng *g)
 {
     (void)buffers;
-    ct_init_fan_in_uniform(l, params, g);
+    double std = l->v[K_STD];
+    if (!(std > 0)) {
+        ct_init_fan_in_uniform(l, params, g);
+        return;
+    }
+    size_t nw = (size_t)l->params[0].shape[0] * (size_t)l->params[0].shape[1];
+    ct_init_normal_fill(params, nw, std, g);
+    for (size_t e = nw; e < l->param_count; e++)
+        params[e] = 0.0f;
 }
 
 static double flops(const ct_net *net, size_t i)

@@ -1,17 +1,19 @@
 /*
  * embedding.c - token ids (T*N, int32) -> vectors (T*N, dim): rows of the
- * weight (vocab, dim), as torch.nn.Embedding, initialized N(0, 1). The
+ * weight (vocab, dim), as torch.nn.Embedding, initialized N(0, std^2)
+ * (std=1 by default, as torch.nn.Embedding; GPT-2 uses 0.02). The
  * backward sums each token's rows without atomics (per-token chains in
  * the shared scratch), so it is deterministic.
  */
 #include "nn/layer.h"
 #include "ops/embedding.h"
 
-enum { K_VOCAB, K_DIM };
+enum { K_VOCAB, K_DIM, K_STD };
 
 static const ct_key_spec keys[] = {
     CT_KEY_INT_("vocab", 1, 0, 1, 1 << 24, "number of token ids"),
     CT_KEY_INT_("dim", 1, 0, 1, 1 << 16, "vector length"),
+    CT_KEY_FLOAT_("std", 1, 1e-6, 10, "initialize the weight N(0, std^2)"),
 };
 
 typedef struct embedding_state {
@@ -56,8 +58,7 @@ static int backward(const ct_layer_call *c)
 static void init(const ct_layer *l, float *params, float *buffers, ct_init_rng *g)
 {
     (void)buffers;
-    for (size_t e = 0; e < l->param_count; e++)
-        params[e] = (float)ct_init_normal(g);
+    ct_init_normal_fill(params, l->param_count, l->v[K_STD], g);
 }
 
 CT_LAYER_TYPE(embedding, CT_KEYS(keys), .min_inputs = 1, .max_inputs = 1, .infer = infer, .init = init,

@@ -1,19 +1,19 @@
 /*
  * posembed.c - a learned position embedding added to a sequence (T x E):
  * y[t, n, :] = x[t, n, :] + weight[t, :], with `weight` (max_len, E) and
- * T <= max_len. The weight starts N(0, 1), as torch.nn.Embedding's (GPT-2
- * starts its own at N(0, 0.02); a model that wants that scale can load it
- * from a checkpoint).
+ * T <= max_len. The weight starts N(0, std^2): std=1 by default, as
+ * torch.nn.Embedding's; GPT-2 starts its own at std=0.02.
  */
 #include <stdio.h>
 
 #include "nn/layer.h"
 #include "ops/posembed.h"
 
-enum { K_MAX_LEN };
+enum { K_MAX_LEN, K_STD };
 
 static const ct_key_spec keys[] = {
     CT_KEY_INT_("max_len", 1, 0, 1, 1 << 20, "positions in the table (at least the sequence's T)"),
+    CT_KEY_FLOAT_("std", 1, 1e-6, 10, "initialize the weight N(0, std^2)"),
 };
 
 typedef struct posembed_state {
@@ -65,8 +65,7 @@ static int backward(const ct_layer_call *c)
 static void init(const ct_layer *l, float *params, float *buffers, ct_init_rng *g)
 {
     (void)buffers;
-    for (size_t e = 0; e < l->param_count; e++)
-        params[e] = (float)ct_init_normal(g);
+    ct_init_normal_fill(params, l->param_count, l->v[K_STD], g);
 }
 
 CT_LAYER_TYPE(posembed, CT_KEYS(keys), .min_inputs = 1, .max_inputs = 1, .infer = infer, .init = init,
