@@ -56,15 +56,32 @@ static attn_params split_params(ct_buf w, size_t E)
     return p;
 }
 
-static int softmax(ct_context *ctx, const char *kernel, const ct_attention_desc *d, ct_buf s, ct_buf p)
+/* The masked softmax of the (N H T, T) scores in place (bwd: its backward,
+ * s holding dP, p the probabilities): a work-group per row on the GPU
+ * class, a work-item per row on the CPU class (cl_kernels/attention.cl). */
+#define ATTN_MAX_WG 256
+static int softmax(ct_context *ctx, int bwd, const ct_attention_desc *d, ct_buf s, ct_buf p)
 {
     cl_uint rows = (cl_uint)(d->N * d->H * d->T), tt = (cl_uint)d->T, causal = d->causal != 0;
-    size_t g[1] = { rows };
-    if (!p.mem)
-        return CT_RUN(ctx, CT_PROG_attention, kernel, 1, g, NULL, CT_BUF(s), CT_ARG(rows), CT_ARG(tt),
-                      CT_ARG(causal));
-    return CT_RUN(ctx, CT_PROG_attention, kernel, 1, g, NULL, CT_BUF(s), CT_BUF(p), CT_ARG(rows),
-                  CT_ARG(tt), CT_ARG(causal));
+    if (ctx->cls.row_kernels) {
+        size_t g[1] = { rows };
+        if (!bwd)
+            return CT_RUN(ctx, CT_PROG_attention, "attn_softmax_fwd_rows_f32", 1, g, NULL, CT_BUF(s),
+                          CT_ARG(rows), CT_ARG(tt), CT_ARG(causal));
+        return CT_RUN(ctx, CT_PROG_attention, "attn_softmax_bwd_rows_f32", 1, g, NULL, CT_BUF(s),
+                      CT_BUF(p), CT_ARG(rows), CT_ARG(tt), CT_ARG(causal));
+    }
+    const char *name = bwd ? "attn_softmax_bwd_f32" : "attn_softmax_fwd_f32";
+    size_t wg;
+    int st = ct_kernel_pow2_wg(ctx, CT_PROG_attention, name, ATTN_MAX_WG, d->T, &wg);
+    if (st)
+        return st;
+    size_t g[1] = { (size_t)rows * wg }, l[1] = { wg };
+    if (!bwd)
+        return CT_RUN(ctx, CT_PROG_attention, name, 1, g, l, CT_BUF(s), CT_ARG(tt), CT_ARG(causal),
+                      CT_LOCAL(wg * sizeof(cl_float)));
+    return CT_RUN(ctx, CT_PROG_attention, name, 1, g, l, CT_BUF(s), CT_BUF(p), CT_ARG(tt),
+                  CT_ARG(causal), CT_LOCAL(wg * sizeof(cl_float)));
 }
 
 /* The N*H products C_nh (m, n, ldc) = alpha op(A_nh) op(B_nh) of the heads
@@ -120,7 +137,7 @@ int ct_attention_forward(ct_context *ctx, const ct_attention_desc *d, ct_buf y, 
     /* S_nh (T, T) = q_nh k_nh^T / sqrt(D); q_nh, k_nh (T, D) with row stride 3 N E */
     if (!(st = mm_heads(ctx, &hd, 0, 1, T, T, D, scale, qkv, 3 * E, D, 3 * N * E, ct_buf_at(qkv, E), 3 * E, D,
                         3 * N * E, p, H * TT, TT, T)) &&
-        !(st = softmax(ctx, "attn_softmax_fwd_f32", d, p, (ct_buf){ NULL, 0 })))
+        !(st = softmax(ctx, 0, d, p, (ct_buf){ NULL, 0 })))
         /* o_nh (T, D), row stride N E = P_nh (T, T) v_nh (T, D) */
         st = mm_heads(ctx, &hd, 0, 0, T, D, T, 1.0f, p, H * TT, TT, T, ct_buf_at(qkv, 2 * E), 3 * E, D, 3 * N * E,
                       o, E, D, N * E);
@@ -159,7 +176,7 @@ int ct_attention_backward(ct_context *ctx, const ct_attention_desc *d, ct_buf dx
                         ds, H * TT, TT, T)) &&
         !(st = mm_heads(ctx, &hd, 1, 0, T, D, T, 1.0f, p, H * TT, TT, T, dout, E, D, N * E,
                         ct_buf_at(dqkv, 2 * E), 3 * E, D, ld3)) &&
-        !(st = softmax(ctx, "attn_softmax_bwd_f32", d, ds, p)) &&
+        !(st = softmax(ctx, 1, d, ds, p)) &&
         /* dq_nh = dS k_nh / sqrt(D); dk_nh = dS^T q_nh / sqrt(D) */
         !(st = mm_heads(ctx, &hd, 0, 0, T, D, T, scale, ds, H * TT, TT, T, ct_buf_at(qkv, E), 3 * E, D, ld3,
                         dqkv, 3 * E, D, ld3)))
