@@ -34,8 +34,12 @@ import sys
 import time
 
 SEED_BATCH = {"fcn-s": 64, "alexnet-s": 16, "resnet50": 16, "fcn-r": 1024, "alexnet-r": 1024,
-              "resnet56": 128, "lstm": 128}
+              "resnet56": 128, "lstm": 128, "gpt": 64}
 ORDER = ["fcn-s", "alexnet-s", "resnet50", "fcn-r", "alexnet-r", "resnet56", "lstm"]
+# not one of the seven; --model gpt times the zoo's transformer
+EXTRA = ["gpt"]
+# token models: (vocabulary, sequence length T) of their (T, N) input
+TOKENS = {"lstm": (10000, 32), "gpt": (256, 128)}
 PASSIVE_ENV = {"OMP_WAIT_POLICY": "PASSIVE", "MALLOC_MMAP_THRESHOLD_": "4294967296",
                "MALLOC_TRIM_THRESHOLD_": "68719476736", "MALLOC_TOP_PAD_": "1073741824"}
 
@@ -143,6 +147,21 @@ def build(name, torch):
                 return self.decoder(y).reshape(-1, 10000)
 
         return LM(), None, 10000
+    if name == "gpt":
+        # the zoo gpt as tools/pytorch_gpt.py builds it (the same module that
+        # loads cltrain's checkpoints): 4 blocks, 4 heads, width 128, T 128
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from pytorch_gpt import GPT
+
+        class LM(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.gpt = GPT(256, 128, 4, 128, 4)
+
+            def forward(self, x):
+                return self.gpt(x).reshape(-1, 256)
+
+        return LM(), None, 256
     raise ValueError(name)
 
 
@@ -158,9 +177,10 @@ def time_pytorch(name, batch, steps, warmup, threads, device="cpu"):
     sync = torch.cuda.synchronize if gpu else (lambda: None)
     net, shape, classes = build(name, torch)
     params = sum(p.numel() for p in net.parameters())
-    if shape is None:  # token sequences (T, N), next-word labels for every step
-        x = torch.randint(0, 10000, (32, batch))
-        y = torch.randint(0, classes, (32 * batch,))
+    if shape is None:  # token sequences (T, N), next-token labels for every step
+        vocab, t = TOKENS[name]
+        x = torch.randint(0, vocab, (t, batch))
+        y = torch.randint(0, classes, (t * batch,))
     else:
         x = torch.rand((batch,) + shape) - 0.5
         y = torch.randint(0, classes, (batch,))
@@ -192,7 +212,8 @@ def time_pytorch(name, batch, steps, warmup, threads, device="cpu"):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--model", action="append", help="network (repeatable); default: all seven")
+    ap.add_argument("--model", action="append", choices=ORDER + EXTRA,
+                    help="network (repeatable); default: the seven seed networks")
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--threads", type=int, default=2)

@@ -20,10 +20,16 @@ What it compares
         T, 2T, ...; the target of each position is the next byte. Model: embedding (256, --dim) -> LSTM
         --hidden x --layers -> dense 256 on every position. The loss is the mean
         nats per byte; perplexity e^loss and bits per byte loss/ln 2 are printed too.
+        With --model gpt --init CKPT: the zoo's gpt instead (tools/pytorch_gpt.py's
+        module), starting from the weights of a cltrain checkpoint (strict load),
+        so both sides start from the same point.
 
     Training: Adam (--lr; betas 0.9/0.999, eps 1e-8), constant rate unless
     --schedule cosine (to 0 over all steps, stepped per batch), batch --batch, the
     training samples reshuffled every epoch and the last partial batch dropped.
+    --optimizer adamw is AdamW with weight decay 0.01 (cltrain's default);
+    --warmup N ramps the rate linearly from 0 over the first N steps and runs
+    the cosine over the rest, as cltrain's --warmup.
     Evaluation after each epoch on the whole test split. Initialization is
     PyTorch's default, which cltrain reproduces; the random streams differ, so
     the results agree statistically, not bit for bit. One line per epoch in
@@ -138,6 +144,10 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--max-minutes", type=float, default=0, help="stop training after this long")
     ap.add_argument("--no-eval", action="store_true", help="skip the test split (step timing only)")
+    ap.add_argument("--model", choices=["lstm", "gpt"], default="lstm", help="lm: the model")
+    ap.add_argument("--init", help="lm --model gpt: the cltrain checkpoint to start from")
+    ap.add_argument("--optimizer", choices=["adam", "adamw"], default="adam")
+    ap.add_argument("--warmup", type=int, default=0)
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
@@ -147,7 +157,27 @@ def main():
             sys.exit("lm takes TRAIN and TEST files")
         xtr, ytr = read_windows(a.paths[0], a.seq)
         xte, yte = read_windows(a.paths[1], a.seq)
-        model = LanguageModel(a.dim, a.hidden, a.layers)
+        if a.model == "gpt":
+            if not a.init:
+                sys.exit("--model gpt needs --init CKPT (cltrain's initial weights)")
+            sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+            import pytorch_gpt
+
+            gpt, t = pytorch_gpt.load(a.init, torch.float32)
+            if t != a.seq:
+                sys.exit(f"{a.init}: context {t}, --seq {a.seq}")
+
+            class GPTLM(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.gpt = gpt
+
+                def forward(self, tokens):  # (N, T) -> (T, N, 256)
+                    return self.gpt(tokens.t())
+
+            model = GPTLM().train()
+        else:
+            model = LanguageModel(a.dim, a.hidden, a.layers)
         what = f"{len(xtr)} train / {len(xte)} test windows of {a.seq} bytes"
     else:
         classes, xtr, ytr = read_textdir(a.paths[0], "train", a.seq)
@@ -156,13 +186,22 @@ def main():
         what = f"{len(classes)} classes, {len(xtr)} train / {len(xte)} test samples"
     params = sum(p.numel() for p in model.parameters())
     print(f"pytorch {torch.__version__}, {a.threads} threads: {a.task} ({params} parameters), {what}, "
-          f"batch {a.batch}, adam {a.lr:g}, {a.schedule}", flush=True)
-    opt = torch.optim.Adam(model.parameters(), lr=a.lr)
+          f"batch {a.batch}, {a.optimizer} {a.lr:g}, {a.schedule}, warmup {a.warmup}", flush=True)
+    if a.optimizer == "adamw":
+        opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=0.01)
+    else:
+        opt = torch.optim.Adam(model.parameters(), lr=a.lr)
     steps_per_epoch = len(xtr) // a.batch
-    total = steps_per_epoch * a.epochs
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, (lambda s: 0.5 * (1 + math.cos(math.pi * min(s, total) / total))) if a.schedule == "cosine"
-        else (lambda s: 1.0))
+    total = max(1, steps_per_epoch * a.epochs - a.warmup)
+
+    def rate(s):
+        if s < a.warmup:
+            return s / a.warmup
+        if a.schedule == "cosine":
+            return 0.5 * (1 + math.cos(math.pi * min(s - a.warmup, total) / total))
+        return 1.0
+
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, rate)
     start = time.time()
     steps = 0
     for epoch in range(1, a.epochs + 1):
