@@ -169,6 +169,10 @@ def load(path, dtype=torch.float64):
     if int(kinds["wpe"][1]["max_len"]) != context:
         raise ValueError(f"{path}: posembed max_len differs from the context {context}")
     want = expected_layers(vocab, dim, heads, context, blocks, eps)
+    # initialization keys (std=, out_std=) say how the weights started, not
+    # what the module computes
+    layers = [(n, k, {a: v for a, v in keys.items() if a not in ("std", "out_std")}, f)
+              for n, k, keys, f in layers]
     if layers != want:
         diff = next(i for i, (a, b) in enumerate(zip(layers + [None] * len(want), want)) if a != b)
         raise ValueError(f"{path}: layer {diff} is {layers[diff] if diff < len(layers) else None}, "
