@@ -87,35 +87,40 @@ static uint64_t get_le(const uint8_t *p, int bytes)
     return v;
 }
 
+static void free_events(Tensorboard__Event **ev, int n)
+{
+    for (int i = 0; i < n; i++)
+        tensorboard__event__free_unpacked(ev[i], NULL);
+}
+
 /* Splits a file's bytes into records, checking each length and both CRCs;
- * returns the count, or -1 at the first bad record (`why` says which). */
+ * returns the count, or -1 at the first bad record (`why` says which; the
+ * events unpacked before it are freed). */
 static int parse_records(const uint8_t *b, size_t n, Tensorboard__Event **ev, int max, char *why)
 {
     size_t at = 0;
     int count = 0;
     while (at < n) {
+        uint64_t len = n - at >= 12 ? get_le(b + at, 8) : 0;
         if (n - at < 12 || count == max)
-            return sprintf(why, "short header at %zu", at), -1;
-        uint64_t len = get_le(b + at, 8);
-        if (get_le(b + at + 8, 4) != ct_crc32c_mask(ct_crc32c(0, b + at, 8)))
-            return sprintf(why, "length CRC at %zu", at), -1;
-        if (len > n - at - 12 || n - at - 12 - len < 4)
-            return sprintf(why, "record at %zu runs past the end", at), -1;
-        if (get_le(b + at + 12 + len, 4) != ct_crc32c_mask(ct_crc32c(0, b + at + 12, len)))
-            return sprintf(why, "data CRC at %zu", at), -1;
-        ev[count] = tensorboard__event__unpack(NULL, len, b + at + 12);
-        if (!ev[count])
-            return sprintf(why, "protobuf at %zu does not unpack", at), -1;
-        count++;
-        at += 12 + len + 4;
+            sprintf(why, "short header at %zu", at);
+        else if (get_le(b + at + 8, 4) != ct_crc32c_mask(ct_crc32c(0, b + at, 8)))
+            sprintf(why, "length CRC at %zu", at);
+        else if (len > n - at - 12 || n - at - 12 - len < 4)
+            sprintf(why, "record at %zu runs past the end", at);
+        else if (get_le(b + at + 12 + len, 4) != ct_crc32c_mask(ct_crc32c(0, b + at + 12, len)))
+            sprintf(why, "data CRC at %zu", at);
+        else if (!(ev[count] = tensorboard__event__unpack(NULL, len, b + at + 12)))
+            sprintf(why, "protobuf at %zu does not unpack", at);
+        else {
+            count++;
+            at += 12 + len + 4;
+            continue;
+        }
+        free_events(ev, count);
+        return -1;
     }
     return count;
-}
-
-static void free_events(Tensorboard__Event **ev, int n)
-{
-    for (int i = 0; i < n; i++)
-        tensorboard__event__free_unpacked(ev[i], NULL);
 }
 
 static const Tensorboard__Summary__Value *only_value(const Tensorboard__Event *e)
