@@ -111,4 +111,15 @@ else
     bad "the warning"; sed 's/^/  | /' "$tmp/err" | tail -5
 fi
 
+# what was written before the failure still reads: the first epoch's scalars
+if [ -n "$file" ] && "$py" - "$tmp/tbfull" <<'EOF'; then ok "TensorBoard reads the cut file up to its last whole record"; else bad "the cut file does not read"; fi
+import sys
+from tensorboard.backend.event_processing import event_accumulator as ea
+acc = ea.EventAccumulator(sys.argv[1], size_guidance={ea.SCALARS: 0})
+acc.Reload()
+steps = [e.step for e in acc.Scalars("train/loss")]
+print(f"  train/loss at steps {steps}")
+sys.exit(0 if steps == [10] else 1)
+EOF
+
 finish test_tensorboard
