@@ -129,7 +129,10 @@ static int create_file(ct_tfevents *w, const char *dir)
     if (!(w->path = malloc(len)))
         return ct_fail(NULL, CT_ERR_NO_MEMORY, "out of host memory");
     for (int k = 0; k < 1000; k++) {
-        int n = snprintf(w->path, len, "%s/events.out.tfevents.%lld.%s", dir, now, host);
+        size_t d = strlen(dir);
+        while (d > 1 && dir[d - 1] == '/') /* "runs/" names runs/events.out..., not runs//events.out... */
+            d--;
+        int n = snprintf(w->path, len, "%.*s/events.out.tfevents.%lld.%s", (int)d, dir, now, host);
         if (k)
             snprintf(w->path + n, len - (size_t)n, ".%d", k);
         int fd = open(w->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);

@@ -61,6 +61,9 @@ int ct_tboard_open(ct_tboard *tb, const ct_train_options *o, const ct_group *g, 
     tb->ctx = ctx;
     if (!o->tensorboard || !lead)
         return CT_OK;
+    if (!o->tensorboard[0])
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "the TensorBoard directory is an empty string. HINT: "
+                       "--tensorboard DIR");
     if (o->tensorboard_every < 0)
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "tensorboard_every must be 0 (no per-step points) or "
                        "more, not %ld", o->tensorboard_every);
