@@ -28,6 +28,19 @@ from tensorboard.backend.event_processing import event_accumulator as ea
 
 F32 = 2.0 ** -24
 BUCKETS = 30
+# the epoch scalars that the JSON epoch lines hold as they are: tag -> field
+# (a field printed as -1, or absent, has no event: no test split, or a
+# metric the run does not have); src/train/tboard.c's TB_EPOCH_SCALARS
+# lists the same tags
+EPOCH_FIELDS = {
+    "train/loss": "train_loss",
+    "train/accuracy": "train_accuracy",
+    "test/loss": "test_loss",
+    "test/accuracy": "test_accuracy",
+    "lr": "lr",
+    "samples_per_second": "samples_per_second",
+    "epoch": "epoch",
+}
 
 
 def number(text):
@@ -95,12 +108,9 @@ def main():
         want.setdefault(tag, []).append((v, tol + abs(v) * F32))
 
     for r in epochs:
-        for tag, key in (("train/loss", "train_loss"), ("train/accuracy", "train_accuracy"),
-                         ("lr", "lr"), ("samples_per_second", "samples_per_second"), ("epoch", "epoch")):
-            add(tag, *r[key])
-        if r["test_loss"][0] != -1:
-            add("test/loss", *r["test_loss"])
-            add("test/accuracy", *r["test_accuracy"])
+        for tag, key in EPOCH_FIELDS.items():
+            if key in r and r[key][0] != -1:
+                add(tag, *r[key])
         if a.tokens:
             x, h = r["train_loss"]
             add("train/perplexity", math.exp(x), math.exp(x) * h * 1.0001)
