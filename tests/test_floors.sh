@@ -2,7 +2,8 @@
 # test_floors.sh - each floor of the library uses only its own and the ones
 # below it (docs/ARCHITECTURE.md, "Floors"):
 #   1 src/core   2 src/cl   3 src/tensor.*, src/ops, src/ref, src/check, src/optim
-#   4 src/nn, src/data, src/io   5 src/train   6 tools (the public API only)
+#   4 src/nn, src/data, src/io (and protoc-c's code from its .proto files)
+#   5 src/train   6 tools (the public API only)
 #
 # Includes: every #include "..." of every file under src/ and tools/ must
 # name a header of its own floor or a lower one. Calls: given the internal
@@ -70,6 +71,8 @@ for f in $files; do
         inc=${inc%%\"*}
         if [ "$inc" = kernel_list.h ]; then
             theirs=2 # generated from src/cl/kernel_list.h.in
+        elif [ "${inc%.pb-c.h}" != "$inc" ] && [ -f "$dir/${inc%.pb-c.h}.proto" ]; then
+            theirs=$(floor_of "$dir/${inc%.pb-c.h}.proto") # protoc-c's, from a .proto beside it
         elif [ "${inc#cltrain/}" != "$inc" ]; then
             theirs=$(public_floor "$inc")
         elif [ "$mine" = 6 ]; then
@@ -100,10 +103,12 @@ if [ -n "$lib" ]; then
     else
         # archive members are named for their sources: src_ops_conv_host.c.o
         # for src/ops/conv_host.c; meson-generated_*.cl.c.o are the embedded
-        # kernel sources, which src/cl/program.c holds (floor 2)
+        # kernel sources, which src/cl/program.c holds (floor 2), except
+        # protoc-c's code (*.pb-c.c.o), from the .proto files of src/io (floor 4)
         report=$(nm -A "$lib" 2>/dev/null | awk '
             function floor_of(o) {
                 sub(/^.*\//, "", o)
+                if (o ~ /^meson-generated_.*\.pb-c\.c\.o$/) return 4
                 if (o ~ /^meson-generated_/) return 2
                 if (o ~ /^src_core_/) return 1
                 if (o ~ /^src_cl_/) return 2

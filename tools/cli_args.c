@@ -120,6 +120,7 @@ static int parse_run(const char *cmd, int argc, char **argv, cli_args *a, char *
     long v = 0;
     int is_train = !strcmp(cmd, "train"), is_predict = !strcmp(cmd, "predict");
     int is_gen = !strcmp(cmd, "generate");
+    const char *tb_flag = NULL; /* a --tensorboard-* flag, which needs --tensorboard */
     ct_generate_options *g = &a->generate;
 #define COUNT(lo, hi, dst) do { if (parse_count(f, val, lo, hi, &v, err, errlen)) return 2; dst; } while (0)
 #define FLOAT(lo, hi, dst) do { if (parse_float(f, val, lo, hi, dst, err, errlen)) return 2; } while (0)
@@ -142,6 +143,8 @@ static int parse_run(const char *cmd, int argc, char **argv, cli_args *a, char *
         else if (!strcmp(f, "--warmup") && is_train) COUNT(0, 1L << 40, o->warmup = v);
         else if (!strcmp(f, "--step-epochs") && is_train) COUNT(1, 100000, o->step_epochs = (int)v);
         else if (!strcmp(f, "--log-every") && is_train) COUNT(1, 1L << 40, o->log_every = v);
+        else if (!strcmp(f, "--tensorboard") && val && is_train) o->tensorboard = val;
+        else if (!strcmp(f, "--tensorboard-every") && is_train) COUNT(0, 1L << 40, o->tensorboard_every = v; tb_flag = f);
         else if (!strcmp(f, "--limit")) COUNT(1, 1L << 40, o->train_limit = (size_t)v);
         else if (!strcmp(f, "--test-limit") && is_train) COUNT(1, 1L << 40, o->test_limit = (size_t)v);
         else if (!strcmp(f, "--count") && is_predict) COUNT(1, 1L << 30, a->count = v);
@@ -169,6 +172,7 @@ static int parse_run(const char *cmd, int argc, char **argv, cli_args *a, char *
             else if (!strcmp(f, "--augment") && is_train) o->augment = 1;
             else if (!strcmp(f, "--no-augment") && is_train) o->augment = 0;
             else if (!strcmp(f, "--progress") && is_train) a->progress = 1;
+            else if (!strcmp(f, "--tensorboard-histograms") && is_train) o->tensorboard_histograms = 1, tb_flag = f;
             else if (!strcmp(f, "--no-progress") && is_train) a->progress = 0;
             else
                 return usage(err, errlen, "%s: unknown option or missing value '%s'", cmd, f);
@@ -179,6 +183,8 @@ static int parse_run(const char *cmd, int argc, char **argv, cli_args *a, char *
 #undef FLOAT
     if (!is_train && !a->weights)
         return usage(err, errlen, "%s needs --weights CKPT", cmd);
+    if (tb_flag && !o->tensorboard)
+        return usage(err, errlen, "%s needs --tensorboard DIR", tb_flag);
     return 0;
 }
 

@@ -105,6 +105,16 @@ typedef struct ct_train_options {
     const char *resume;      /* continue from this checkpoint */
     const char *log;         /* append one JSON line per epoch (and per log_every steps) */
     long log_every;
+    const char *tensorboard; /* write a TensorBoard event file into this directory (made if
+                                missing); NULL: none. Per epoch every scalar of the epoch
+                                report; a directory that cannot be written stops the run
+                                before training, a write failing later is a warning through
+                                the context's log and the run goes on without events */
+    long tensorboard_every;  /* with tensorboard: the training loss and accuracy of the last
+                                N steps every N steps (read from the device without
+                                blocking); default 10, 0: per epoch only */
+    int tensorboard_histograms; /* with tensorboard: a histogram of every parameter tensor
+                                   at each epoch's end */
     size_t train_limit;      /* use only the first N training samples; 0: all */
     size_t test_limit;
     int augment;             /* -1 auto (random crop + flip for cifar10), 0 off, 1 on */

@@ -46,27 +46,6 @@ static uint64_t get_le(const uint8_t *p, int bytes)
     return v;
 }
 
-/* mkdir -p */
-static int make_dirs(const char *path)
-{
-    char *p = ct_strdup(path);
-    if (!p)
-        return -1;
-    for (char *s = p + 1; *s; s++) {
-        if (*s == '/') {
-            *s = '\0';
-            if (mkdir(p, 0755) && errno != EEXIST) {
-                free(p);
-                return -1;
-            }
-            *s = '/';
-        }
-    }
-    int r = mkdir(p, 0755);
-    free(p);
-    return r && errno != EEXIST ? -1 : 0;
-}
-
 static char *default_dir(void)
 {
     const char *env = getenv("CLTRAIN_CACHE_DIR");
@@ -102,7 +81,7 @@ int ct_cache_setup(struct ct_context *ctx, const char *dir, int mode)
                "XDG_CACHE_HOME nor HOME is set");
         return CT_OK;
     }
-    if (make_dirs(path) || access(path, W_OK | X_OK)) {
+    if (ct_make_dirs(path) || access(path, W_OK | X_OK)) {
         ct_log(ctx, CT_LOG_WARN,
                "kernel cache disabled: cannot write to %s (%s); programs will be compiled "
                "at every start. HINT: set CLTRAIN_CACHE_DIR to a writable directory",

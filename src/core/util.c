@@ -1,10 +1,12 @@
 /*
- * util.c - small host helpers: strings, whole-file reads, a monotonic clock.
+ * util.c - small host helpers: strings, whole-file reads, directories, a
+ * monotonic clock.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "core/util.h"
@@ -54,6 +56,29 @@ char *ct_read_file(const char *path, size_t *size)
     if (size)
         *size = n;
     return buf;
+}
+
+int ct_make_dirs(const char *path)
+{
+    char *p = ct_strdup(path);
+    if (!p)
+        return -1;
+    for (char *s = p + 1; *s; s++) {
+        if (*s == '/') {
+            *s = '\0';
+            if (mkdir(p, 0755) && errno != EEXIST) {
+                int e = errno;
+                free(p);
+                errno = e;
+                return -1;
+            }
+            *s = '/';
+        }
+    }
+    int r = mkdir(p, 0755), e = errno;
+    free(p);
+    errno = e;
+    return r && e != EEXIST ? -1 : 0;
 }
 
 double ct_now(void)

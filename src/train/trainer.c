@@ -38,6 +38,7 @@
 #include "train/mpi.h"
 #include "train/parallel.h"
 #include "train/session.h"
+#include "train/tboard.h"
 
 void ct_train_defaults(ct_train_options *o)
 {
@@ -56,6 +57,7 @@ void ct_train_defaults(ct_train_options *o)
     o->check_finite = 100;
     o->augment = -1;
     o->progress_interval = 0.5;
+    o->tensorboard_every = 10;
 }
 
 static int optim_from(ct_context *ctx, const ct_train_options *o, ct_optim_desc *d)
@@ -319,6 +321,7 @@ typedef struct run {
     int tokens;                /* language-model data: tokens (labels) per sample; else 0 */
     int byte_tokens;
     char *tokens_json, *classes_json; /* what checkpoints keep of text data */
+    ct_tboard tb;              /* the TensorBoard event file (rank 0, with o.tensorboard) */
 } run;
 
 static int check_options(ct_context *ctx, const ct_train_options *o)
@@ -552,6 +555,7 @@ static int run_epoch(run *t, int epoch, size_t *seen, float *lr, double t0)
             break;
         cur = 1 - cur;
         *seen += g->batch;
+        ct_tboard_step(&t->tb, g, step, *seen / (size_t)g->world);
         st = report_step(t, epoch, *seen, *lr, t0, &last_draw);
     }
     settle_events(g);
@@ -595,6 +599,7 @@ static int finish_epoch(run *t, int epoch, size_t seen, float lr, double t0)
         ct_finite_saved(&t->fin, o->out, epoch + 1, t->step, 0);
     }
     log_json(o->log, &r, "epoch");
+    ct_tboard_epoch(&t->tb, &t->g, &t->s.net, &r);
     if (o->on_epoch)
         o->on_epoch(o->user, &r);
     return CT_OK;
@@ -622,7 +627,8 @@ int ct_train_parallel(ct_context *const *ctxs, size_t count, const double *share
         goto done;
     }
     if ((st = open_data(&t)) || (st = agree_across_ranks(&t)) || (st = allocate(&t)) ||
-        (st = start_state(&t)) || (st = make_loader(&t)))
+        (st = start_state(&t)) || (st = make_loader(&t)) ||
+        (st = ct_tboard_open(&t.tb, &t.o, &t.g, t.lead, t.tokens)))
         goto done;
     for (int epoch = t.first_epoch; epoch < t.o.epochs && !st; epoch++) {
         double t0 = ct_now();
@@ -632,6 +638,7 @@ int ct_train_parallel(ct_context *const *ctxs, size_t count, const double *share
             st = finish_epoch(&t, epoch, seen, lr, t0);
     }
 done:
+    ct_tboard_close(&t.tb);
     free(t.tokens_json);
     free(t.classes_json);
     ct_finite_release(&t.fin);

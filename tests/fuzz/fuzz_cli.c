@@ -42,6 +42,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(a.count >= 1 && a.top >= 1 && a.top <= 1000, "--count %ld --top %ld", a.count, a.top);
         FUZZ_CHECK(a.train.epochs >= 1 && (a.train.lr == 0 || a.train.lr >= 1e-12f) && a.train.momentum >= 0 &&
                    a.train.momentum <= 1, "train options out of range");
+        FUZZ_CHECK(a.train.tensorboard_every >= 0 &&
+                   (a.train.tensorboard || (!a.train.tensorboard_histograms && a.train.tensorboard_every == 10)),
+                   "--tensorboard-every %ld or --tensorboard-histograms without --tensorboard",
+                   a.train.tensorboard_every);
         FUZZ_CHECK(a.nmodels <= CLI_MAX_MODELS && a.ndevices <= CLI_MAX_DEVICES, "too many models or devices");
         FUZZ_CHECK(a.cmd == CLI_HELP || a.cmd == CLI_VERSION || a.cmd_name != NULL, "no command name");
         if (a.cmd == CLI_EVAL || a.cmd == CLI_PREDICT)
