@@ -255,26 +255,31 @@ static char *resnet50_make(void)
 static char *gpt_make(void)
 {
     enum { layers = 4, heads = 4, dim = 128, context = 128, vocab = 256 };
+    /* GPT-2's initialization: N(0, 0.02^2) weights and zero biases, the
+     * projections that end a residual branch scaled by 1/sqrt(2 layers) */
+    const char *std = "0.02", *res_std = "0.00707";
     sbuf b = { 0 };
     put(&b, "# a GPT-style byte-level language model: nanoGPT's pre-LN decoder,\n"
             "# %d blocks of x + attn(ln1(x)) (%d heads, causal) and x + proj(gelu(fc(ln2(x)))),\n"
-            "# width %d, context %d, a final layer norm and a dense head over %d bytes\n"
+            "# width %d, context %d, a final layer norm and a dense head over %d bytes;\n"
+            "# GPT-2's initialization (std %s, %s = %s/sqrt(2 x %d) on the residual projections)\n"
             "input tokens=%d\n"
-            "wte: embedding vocab=%d dim=%d\n"
-            "wpe: posembed max_len=%d\n",
-        layers, heads, dim, context, vocab, context, vocab, dim, context);
+            "wte: embedding vocab=%d dim=%d std=%s\n"
+            "wpe: posembed max_len=%d std=%s\n",
+        layers, heads, dim, context, vocab, std, res_std, std, layers, context, vocab, dim, std,
+        context, std);
     char in[16] = "wpe";
     for (int k = 0; k < layers; k++) {
         put(&b, "h%d_ln1: layernorm from=%s\n", k, in);
-        put(&b, "h%d_attn: attention heads=%d causal=true\n", k, heads);
+        put(&b, "h%d_attn: attention heads=%d causal=true std=%s out_std=%s\n", k, heads, std, res_std);
         put(&b, "h%d_add1: add from=h%d_attn,%s\n", k, k, in);
         put(&b, "h%d_ln2: layernorm\n", k);
-        put(&b, "h%d_fc: dense out=%d act=gelu\n", k, 4 * dim);
-        put(&b, "h%d_proj: dense out=%d\n", k, dim);
+        put(&b, "h%d_fc: dense out=%d act=gelu std=%s\n", k, 4 * dim, std);
+        put(&b, "h%d_proj: dense out=%d std=%s\n", k, dim, res_std);
         put(&b, "h%d_add2: add from=h%d_proj,h%d_add1\n", k, k, k);
         snprintf(in, sizeof in, "h%d_add2", k);
     }
-    put(&b, "ln_f: layernorm\nhead: dense out=%d\nloss: softmax_cross_entropy\n", vocab);
+    put(&b, "ln_f: layernorm\nhead: dense out=%d std=%s\nloss: softmax_cross_entropy\n", vocab, std);
     if (b.oom) {
         free(b.p);
         return NULL;
