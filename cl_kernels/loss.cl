@@ -261,21 +261,28 @@ __kernel void softmax_xent_bwd_f32(__global float *dx, ulong dx_off, __global co
     }
 }
 
-/* One work-group: loss[0] = mean((x - t)^2). x, t: (n), loss: (1), red: (wg) floats */
-__kernel void mse_fwd_f32(__global float *loss, ulong loss_off, __global const float *x,
-                          ulong x_off, __global const float *t, ulong t_off, uint n,
-                          __local float *red)
+/* One work-group: loss[0] = mean((x - t)^2), mae[0] = mean(|x - t|) (skipped
+ * when mae is NULL). x, t: (n), loss, mae: (1), red: (2 wg) floats */
+__kernel void mse_fwd_f32(__global float *loss, ulong loss_off, __global float *mae,
+                          ulong mae_off, __global const float *x, ulong x_off,
+                          __global const float *t, ulong t_off, uint n, __local float *red)
 {
     uint lid = get_local_id(0), wg = get_local_size(0);
-    float s = 0.0f, comp = 0.0f;
+    float s = 0.0f, comp = 0.0f, a = 0.0f, acomp = 0.0f;
     for (uint i = lid; i < n; i += wg) {
         float d = x[x_off + i] - t[t_off + i];
         loss_kahan(&s, &comp, d * d);
+        loss_kahan(&a, &acomp, fabs(d));
     }
     red[lid] = s;
+    red[wg + lid] = a;
     loss_tree_sum(red, lid, wg);
-    if (lid == 0)
+    loss_tree_sum(red + wg, lid, wg);
+    if (lid == 0) {
         loss[loss_off] = red[0] / (float)n;
+        if (mae)
+            mae[mae_off] = red[wg] / (float)n;
+    }
 }
 
 /* dx = k (x - t), dt = -dx (skipped when dt is NULL), k = 2 dloss_scale / n.

@@ -412,6 +412,79 @@ static void test_csv(void)
     open_fails("csv:/nonexistent.csv", CT_SPLIT_TRAIN, CT_ERR_IO, "/nonexistent.csv", NULL, NULL);
 }
 
+/* ---- CSV regression targets ---- */
+
+static void test_csv_targets(void)
+{
+    char *d = make_dir("csvtarget"), spec[700];
+    const char *good = path_in(d, "good.csv");
+    write_text(good, "a,y,b,z\n1.5,2.25,-3,10\n4e-1,-0.5,7,\"11\"\n");
+    snprintf(spec, sizeof spec, "csv:%s:target=z,y", good);
+    ct_dataset *ds = open_ok(spec, CT_SPLIT_TRAIN);
+    if (ds) {
+        int c, h, w;
+        float x[2], t[2];
+        int32_t y = 0;
+        ct_dataset_shape(ds, &c, &h, &w);
+        CHECK(ct_dataset_count(ds) == 2 && c == 2 && ct_dataset_classes(ds) == 0 &&
+                  ct_dataset_targets(ds) == 2,
+              "csv targets: %zu x %d features, %d classes, %d targets", ct_dataset_count(ds), c,
+              ct_dataset_classes(ds), ct_dataset_targets(ds));
+        CHECK(ct_dataset_target_name(ds, 0) && !strcmp(ct_dataset_target_name(ds, 0), "z") &&
+                  ct_dataset_target_name(ds, 1) && !strcmp(ct_dataset_target_name(ds, 1), "y") &&
+                  !ct_dataset_target_name(ds, 2),
+              "csv target names in target= order");
+        CHECK(ct_dataset_sample(ds, 1, x, &y) == CT_OK && x[0] == 0.4f && x[1] == 7.0f && y == -1,
+              "csv target row 1 features %g %g label %d", (double)x[0], (double)x[1], (int)y);
+        CHECK(ct_dataset_sample_targets(ds, 1, t) == CT_OK && t[0] == 11.0f && t[1] == -0.5f,
+              "csv target row 1 targets %g %g", (double)t[0], (double)t[1]);
+        CHECK(ct_dataset_sample_targets(ds, 2, t) == CT_ERR_INVALID_ARG, "target row out of range");
+    }
+    ct_dataset_free(&ds);
+    /* by index, headerless: the names are the columns' */
+    const char *nohead = path_in(d, "nohead.csv");
+    write_text(nohead, "1,0.5,0.25\n0,1,2\n");
+    snprintf(spec, sizeof spec, "csv:%s:target=2:test=%s", nohead, nohead);
+    ds = open_ok(spec, CT_SPLIT_TEST);
+    CHECK(ds && ct_dataset_targets(ds) == 1 && ct_dataset_target_name(ds, 0) &&
+              !strcmp(ct_dataset_target_name(ds, 0), "column 2"),
+          "csv target by index");
+    ct_dataset_free(&ds);
+    /* labelled data has no targets */
+    snprintf(spec, sizeof spec, "csv:%s", nohead);
+    ds = open_ok(spec, CT_SPLIT_TRAIN);
+    float t1;
+    CHECK(ds && ct_dataset_targets(ds) == 0 && ct_dataset_sample_targets(ds, 0, &t1) == CT_ERR_UNSUPPORTED,
+          "labelled csv has no targets");
+    ct_dataset_free(&ds);
+
+    static const struct {
+        const char *text, *opts, *a, *b;
+        int status;
+    } bad[] = {
+        { "a,y\n1,2\n1,x\n", ":target=y", "bad0.csv:3:3", "target 'y' 'x' is not a finite float",
+          CT_ERR_CORRUPT },
+        { "a,y\n1,2\n1,\n", ":target=y", "bad1.csv:3:3", "target 'y' is missing", CT_ERR_CORRUPT },
+        { "a,y\n1,2\n1,nan\n", ":target=y", "bad2.csv:3:3", "'nan' is not a finite float",
+          CT_ERR_CORRUPT },
+        { "a,y\n1,2\n1,1e39\n", ":target=y", "bad3.csv:3:3", "'1e39' is not a finite float",
+          CT_ERR_CORRUPT },
+        { "a,y\n1,2\n", ":target=q", "bad4.csv: no target column 'q'", "header name", CT_ERR_INVALID_ARG },
+        { "a,y\n1,2\n", ":target=y,1", "target= names column 1 twice", NULL, CT_ERR_INVALID_ARG },
+        { "a,y\n1,2\n", ":target=a,y", "leaving no feature", NULL, CT_ERR_INVALID_ARG },
+        { "a,y\n1,2\n", ":target=y:label=a", "both target= and label=", NULL, CT_ERR_INVALID_ARG },
+        { "a,y\n1,2\n", ":target=y:classes=3", "both target= and classes=", NULL, CT_ERR_INVALID_ARG },
+        { "a,y\n1,2\n", ":target=y,", "empty column name", NULL, CT_ERR_INVALID_ARG },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "bad%zu.csv", i);
+        write_text(path_in(d, name), bad[i].text);
+        snprintf(spec, sizeof spec, "csv:%s%s", path_in(d, name), bad[i].opts);
+        open_fails(spec, CT_SPLIT_TRAIN, bad[i].status, bad[i].a, bad[i].b, NULL);
+    }
+}
+
 /* ---- synthetic ---- */
 
 static void test_synthetic(void)
@@ -504,6 +577,7 @@ int main(void)
     test_idx_bad();
     test_cifar();
     test_csv();
+    test_csv_targets();
     test_synthetic();
     test_fashion();
     remove_tree(tmp);

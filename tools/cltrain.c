@@ -39,6 +39,8 @@ static const char usage_text[] =
     "        [--tensorboard DIR [--tensorboard-every STEPS] [--tensorboard-histograms]]\n"
     "        train a model (default: the zoo's cnn on Fashion-MNIST, 5 epochs, Adam 1e-3,\n"
     "        cosine schedule, batch 64) and write a checkpoint after every epoch.\n"
+    "        A model ending in mse trains on regression targets (csv:FILE:target=COL[,COL...])\n"
+    "        and reports RMSE and MAE in place of accuracy.\n"
     "        --check-finite: stop on a NaN or Inf in the loss, gradients or parameters,\n"
     "        looked for every STEPS steps (default 100; 0: only at each epoch's end,\n"
     "        which is always checked before its checkpoint is written); the error names\n"
@@ -54,9 +56,11 @@ static const char usage_text[] =
     "        --tensorboard-histograms each parameter tensor's histogram per epoch. A write\n"
     "        failing during training is a warning, and training goes on (docs/TENSORBOARD.md)\n"
     "  eval --weights CKPT [--model NAME|FILE] [--data SPEC] [--batch N] [--limit N]\n"
-    "        loss and accuracy of a checkpoint on the test split\n"
+    "        loss and accuracy of a checkpoint on the test split (a regression model,\n"
+    "        ending in mse: loss, RMSE and MAE)\n"
     "  predict --weights CKPT [--model NAME|FILE] [--data SPEC] [--count N] [--top K]\n"
-    "        the top-k classes of the first N test samples (by name for text classifiers)\n"
+    "        the top-k classes of the first N test samples (by name for text classifiers;\n"
+    "        a regression model: each target's predicted value and the data's)\n"
     "  predict --weights CKPT --text TEXT|- [--top K]\n"
     "        a text classifier's top-k classes of TEXT, or of each line of stdin with -\n"
     "  generate --weights CKPT [--prompt TEXT] [--length N] [--temperature X] [--top-k K]\n"
@@ -340,9 +344,14 @@ static void epoch_line(void *user, const ct_epoch_report *r)
 {
     if (user)
         *(ct_epoch_report *)user = *r; /* kept for the summary */
-    printf("epoch %d/%d  train loss %.4f acc %.2f%%  test loss %.4f acc %.2f%%  %.1f s  %.0f samples/s  lr %.3g",
-           r->epoch, r->epochs, r->train_loss, 100 * r->train_accuracy, r->test_loss,
-           100 * r->test_accuracy, r->seconds, r->samples_per_second, r->lr);
+    if (r->regression) /* the loss is the mean squared error */
+        printf("epoch %d/%d  train loss %.4f rmse %.4f mae %.4f  test loss %.4f rmse %.4f mae %.4f  %.1f s  "
+               "%.0f samples/s  lr %.3g", r->epoch, r->epochs, r->train_loss, r->train_rmse, r->train_mae,
+               r->test_loss, r->test_rmse, r->test_mae, r->seconds, r->samples_per_second, r->lr);
+    else
+        printf("epoch %d/%d  train loss %.4f acc %.2f%%  test loss %.4f acc %.2f%%  %.1f s  %.0f samples/s  lr %.3g",
+               r->epoch, r->epochs, r->train_loss, 100 * r->train_accuracy, r->test_loss,
+               100 * r->test_accuracy, r->seconds, r->samples_per_second, r->lr);
     if (r->tokens) { /* a language model: losses in nats per token */
         double nats = isnan(r->test_loss) ? r->train_loss : r->test_loss;
         printf("  ppl %.2f", exp(nats));
@@ -380,9 +389,14 @@ static void progress_bar(void *user, const ct_progress *p)
         bar[i] = i < fill ? '=' : i == fill ? '>' : ' ';
     bar[width] = '\0';
     double eta = p->eta_seconds;
-    fprintf(stderr, "\repoch %d/%d [%s] %3.0f%%  loss %.4f  acc %5.2f%%  %6.0f samples/s  ETA %2d:%02d ",
+    char metric[48];
+    if (p->regression)
+        snprintf(metric, sizeof metric, "rmse %.4f", p->rmse);
+    else
+        snprintf(metric, sizeof metric, "acc %5.2f%%", 100 * p->accuracy);
+    fprintf(stderr, "\repoch %d/%d [%s] %3.0f%%  loss %.4f  %s  %6.0f samples/s  ETA %2d:%02d ",
             p->epoch, p->epochs, bar, p->total ? 100.0 * (double)p->done / (double)p->total : 100.0,
-            p->loss, 100 * p->accuracy, p->samples_per_second, (int)(eta / 60), (int)fmod(eta, 60));
+            p->loss, metric, p->samples_per_second, (int)(eta / 60), (int)fmod(eta, 60));
     fflush(stderr);
 }
 
@@ -487,7 +501,11 @@ static int cmd_train(const cli_args *a)
         }
     }
     int st = ct_train_parallel(ctxs, n, a->nshares ? a->shares : NULL, &o);
-    if (!st && !o.dry_run && last.epoch)
+    if (!st && !o.dry_run && last.epoch && last.regression)
+        printf("done: %d epochs, %ld steps; test rmse %.4f mae %.4f (loss %.4f)%s%s\n", last.epoch,
+               last.step, last.test_rmse, last.test_mae, last.test_loss, o.out ? "; checkpoint " : "",
+               o.out ? o.out : "");
+    else if (!st && !o.dry_run && last.epoch)
         printf("done: %d epochs, %ld steps; test accuracy %.2f%% (loss %.4f)%s%s\n", last.epoch,
                last.step, 100 * last.test_accuracy, last.test_loss, o.out ? "; checkpoint " : "",
                o.out ? o.out : "");
@@ -574,11 +592,13 @@ static int cmd_run(const cli_args *a)
         return 1;
     int st;
     if (a->cmd == CLI_EVAL) {
-        double loss = 0, acc = 0;
-        size_t n = 0;
-        st = ct_evaluate(ctx, model, weights, o.data, (int)batch, o.train_limit, &loss, &acc, &n);
-        if (!st)
-            printf("%zu samples  loss %.4f  accuracy %.2f%%\n", n, loss, 100 * acc);
+        ct_eval_metrics m;
+        st = ct_evaluate_metrics(ctx, model, weights, o.data, (int)batch, o.train_limit, &m);
+        if (!st && m.regression)
+            printf("%zu samples  loss %.4f  rmse %.4f  mae %.4f  (%d target%s)\n", m.samples, m.loss, m.rmse,
+                   m.mae, m.targets, m.targets == 1 ? "" : "s");
+        else if (!st)
+            printf("%zu samples  loss %.4f  accuracy %.2f%%\n", m.samples, m.loss, 100 * m.accuracy);
     } else if (a->cmd == CLI_GENERATE) {
         ct_generate_options g = a->generate;
         g.on_text = put_text;
@@ -600,7 +620,17 @@ static int cmd_run(const cli_args *a)
             st = ct_predict_text(ctx, weights, (const char *const *)lines.v, lines.n, (int)top, &p);
         else
             st = ct_predict(ctx, model, weights, o.data, (size_t)count, (int)top, &p);
-        for (size_t i = 0; !st && i < p.count; i++) {
+        for (size_t i = 0; !st && i < p.count && p.ntargets; i++) {
+            /* regression: each target's predicted value and the data's */
+            printf("sample %zu:", p.index[i]);
+            for (int k = 0; k < p.ntargets; k++) {
+                size_t at = i * (size_t)p.ntargets + (size_t)k;
+                printf("%s %s predicted %.6g true %.6g", k ? "," : "", p.target_names[k], (double)p.predicted[at],
+                       (double)p.target[at]);
+            }
+            printf("\n");
+        }
+        for (size_t i = 0; !st && i < p.count && !p.ntargets; i++) {
             if (a->text)
                 printf("text %zu:", p.index[i] + 1);
             else if (p.class_names && p.label[i] >= 0 && p.label[i] < p.nclasses)

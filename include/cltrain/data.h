@@ -16,6 +16,10 @@
  *                          a table of numbers with one integer label column:
  *                          COL is a header name or a 0-based index (default
  *                          0); the test split reads FILE2
+ *   csv:FILE:target=COL[,COL...][:header=auto|yes|no][:test=FILE2]
+ *                          regression: the named columns are float targets
+ *                          (ct_dataset_targets), the others features; no
+ *                          label column
  *   synthetic:C,H,W:K:N[:seed=S][:ntest=M]
  *                          N random u8 samples of shape (C, H, W) (or F for
  *                          plain features) with random labels in [0, K),
@@ -107,10 +111,24 @@ CT_API int ct_dataset_get_norm(const ct_dataset *ds, float *mean /* (C) */, floa
 CT_API int ct_dataset_compute_norm(const ct_dataset *ds, float *mean /* (C) */, float *std /* (C) */,
                                    int channels);
 
-/* Sample `index`, normalized: x (C, H, W), *label in [0, classes).
- * CT_ERR_UNSUPPORTED for text datasets (ct_dataset_sample_tokens). */
+/* Sample `index`, normalized: x (C, H, W), *label in [0, classes) (-1 for
+ * regression data). CT_ERR_UNSUPPORTED for text datasets
+ * (ct_dataset_sample_tokens). */
 CT_API int ct_dataset_sample(const ct_dataset *ds, size_t index, float *x /* (C, H, W) */,
                              int32_t *label);
+
+/* ---- regression targets ----
+ * csv:FILE:target=COL[,COL...] gives each sample K float targets in place
+ * of a class label (ct_dataset_classes is then 0), as a model ending in
+ * the mse loss reads them. */
+
+/* K, the targets per sample; 0 for labelled data. */
+CT_API int ct_dataset_targets(const ct_dataset *ds);
+/* The name of target k in [0, K): its header name, or "column N" (0-based);
+ * NULL otherwise. */
+CT_API const char *ct_dataset_target_name(const ct_dataset *ds, int k);
+/* Sample `index`'s targets, t (K), as stored (not normalized). */
+CT_API int ct_dataset_sample_targets(const ct_dataset *ds, size_t index, float *t /* (K) */);
 
 /* ---- tokenizers ----
  * Text to token ids and back (docs/DATASETS.md has the rules). */

@@ -34,6 +34,15 @@ typedef struct ct_epoch_report {
     int tokens;            /* language-model data: tokens per sample (the losses are then
                               nats per token, the accuracies per token); 0 otherwise */
     int byte_tokens;       /* with tokens: one token per byte, so loss / ln 2 is bits per byte */
+    /* Regression (a model ending in mse, trained on csv target= data): the
+     * losses are the mean squared error over every target element (the mse
+     * loss), the accuracies NaN, and these are set: RMSE, the square root of
+     * that loss, and MAE, the mean absolute error over every target element
+     * (so with K targets per sample, both average over N K values). NaN
+     * otherwise, and the test ones without a test split. */
+    int regression;
+    double train_rmse, train_mae;
+    double test_rmse, test_mae;
 } ct_epoch_report;
 
 typedef void (*ct_epoch_fn)(void *user, const ct_epoch_report *report);
@@ -51,6 +60,9 @@ typedef struct ct_progress {
     double eta_seconds;        /* time the epoch's training still needs at this rate */
     int finished;              /* 1: the epoch's training is over, before its evaluation
                                   and report (a display on one line clears it here) */
+    int regression;            /* 1: accuracy is NaN, and these are the running RMSE and
+                                  MAE (as in ct_epoch_report) */
+    double rmse, mae;
 } ct_progress;
 
 typedef void (*ct_progress_fn)(void *user, const ct_progress *progress);
@@ -140,9 +152,26 @@ CT_API void ct_train_defaults(ct_train_options *options);
 CT_API int ct_train(ct_context *ctx, const ct_train_options *options);
 
 /* Loss and accuracy of a checkpoint on a dataset's test split. The model is
- * the checkpoint's own unless `model` is given (then it must match). */
+ * the checkpoint's own unless `model` is given (then it must match). For a
+ * regression checkpoint the accuracy is NaN (ct_evaluate_metrics has RMSE
+ * and MAE). */
 CT_API int ct_evaluate(ct_context *ctx, const char *model, const char *weights, const char *data,
                        int batch, size_t limit, double *loss, double *accuracy, size_t *samples);
+
+/* What ct_evaluate_metrics measures. */
+typedef struct ct_eval_metrics {
+    size_t samples;
+    double loss;         /* the model's loss, mean over samples (mse: over target elements) */
+    double accuracy;     /* fraction in [0, 1]; NaN for regression */
+    int regression;      /* 1: a model ending in mse */
+    int targets;         /* regression: targets per sample (K); 0 otherwise */
+    double rmse, mae;    /* regression: over all N K target elements; NaN otherwise */
+} ct_eval_metrics;
+
+/* ct_evaluate's measurements, and for a regression checkpoint its RMSE
+ * and MAE. */
+CT_API int ct_evaluate_metrics(ct_context *ctx, const char *model, const char *weights,
+                               const char *data, int batch, size_t limit, ct_eval_metrics *out);
 
 /* The predictions for the first samples of a test split, in order. Arrays
  * of `count` rows; classes and probability hold top_k entries per row. */
@@ -156,12 +185,19 @@ typedef struct ct_predictions {
     char **class_names;  /* (nclasses) the classes' names when the checkpoint has them
                             (text classifiers), else NULL */
     int nclasses;
+    /* regression checkpoints (a model ending in mse): top_k is 0, classes
+     * and probability NULL, label -1, and these hold the values */
+    int ntargets;        /* K; 0 for classifiers */
+    float *predicted;    /* (count, K) the model's predictions */
+    float *target;       /* (count, K) the data's targets */
+    char **target_names; /* (K) the data's names of the targets */
 } ct_predictions;
 
-/* Predicts the top-k classes of the first `count` samples of the data's
- * test split (fewer when the split is smaller) into *out, which the library
- * allocates; free it with ct_predictions_free. *out is emptied first, so on
- * failure it is empty (and freeing it does nothing). */
+/* Predicts the top-k classes (a regression model: the values) of the
+ * first `count` samples of the data's test split (fewer when the split is
+ * smaller) into *out, which the library allocates; free it with
+ * ct_predictions_free. *out is emptied first, so on failure it is empty
+ * (and freeing it does nothing). */
 CT_API int ct_predict(ct_context *ctx, const char *model, const char *weights, const char *data,
                       size_t count, int top_k, ct_predictions *out);
 

@@ -15,7 +15,8 @@
  *     p - 1 for the label keeps that error absolutely: atol 4e-6 * scale / N,
  *     rtol 4e-6 (~33 eps).
  *   mse loss: positive terms, each (x - t)^2 within 3 eps, Kahan + tree
- *     ~10 eps, the division 1 eps: rtol 2e-6 (~17 eps), atol 0.
+ *     ~10 eps, the division 1 eps: rtol 2e-6 (~17 eps), atol 0. Its mean
+ *     absolute error likewise (each |x - t| within 1 eps): rtol 2e-6.
  *   mse dx, dt: x - t exact up to one rounding, times k = 2 scale / n
  *     (two float roundings): rtol 1e-6 (~8 eps), atol 0.
  */
@@ -149,7 +150,7 @@ static double mse_of(void *user)
 {
     mse_loss *l = user;
     double loss;
-    ct_ref_mse_forward(&loss, l->x, l->t, l->n);
+    ct_ref_mse_forward(&loss, NULL, l->x, l->t, l->n);
     return loss * l->scale;
 }
 
@@ -166,17 +167,20 @@ static void mse_case(ct_check *c, size_t n, double scale, int with_dt)
         x[i] = (double)(float)x[i];
         t[i] = (double)(float)t[i];
     }
-    double loss;
-    ct_ref_mse_forward(&loss, x, t, n);
+    double loss, mae;
+    ct_ref_mse_forward(&loss, &mae, x, t, n);
     ct_ref_mse_backward(dx, dt, x, t, n, scale);
 
     ct_buf d_x = ck_dev_in(c, x, n), d_t = ck_dev_in(c, t, n), d_loss = ck_dev_out(c, 1);
+    ct_buf d_mae = with_dt ? ck_dev_out(c, 1) : (ct_buf){ NULL, 0 };
     ct_buf d_dx = ck_dev_out(c, n), d_dt = with_dt ? ck_dev_out(c, n) : (ct_buf){ NULL, 0 };
     if (ck_failed(c))
         return;
-    if (ck_status(c, ct_mse_forward(ctx, d_loss, d_x, d_t, n), "mse forward"))
+    if (ck_status(c, ct_mse_forward(ctx, d_loss, d_mae, d_x, d_t, n), "mse forward"))
         return;
     ck_expect(c, "mse loss", d_loss, 1, &loss, 0, 2e-6);
+    if (with_dt) /* the cases without dt run the forward without the mean absolute error */
+        ck_expect(c, "mse mean absolute error", d_mae, 1, &mae, 0, 2e-6);
     if (ck_status(c, ct_mse_backward(ctx, d_dx, d_dt, d_x, d_t, n, (float)scale), "mse backward"))
         return;
     ck_expect(c, "mse dx", d_dx, n, dx, 0, 1e-6);

@@ -1,6 +1,7 @@
 /*
- * csv.c - tables of numbers with one integer label column. Strict: every
- * row has the same number of fields, every feature is a finite number that
+ * csv.c - tables of numbers with one integer label column, or with float
+ * regression target columns (target=). Strict: every row has the same
+ * number of fields, every feature and target is a finite number that
  * strtod consumes whole, every label an integer >= 0 that strtol consumes
  * whole; the first failure is reported as FILE:LINE:COLUMN (both from 1,
  * the column counting characters, as editors do). Fields may be padded with
@@ -97,31 +98,92 @@ static int parse_label(const field *f, long *out)
     return 1;
 }
 
-/* The label column: a header name, else a 0-based index. */
-static int label_column(const char *path, const char *want, const fields *hdr, int has_header,
-                        size_t nfields, size_t *col)
+/* A column named by `want` (len bytes): a header name, else a 0-based
+ * index; `key` (label or target) names the option in messages. */
+static int find_column(const char *path, const char *key, const char *want, size_t len,
+                       const fields *hdr, int has_header, size_t nfields, size_t *col)
 {
-    if (!want) {
-        *col = 0;
-        return CT_OK;
-    }
+    char name[256];
+    if (len == 0 || len >= sizeof name)
+        return ct_fail(NULL, CT_ERR_INVALID_ARG, "%s: %s column name of %zu bytes; HINT: %s= takes "
+                       "header names or 0-based column indices", path, key, len, key);
+    memcpy(name, want, len);
+    name[len] = 0;
     if (has_header)
         for (size_t i = 0; i < hdr->n; i++)
-            if (strlen(want) == hdr->f[i].len && !strncmp(want, hdr->f[i].s, hdr->f[i].len)) {
+            if (len == hdr->f[i].len && !strncmp(name, hdr->f[i].s, len)) {
                 *col = i;
                 return CT_OK;
             }
     char *e = NULL;
     errno = 0;
-    unsigned long v = (*want >= '0' && *want <= '9') ? strtoul(want, &e, 10) : 0;
+    unsigned long v = (*name >= '0' && *name <= '9') ? strtoul(name, &e, 10) : 0;
     if (e && !*e && !errno && v < nfields) {
         *col = v;
         return CT_OK;
     }
     return ct_fail(NULL, CT_ERR_INVALID_ARG,
-                   "%s: no label column '%s'%s; HINT: label= takes a header name or a 0-based "
+                   "%s: no %s column '%s'%s; HINT: %s= takes a header name or a 0-based "
                    "column index below %zu",
-                   path, want, has_header ? "" : " (the file has no header row)", nfields);
+                   path, key, name, has_header ? "" : " (the file has no header row)", key, nfields);
+}
+
+/* The label column (default 0). */
+static int label_column(const char *path, const char *want, const fields *hdr, int has_header,
+                        size_t nfields, size_t *col)
+{
+    *col = 0;
+    return want ? find_column(path, "label", want, strlen(want), hdr, has_header, nfields, col)
+                : CT_OK;
+}
+
+/* The target columns of the comma-separated list `want`: is_target
+ * (nfields) marks them, cols (nfields) lists them in the order given, *k
+ * counts them. A column named twice, or no feature column left, is an
+ * error. */
+static int target_columns(const char *path, const char *want, const fields *hdr, int has_header,
+                          size_t nfields, unsigned char *is_target, size_t *cols, size_t *k)
+{
+    *k = 0;
+    memset(is_target, 0, nfields);
+    for (const char *p = want;;) {
+        size_t len = strcspn(p, ","), col = 0;
+        int st = find_column(path, "target", p, len, hdr, has_header, nfields, &col);
+        if (st)
+            return st;
+        if (is_target[col])
+            return ct_fail(NULL, CT_ERR_INVALID_ARG, "%s: target= names column %zu twice; HINT: "
+                           "list each target column once", path, col);
+        is_target[col] = 1;
+        cols[(*k)++] = col;
+        if (!p[len])
+            break;
+        p += len + 1;
+    }
+    if (*k >= nfields)
+        return ct_fail(NULL, CT_ERR_INVALID_ARG, "%s: target= takes all %zu columns, leaving no "
+                       "feature; HINT: name only the columns to predict", path, nfields);
+    return CT_OK;
+}
+
+/* "name" or "column N", malloc'd. */
+static char *column_name(const fields *hdr, int has_header, size_t col)
+{
+    char buf[64];
+    const char *s = buf;
+    size_t len;
+    if (has_header && hdr->f[col].len) {
+        s = hdr->f[col].s;
+        len = hdr->f[col].len;
+    } else {
+        len = (size_t)snprintf(buf, sizeof buf, "column %zu", col);
+    }
+    char *out = malloc(len + 1);
+    if (out) {
+        memcpy(out, s, len);
+        out[len] = 0;
+    }
+    return out;
 }
 
 int ct_csv_load(const char *path, const ct_csv_options *opt, ct_dataset **out)
@@ -129,10 +191,14 @@ int ct_csv_load(const char *path, const ct_csv_options *opt, ct_dataset **out)
     ct_gzin in;
     uint8_t *text = NULL;
     size_t size = 0, nfields = 0, lcol = 0, nrows = 0, cap = 0;
+    size_t nfeat = 0, K = 0; /* K: target columns (0: a label column) */
     uint64_t extra = 0;
     fields row = { 0 }, hdr = { 0 };
-    float *x = NULL;
+    float *x = NULL, *tg = NULL;
     int32_t *y = NULL;
+    unsigned char *is_target = NULL;
+    size_t *tcols = NULL;
+    char **tnames = NULL;
     long top = -1;
     int header = opt->header, first = 1;
     ct_dataset *ds = NULL;
@@ -182,9 +248,9 @@ int ct_csv_load(const char *path, const ct_csv_options *opt, ct_dataset **out)
             }
             if (nfields < 2) {
                 st = ct_fail(NULL, CT_ERR_CORRUPT,
-                             "%s:%zu:1: %zu field, want a label and at least one feature; "
+                             "%s:%zu:1: %zu field, want a %s and at least one feature; "
                              "HINT: fields are separated by commas",
-                             path, line, nfields);
+                             path, line, nfields, opt->target ? "target" : "label");
                 goto done;
             }
             if (header < 0) {
@@ -199,8 +265,31 @@ int ct_csv_load(const char *path, const ct_csv_options *opt, ct_dataset **out)
                 hdr = row;
                 row = t;
             }
-            if ((st = label_column(path, opt->label, &hdr, header, nfields, &lcol)))
+            if (opt->target) {
+                is_target = malloc(nfields);
+                tcols = malloc(nfields * sizeof *tcols);
+                if (!is_target || !tcols) {
+                    st = ct_fail(NULL, CT_ERR_NO_MEMORY, "out of memory reading %s", path);
+                    goto done;
+                }
+                if ((st = target_columns(path, opt->target, &hdr, header, nfields, is_target,
+                                         tcols, &K)))
+                    goto done;
+                tnames = calloc(K, sizeof *tnames);
+                for (size_t k = 0; tnames && k < K; k++)
+                    if (!(tnames[k] = column_name(&hdr, header, tcols[k]))) {
+                        ct_free_strings(tnames, K);
+                        tnames = NULL;
+                    }
+                if (!tnames) {
+                    st = ct_fail(NULL, CT_ERR_NO_MEMORY, "out of memory reading %s", path);
+                    goto done;
+                }
+                lcol = SIZE_MAX;
+            } else if ((st = label_column(path, opt->label, &hdr, header, nfields, &lcol))) {
                 goto done;
+            }
+            nfeat = nfields - (K ? K : 1);
             if (header) {
                 p = next;
                 continue;
@@ -214,22 +303,41 @@ int ct_csv_load(const char *path, const ct_csv_options *opt, ct_dataset **out)
         }
         if (nrows == cap) {
             size_t ncap = cap ? cap * 2 : 1024;
-            float *nx = realloc(x, ncap * (nfields - 1) * sizeof *nx);
+            float *nx = realloc(x, ncap * nfeat * sizeof *nx);
             if (nx)
                 x = nx;
-            int32_t *ny = nx ? realloc(y, ncap * sizeof *ny) : NULL;
+            int32_t *ny = nx && !K ? realloc(y, ncap * sizeof *ny) : NULL;
             if (ny)
                 y = ny;
-            if (!nx || !ny) {
+            float *nt = nx && K ? realloc(tg, ncap * K * sizeof *nt) : NULL;
+            if (nt)
+                tg = nt;
+            if (!nx || (!ny && !nt)) {
                 st = ct_fail(NULL, CT_ERR_NO_MEMORY, "out of memory reading %s at line %zu", path,
                              line);
                 goto done;
             }
             cap = ncap;
         }
-        float *xr = x + nrows * (nfields - 1);
+        float *xr = x + nrows * nfeat;
+        for (size_t i = 0; i < K; i++) {
+            /* the targets in the order target= names them */
+            const field *f = &row.f[tcols[i]];
+            double v;
+            if (!parse_number(f, &v) || fabs(v) > 3.4e38) {
+                st = ct_fail(NULL, CT_ERR_CORRUPT, "%s:%zu:%zu: target '%s' %s%.*s%s; HINT: every "
+                             "target cell must hold a finite number that fits a float", path, line,
+                             f->col, tnames[i], f->len ? "'" : "is missing (an empty cell)",
+                             (int)(f->len > 40 ? 40 : f->len), f->s,
+                             f->len ? "' is not a finite float" : "");
+                goto done;
+            }
+            tg[nrows * K + i] = (float)v;
+        }
         for (size_t i = 0; i < nfields; i++) {
             const field *f = &row.f[i];
+            if (K && is_target[i])
+                continue;
             if (i == lcol) {
                 long v;
                 if (!parse_label(f, &v)) {
@@ -275,14 +383,18 @@ int ct_csv_load(const char *path, const ct_csv_options *opt, ct_dataset **out)
         goto done;
     }
     snprintf(name, sizeof name, "csv %s", path);
-    if ((st = ct_dataset_new(name, (int)(nfields - 1), 1, 1, CT_STORE_F32, &ds)))
+    if ((st = ct_dataset_new(name, (int)nfeat, 1, 1, CT_STORE_F32, &ds)))
         goto done;
     ds->n = nrows;
-    ds->classes = opt->classes > 0 ? opt->classes : (int)top + 1;
+    ds->classes = K ? 0 : opt->classes > 0 ? opt->classes : (int)top + 1;
     ds->f32 = x;
     ds->labels = y;
-    x = NULL;
+    ds->ntargets = (int)K;
+    ds->targets = tg;
+    ds->target_names = tnames;
+    x = tg = NULL;
     y = NULL;
+    tnames = NULL;
     *out = ds;
 done:
     free(text);
@@ -290,5 +402,9 @@ done:
     free(hdr.f);
     free(x);
     free(y);
+    free(tg);
+    free(is_target);
+    free(tcols);
+    ct_free_strings(tnames, K);
     return st;
 }

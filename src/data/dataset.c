@@ -174,6 +174,8 @@ void ct_dataset_free(ct_dataset **pds)
     free(ds->tokens);
     ct_tokenizer_free(&ds->tok);
     ct_free_strings(ds->class_names, ds->class_names ? (size_t)ds->classes : 0);
+    free(ds->targets);
+    ct_free_strings(ds->target_names, (size_t)ds->ntargets);
     free(ds);
     *pds = NULL;
 }
@@ -221,6 +223,29 @@ const ct_tokenizer *ct_dataset_tokenizer(const ct_dataset *ds)
 const char *ct_dataset_class_name(const ct_dataset *ds, int k)
 {
     return ds && ds->class_names && k >= 0 && k < ds->classes ? ds->class_names[k] : NULL;
+}
+
+int ct_dataset_targets(const ct_dataset *ds)
+{
+    return ds ? ds->ntargets : 0;
+}
+
+const char *ct_dataset_target_name(const ct_dataset *ds, int k)
+{
+    return ds && ds->target_names && k >= 0 && k < ds->ntargets ? ds->target_names[k] : NULL;
+}
+
+int ct_dataset_sample_targets(const ct_dataset *ds, size_t index, float *t)
+{
+    CT_VALIDATE(NULL, ds && t);
+    if (!ds->ntargets)
+        return ct_fail(NULL, CT_ERR_UNSUPPORTED, "%s: has class labels, not regression targets; "
+                       "HINT: name the target columns with csv:FILE:target=COL", ds->name);
+    if (index >= ds->n)
+        return ct_fail(NULL, CT_ERR_INVALID_ARG, "%s: sample %zu out of range (%zu samples)",
+                       ds->name, index, ds->n);
+    memcpy(t, ds->targets + index * (size_t)ds->ntargets, (size_t)ds->ntargets * sizeof *t);
+    return CT_OK;
 }
 
 int ct_dataset_sample_tokens(const ct_dataset *ds, size_t index, int32_t *ids, int32_t *labels)
@@ -371,7 +396,7 @@ int ct_dataset_sample(const ct_dataset *ds, size_t index, float *x, int32_t *lab
                        ds->name, index, ds->n);
     ct_dataset_decode(ds, index, 0, 0, 0, 0, x);
     if (label)
-        *label = ds->labels[index];
+        *label = ds->labels ? ds->labels[index] : -1;
     return CT_OK;
 }
 

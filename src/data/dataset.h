@@ -38,6 +38,11 @@ struct ct_dataset {
                       // labels (next tokens) [kT + 1, kT + T + 1); else (N, T) padded samples
     struct ct_tokenizer *tok;
     char **class_names; // (classes) classification text; NULL otherwise
+    /* regression (csv target=): float targets instead of labels (labels
+     * NULL, classes 0) */
+    int ntargets;       /* K; 0 for labelled data */
+    float *targets;     // (N, K)
+    char **target_names; // (K) the header's names, or "column N"
 };
 
 /* An empty dataset of shape (c, h, w) with mean 0 / std 1; the storage
@@ -87,6 +92,8 @@ typedef struct ct_csv_options {
     const char *label;  /* column name or 0-based index; NULL: column 0 */
     int header;         /* -1 auto-detect, 0 none, 1 present */
     int classes;        /* > 0 bounds the labels; 0: largest label + 1 */
+    const char *target; /* regression: target columns, comma-separated names or 0-based
+                           indices (no label column then); NULL: a label column */
 } ct_csv_options;
 
 int ct_csv_load(const char *path, const ct_csv_options *opt, ct_dataset **out);

@@ -23,7 +23,8 @@ enum { SLOT_FREE, SLOT_FILLING, SLOT_READY, SLOT_HELD };
 typedef struct slot {
     float *x;        // (batch, C, H, W); NULL for text
     int32_t *tok;    // (T, batch) text only
-    int32_t *y;      // (batch); language-model data (T, batch)
+    int32_t *y;      // (batch); language-model data (T, batch); NULL for regression data
+    float *t;        // (batch, K) regression targets; NULL otherwise
     size_t *index;   // (batch)
     size_t n, number;
     int state;
@@ -114,7 +115,11 @@ static int decode_batch(const ct_loader *l, size_t b, slot *s)
                 flip = (int)(ct_rng_next(&r) >> 63);
         }
         ct_dataset_decode(ds, idx, l->o.crop_pad, dy, dx, flip, s->x + i * l->per);
-        s->y[i] = ds->labels[idx];
+        if (ds->ntargets)
+            memcpy(s->t + i * (size_t)ds->ntargets, ds->targets + idx * (size_t)ds->ntargets,
+                   (size_t)ds->ntargets * sizeof *s->t);
+        else
+            s->y[i] = ds->labels[idx];
         s->index[i] = idx;
     }
     s->n = n;
@@ -175,6 +180,7 @@ void ct_loader_free(ct_loader **pl)
         free(l->slots[i].x);
         free(l->slots[i].tok);
         free(l->slots[i].y);
+        free(l->slots[i].t);
         free(l->slots[i].index);
         free(l->slots[i].msg);
     }
@@ -245,11 +251,14 @@ int ct_loader_create(const ct_dataset *ds, const ct_loader_options *o, ct_loader
             s->y = malloc(o->batch * (ds->lm ? per : 1) * sizeof *s->y);
         } else {
             s->x = malloc(o->batch * per * sizeof *s->x);
-            s->y = malloc(o->batch * sizeof *s->y);
+            if (ds->ntargets)
+                s->t = malloc(o->batch * (size_t)ds->ntargets * sizeof *s->t);
+            else
+                s->y = malloc(o->batch * sizeof *s->y);
         }
         s->index = malloc(o->batch * sizeof *s->index);
         s->msg = malloc(CT_ERROR_MAX);
-        ok = (s->x || s->tok) && s->y && s->index && s->msg;
+        ok = (s->x || s->tok) && (s->y || s->t) && s->index && s->msg;
         s->state = SLOT_FREE;
     }
     if (!ok) {
@@ -321,6 +330,8 @@ static void give(const ct_loader *l, const slot *s, ct_batch *b)
     b->number = s->number;
     b->x = s->x;
     b->y = s->y;
+    b->t = s->t;
+    b->ntargets = s->t ? (size_t)l->ds->ntargets : 0;
     b->index = s->index;
     b->tokens = s->tok;
     b->seq = s->tok ? l->seq : 0;

@@ -60,7 +60,7 @@ typedef struct ct_loader_options {
  * has its targets in y the same way; classification data has y (n). In a
  * partial last batch, columns n .. stride-1 hold the padding id (0), in y
  * too for language-model data: drop_last, or masking, keeps them out of
- * a loss. */
+ * a loss. Regression data has float targets in t instead of labels. */
 typedef struct ct_batch {
     size_t n;             /* samples in this batch; 0 at the end of the epoch */
     size_t number;        /* which batch of the epoch, from 0 */
@@ -70,6 +70,9 @@ typedef struct ct_batch {
     const int32_t *tokens; // (T, stride) token ids, text only (else NULL)
     size_t seq;           /* T; 0 for image and table data */
     size_t stride;        /* columns of tokens (the loader's batch); 0 for image and table data */
+    /* regression data (csv target=): y is NULL, and the targets are */
+    const float *t;       // (n, ntargets); NULL for labelled data
+    size_t ntargets;      /* K; 0 for labelled data */
 } ct_batch;
 
 /* Options with batch 64, seed 0, shuffle on, prefetch on, the rest off. */

@@ -195,6 +195,26 @@ static int text_options(const char *text, const spec *s, int default_seq,
     return CT_OK;
 }
 
+/* csv target=COL[,COL...]: regression targets in place of a label column. */
+static int csv_target_option(const char *text, const spec *s, ct_csv_options *o)
+{
+    const char *tv = spec_option(s, "target");
+    if (!tv)
+        return CT_OK;
+    if (o->label || spec_option(s, "classes"))
+        return ct_fail(NULL, CT_ERR_INVALID_ARG,
+                       "dataset '%s' has both target= and %s; HINT: target= makes regression data "
+                       "(float targets, no label column); keep label= (and classes=) for class "
+                       "labels, or target= alone", text, o->label ? "label=" : "classes=");
+    size_t len = strlen(tv);
+    if (!len || tv[0] == ',' || tv[len - 1] == ',' || strstr(tv, ",,"))
+        return ct_fail(NULL, CT_ERR_INVALID_ARG, "dataset '%s': target=%s has an empty column name; "
+                       "HINT: target= takes header names or 0-based indices separated by commas",
+                       text, tv);
+    o->target = tv;
+    return CT_OK;
+}
+
 static int is_dir(const char *path)
 {
     struct stat st;
@@ -300,11 +320,14 @@ static int open_spec(const char *text, const spec *s, int split, const ct_text_o
         return CT_OK;
     }
     if (!strcmp(k, "csv")) {
-        const char *usage = "csv:FILE[:label=COL][:header=auto|yes|no][:classes=K][:test=FILE]";
-        if ((st = spec_check_options(s, text, "label header classes test")) ||
+        const char *usage = "csv:FILE[:label=COL|:target=COL[,COL...]][:header=auto|yes|no]"
+                            "[:classes=K][:test=FILE]";
+        if ((st = spec_check_options(s, text, "label header classes test target")) ||
             (st = spec_npos(s, text, 1, 1, usage)))
             return st;
-        ct_csv_options o = { spec_option(s, "label"), -1, 0 };
+        ct_csv_options o = { spec_option(s, "label"), -1, 0, NULL };
+        if ((st = csv_target_option(text, s, &o)))
+            return st;
         const char *hv = spec_option(s, "header"), *cv = spec_option(s, "classes");
         unsigned long long classes = 0;
         if (hv) {

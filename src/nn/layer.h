@@ -57,8 +57,9 @@ ct_net *ct_plan_net(ct_plan *p);
 int ct_plan_activation(ct_plan *p, size_t n, ct_buf *dst, const char *layer);
 /* A workspace of n floats used only inside one call: all layers share one. */
 void ct_plan_scratch(ct_plan *p, size_t n);
-/* The loss reads n label elements per batch, in the batch slot after the
- * input when in_slot (int32 class ids) or in net->targets otherwise. */
+/* The loss reads n label elements per batch (int32 class ids, or float
+ * regression targets), in the batch slot after the input when in_slot;
+ * in_slot 0 leaves them out of the slot. */
 void ct_plan_labels(ct_plan *p, size_t n, int in_slot);
 
 /* ---- initialization: a counter-based stream per (seed, layer) ---- */

@@ -410,7 +410,7 @@ void ct_net_patch_buffers(ct_net *net)
         for (size_t j = 0; j < CT_ARRAY_LEN(bufs); j++)
             patch(net, bufs[j]);
     }
-    ct_buf *bufs[] = { &net->scratch, &net->gtmp, &net->targets, &net->loss, &net->correct };
+    ct_buf *bufs[] = { &net->scratch, &net->gtmp, &net->loss, &net->correct };
     for (size_t j = 0; j < CT_ARRAY_LEN(bufs); j++)
         patch(net, bufs[j]);
 }
@@ -471,9 +471,14 @@ void ct_net_random_batch(const ct_net *net, uint64_t seed, float *x, int32_t *y)
             x[i] = (float)r / 2147483648.0f - 0.5f;
         }
     }
+    int floats = loss->type->id == CT_LAYER_ID_mse;
     for (size_t i = 0; i < nlab; i++) {
         s = s * 6364136223846793005ull + 1442695040888963407ull;
-        y[i] = (int32_t)((s >> 33) % (uint64_t)classes);
+        float t = (float)(uint32_t)(s >> 33) / 2147483648.0f - 0.5f;
+        if (floats)
+            memcpy(&y[i], &t, sizeof t);
+        else
+            y[i] = (int32_t)((s >> 33) % (uint64_t)classes);
     }
 }
 

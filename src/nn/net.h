@@ -67,10 +67,10 @@ typedef struct ct_net {
     size_t scratch_n;            /* floats of shared scratch */
     ct_buf scratch;              /* conv columns, LSTM and embedding workspaces */
     ct_buf gtmp;                 /* a gradient on its way to a tensor with several readers */
-    ct_buf labels;               /* (rows) int32 */
-    ct_buf targets;              /* regression targets (ct_plan_labels with in_slot 0) */
+    ct_buf labels;               /* (label_n) int32 class ids, or float targets of mse */
     size_t label_n;              /* label elements per batch (class ids or targets) */
-    ct_buf loss, correct;        /* (1) each */
+    ct_buf loss, correct;        /* (1) each; correct: the correct count of a classifier,
+                                    the mean absolute error of mse */
     cl_mem slot[2];              /* two batch slots (input, then labels), so the next batch
                                     can be uploaded while the current one computes */
     size_t slot_n;               /* floats per slot */
@@ -139,9 +139,10 @@ int ct_net_zero_grads(ct_net *net);
 size_t ct_net_input_elems(const ct_net *net);
 size_t ct_net_label_elems(const ct_net *net);
 
-/* A random batch for a net ending in a classifier loss, the same for the
- * same seed: inputs uniform in [-0.5, 0.5) (or token ids below the
- * embedding's vocabulary) and labels below the class count.
+/* A random batch for a net ending in a loss, the same for the same seed:
+ * inputs uniform in [-0.5, 0.5) (or token ids below the embedding's
+ * vocabulary) and labels below the class count (mse: float targets
+ * uniform in [-0.5, 0.5), their bits in y).
  * x: (ct_net_input_elems) as float (int32 bits for tokens); y: (ct_net_label_elems) */
 void ct_net_random_batch(const ct_net *net, uint64_t seed, float *x, int32_t *y);
 

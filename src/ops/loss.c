@@ -87,7 +87,7 @@ static int mse_dims(ct_context *ctx, const char *who, ct_buf x, ct_buf t, size_t
     return CT_OK;
 }
 
-int ct_mse_forward(ct_context *ctx, ct_buf loss, ct_buf x, ct_buf t, size_t n)
+int ct_mse_forward(ct_context *ctx, ct_buf loss, ct_buf mae, ct_buf x, ct_buf t, size_t n)
 {
     int st = mse_dims(ctx, "ct_mse_forward", x, t, n);
     if (st)
@@ -99,8 +99,8 @@ int ct_mse_forward(ct_context *ctx, ct_buf loss, ct_buf x, ct_buf t, size_t n)
         return st;
     cl_uint nn = (cl_uint)n;
     size_t g[1] = { wg }, l[1] = { wg };
-    return CT_RUN(ctx, CT_PROG_loss, "mse_fwd_f32", 1, g, l, CT_BUF(loss), CT_BUF(x), CT_BUF(t),
-                  CT_ARG(nn), CT_LOCAL(wg * sizeof(cl_float)));
+    return CT_RUN(ctx, CT_PROG_loss, "mse_fwd_f32", 1, g, l, CT_BUF(loss), CT_BUF(mae), CT_BUF(x),
+                  CT_BUF(t), CT_ARG(nn), CT_LOCAL(2 * wg * sizeof(cl_float)));
 }
 
 int ct_mse_backward(ct_context *ctx, ct_buf dx, ct_buf dt, ct_buf x, ct_buf t, size_t n,

@@ -32,8 +32,9 @@ size_t ct_softmax_xent_workspace(size_t N);
 int ct_softmax_xent_backward(ct_context *ctx, ct_buf dx, ct_buf x, ct_buf labels, size_t N,
                              size_t K, float dloss_scale);
 
-/* loss[0] = mean((x - t)^2). x, t: (n), loss: (1) */
-int ct_mse_forward(ct_context *ctx, ct_buf loss, ct_buf x, ct_buf t, size_t n);
+/* loss[0] = mean((x - t)^2), and mae[0] = mean(|x - t|) for the reports
+ * of regression training (mae.mem may be NULL). x, t: (n), loss, mae: (1) */
+int ct_mse_forward(ct_context *ctx, ct_buf loss, ct_buf mae, ct_buf x, ct_buf t, size_t n);
 /* dx = 2 (x - t) / n * dloss_scale, dt = -dx (both written; dt.mem may be
  * NULL when the target needs no gradient). x, t, dx, dt: (n) */
 int ct_mse_backward(ct_context *ctx, ct_buf dx, ct_buf dt, ct_buf x, ct_buf t, size_t n,

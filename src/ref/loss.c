@@ -57,12 +57,16 @@ void ct_ref_softmax_xent_backward(double *dx, const double *x, const int32_t *la
     }
 }
 
-void ct_ref_mse_forward(double *loss, const double *x, const double *t, size_t n)
+void ct_ref_mse_forward(double *loss, double *mae, const double *x, const double *t, size_t n)
 {
-    double s = 0;
-    for (size_t i = 0; i < n; i++)
+    double s = 0, a = 0;
+    for (size_t i = 0; i < n; i++) {
         s += (x[i] - t[i]) * (x[i] - t[i]);
+        a += fabs(x[i] - t[i]);
+    }
     *loss = s / (double)n;
+    if (mae)
+        *mae = a / (double)n;
 }
 
 void ct_ref_mse_backward(double *dx, double *dt, const double *x, const double *t, size_t n,

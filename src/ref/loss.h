@@ -19,8 +19,8 @@ void ct_ref_softmax_xent_forward(double *loss, double *correct, const double *x,
 void ct_ref_softmax_xent_backward(double *dx, const double *x, const int32_t *labels, size_t N,
                                   size_t K, double dloss_scale);
 
-/* *loss = mean((x - t)^2). x, t: (n) */
-void ct_ref_mse_forward(double *loss, const double *x, const double *t, size_t n);
+/* *loss = mean((x - t)^2), *mae = mean(|x - t|) (mae may be NULL). x, t: (n) */
+void ct_ref_mse_forward(double *loss, double *mae, const double *x, const double *t, size_t n);
 /* dx = 2 (x - t) / n * dloss_scale, dt = -dx (dt may be NULL). x, t, dx, dt: (n) */
 void ct_ref_mse_backward(double *dx, double *dt, const double *x, const double *t, size_t n,
                          double dloss_scale);

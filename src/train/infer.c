@@ -38,18 +38,41 @@ static int open_for_inference(ct_session *s, const char *model, const char *weig
     return ct_checkpoint_load(&s->net, s->ckpt, weights, NULL, 0, NULL);
 }
 
-int ct_evaluate(ct_context *ctx, const char *model, const char *weights, const char *data, int batch,
-                size_t lim, double *loss, double *accuracy, size_t *samples)
+int ct_evaluate_metrics(ct_context *ctx, const char *model, const char *weights, const char *data,
+                        int batch, size_t lim, ct_eval_metrics *out)
 {
-    CT_VALIDATE(ctx, ctx && weights && loss && accuracy);
+    CT_VALIDATE(ctx, ctx && weights && out);
+    memset(out, 0, sizeof *out);
+    out->loss = out->accuracy = out->rmse = out->mae = NAN;
     ct_session s;
     memset(&s, 0, sizeof s);
     s.ctx = ctx;
     int st = open_for_inference(&s, model, weights, data, batch > 0 ? batch : 256, lim);
-    if (!st)
-        st = ct_session_evaluate(&s, s.test, loss, accuracy, samples);
+    if (!st && ct_session_regression(s.model)) {
+        out->regression = 1;
+        out->targets = ct_dataset_targets(s.test);
+        st = ct_session_evaluate_targets(&s, s.test, &out->loss, &out->mae, &out->samples);
+        out->rmse = sqrt(out->loss);
+    } else if (!st) {
+        st = ct_session_evaluate(&s, s.test, &out->loss, &out->accuracy, &out->samples);
+    }
     ct_session_free(&s);
     return st;
+}
+
+int ct_evaluate(ct_context *ctx, const char *model, const char *weights, const char *data, int batch,
+                size_t lim, double *loss, double *accuracy, size_t *samples)
+{
+    CT_VALIDATE(ctx, ctx && weights && loss && accuracy);
+    ct_eval_metrics m;
+    int st = ct_evaluate_metrics(ctx, model, weights, data, batch, lim, &m);
+    if (st)
+        return st;
+    *loss = m.loss;
+    *accuracy = m.accuracy;
+    if (samples)
+        *samples = m.samples;
+    return CT_OK;
 }
 
 /* The k most probable of K scores x with their softmax probabilities, by
@@ -93,7 +116,49 @@ void ct_predictions_free(ct_predictions *p)
     for (int k = 0; p->class_names && k < p->nclasses; k++)
         free(p->class_names[k]);
     free(p->class_names);
+    free(p->predicted);
+    free(p->target);
+    for (int k = 0; p->target_names && k < p->ntargets; k++)
+        free(p->target_names[k]);
+    free(p->target_names);
     memset(p, 0, sizeof *p);
+}
+
+/* A regression model's predictions and the data's targets, (count, K) each. */
+static int predict_values(ct_session *s, ct_loader *ld, const ct_lrt *out_rt, ct_predictions *out)
+{
+    size_t n = ct_dataset_count(s->test), K = (size_t)ct_dataset_targets(s->test);
+    out->ntargets = (int)K;
+    out->index = malloc(n * sizeof *out->index);
+    out->label = malloc(n * sizeof *out->label);
+    out->predicted = malloc(n * K * sizeof *out->predicted);
+    out->target = malloc(n * K * sizeof *out->target);
+    out->target_names = calloc(K, sizeof *out->target_names);
+    if (!out->index || !out->label || !out->predicted || !out->target || !out->target_names)
+        return ct_fail(s->ctx, CT_ERR_NO_MEMORY, "out of host memory");
+    for (size_t k = 0; k < K; k++)
+        if (!(out->target_names[k] = strdup(ct_dataset_target_name(s->test, (int)k))))
+            return ct_fail(s->ctx, CT_ERR_NO_MEMORY, "out of host memory");
+    for (;;) {
+        ct_batch b;
+        int st = ct_loader_next(ld, &b);
+        if (st)
+            return ct_fail_keep(s->ctx, st);
+        if (!b.n)
+            return CT_OK;
+        if (out->count + b.n > n)
+            return ct_fail(s->ctx, CT_ERR_INTERNAL, "prediction: the loader gave more than %zu samples", n);
+        if ((st = ct_session_upload(s, &b)) || (st = ct_net_forward(&s->net, 0, 0, 0)) ||
+            (st = ct_buffer_read(s->ctx, out_rt->out.mem, out_rt->out.off * sizeof(float),
+                                 b.n * K * sizeof(float), out->predicted + out->count * K)))
+            return st;
+        memcpy(out->target + out->count * K, b.t, b.n * K * sizeof *out->target);
+        for (size_t r = 0; r < b.n; r++) {
+            out->index[out->count + r] = b.index[r];
+            out->label[out->count + r] = -1;
+        }
+        out->count += b.n;
+    }
 }
 
 int ct_predict(ct_context *ctx, const char *model, const char *weights, const char *data, size_t count,
@@ -121,6 +186,10 @@ int ct_predict(ct_context *ctx, const char *model, const char *weights, const ch
         goto done;
     }
     const ct_lrt *lg = ct_session_logits(&s.net);
+    if (ct_session_regression(s.model)) {
+        st = predict_values(&s, ld, lg, out);
+        goto done;
+    }
     if (lg->rows != (size_t)batch) {
         st = ct_fail(ctx, CT_ERR_INVALID_ARG, "checkpoint %s holds a language model (it scores every "
                      "token). HINT: sample from it with `cltrain generate`", weights);

@@ -101,17 +101,52 @@ static int check_text(ct_session *s, const ct_dataset *ds)
     return CT_OK;
 }
 
+int ct_session_regression(const ct_model *m)
+{
+    return m->layers[m->count - 1].type->id == CT_LAYER_ID_mse;
+}
+
+/* The loss against the data: mse (regression) takes target= data whose
+ * targets per sample match the values the model predicts; a classifier
+ * takes class labels. */
+static int check_loss(ct_session *s, const ct_dataset *ds)
+{
+    const ct_model *m = s->model;
+    const ct_layer *loss = &m->layers[m->count - 1];
+    const ct_layer *lg = &m->layers[loss->inputs[0]];
+    int K = ct_dataset_targets(ds);
+    if (!ct_session_regression(m)) {
+        if (K)
+            return ct_fail(s->ctx, CT_ERR_INVALID_ARG, "dataset %s holds regression targets (target=) "
+                           "but model %s ends in %s, a classifier. HINT: end the model in `loss: mse` "
+                           "after a dense layer with out=%d, or give class labels with label=COL in "
+                           "place of target=", ct_dataset_name(ds), m->source, loss->type->name, K);
+        return CT_OK;
+    }
+    if (!K)
+        return ct_fail(s->ctx, CT_ERR_INVALID_ARG, "model %s ends in mse (regression) but dataset %s "
+                       "has class labels, not targets. HINT: name the target columns with "
+                       "csv:FILE:target=COL[,COL...], or end the model in softmax_cross_entropy to "
+                       "classify", m->source, ct_dataset_name(ds));
+    size_t per = ct_shape_numel(&lg->out);
+    if (lg->out.sequence || per != (size_t)K)
+        return ct_fail(s->ctx, CT_ERR_SHAPE, "model %s predicts %zu value%s per sample (layer %s) but "
+                       "dataset %s has %d target%s. HINT: give its last dense layer out=%d",
+                       m->source, per, per == 1 ? "" : "s", lg->name, ct_dataset_name(ds), K,
+                       K == 1 ? "" : "s", K);
+    return CT_OK;
+}
+
 int ct_session_check_data(ct_session *s, const ct_dataset *ds)
 {
     const ct_model *m = s->model;
     const ct_layer *in = &m->layers[0];
     const ct_layer *loss = &m->layers[m->count - 1];
     const ct_layer *lg = &m->layers[loss->inputs[0]];
-    if (loss->type->id != CT_LAYER_ID_softmax_cross_entropy)
-        return ct_fail(s->ctx, CT_ERR_UNSUPPORTED, "model %s ends in %s; training with it needs "
-                       "regression targets, which the datasets do not provide yet", m->source,
-                       loss->type->name);
-    int st = in->out.tokens || ct_dataset_seq(ds) ? check_text(s, ds) : CT_OK;
+    int st = check_loss(s, ds);
+    if (st)
+        return st;
+    st = in->out.tokens || ct_dataset_seq(ds) ? check_text(s, ds) : CT_OK;
     if (st)
         return st;
     if (!in->out.tokens) {
@@ -128,7 +163,7 @@ int ct_session_check_data(ct_session *s, const ct_dataset *ds)
         }
     }
     int k = lg->out.d[lg->out.ndim - 1];
-    if (ct_dataset_labels_per_sample(ds) == 1 && ct_dataset_classes(ds) > k)
+    if (!ct_dataset_targets(ds) && ct_dataset_labels_per_sample(ds) == 1 && ct_dataset_classes(ds) > k)
         return ct_fail(s->ctx, CT_ERR_SHAPE, "dataset %s has %d classes but model %s scores %d",
                        ct_dataset_name(ds), ct_dataset_classes(ds), m->source, k);
     return CT_OK;
@@ -147,6 +182,8 @@ size_t ct_batch_input_bytes(const ct_batch *b, size_t row_elems)
 
 size_t ct_batch_label_bytes(const ct_batch *b, const ct_net *net)
 {
+    if (b->t) /* regression: K float targets per sample */
+        return b->n * b->ntargets * sizeof(float);
     /* a language model's net reads a label per token: T per sample */
     return (b->tokens && net->label_n > (size_t)net->batch ? b->seq * b->stride : b->n) * sizeof(int32_t);
 }
@@ -159,8 +196,64 @@ int ct_session_upload(ct_session *s, const ct_batch *b)
                              ct_batch_input_bytes(b, net->rt[0].out_n / (size_t)net->batch), x);
     if (!st)
         st = ct_buffer_write(s->ctx, net->labels.mem, net->labels.off * sizeof(float),
-                             ct_batch_label_bytes(b, net), b->y);
+                             ct_batch_label_bytes(b, net), ct_batch_labels(b, 0));
     return st;
+}
+
+const void *ct_batch_labels(const ct_batch *b, size_t row0)
+{
+    return b->t ? (const void *)(b->t + row0 * b->ntargets) : (const void *)(b->y + row0);
+}
+
+int ct_session_evaluate_targets(ct_session *s, ct_dataset *ds, double *mse, double *mae, size_t *count)
+{
+    ct_net *net = &s->net;
+    ct_loader_options lo;
+    ct_loader_defaults(&lo);
+    lo.batch = (size_t)net->batch;
+    lo.shuffle = 0;
+    ct_loader *ld = NULL;
+    int st = ct_loader_create(ds, &lo, &ld);
+    if (st)
+        return ct_fail_keep(s->ctx, st);
+    const ct_lrt *out = ct_session_logits(net);
+    float *pred = malloc(out->out_n * sizeof *pred);
+    double sq = 0, ab = 0;
+    size_t n = 0, elems = 0;
+    if (!pred)
+        st = ct_fail(s->ctx, CT_ERR_NO_MEMORY, "out of host memory");
+    if (!st)
+        st = ct_loader_start_epoch(ld, 0);
+    while (!st) {
+        ct_batch b;
+        if ((st = ct_loader_next(ld, &b)) != CT_OK) {
+            ct_fail_keep(s->ctx, st);
+            break;
+        }
+        if (b.n == 0)
+            break;
+        if ((st = ct_session_upload(s, &b)) || (st = ct_net_forward(net, 0, 0, 0)) ||
+            (st = ct_buffer_read(s->ctx, out->out.mem, out->out.off * sizeof(float),
+                                 b.n * b.ntargets * sizeof(float), pred)))
+            break;
+        /* a partial batch's rows are i < b.n; the predictions are (N, K) as the targets */
+        for (size_t i = 0; i < b.n * b.ntargets; i++) {
+            double d = (double)pred[i] - (double)b.t[i];
+            sq += d * d;
+            ab += fabs(d);
+        }
+        n += b.n;
+        elems += b.n * b.ntargets;
+    }
+    free(pred);
+    ct_loader_free(&ld);
+    if (st)
+        return st;
+    *mse = elems ? sq / (double)elems : NAN;
+    *mae = elems ? ab / (double)elems : NAN;
+    if (count)
+        *count = n;
+    return CT_OK;
 }
 
 const ct_lrt *ct_session_logits(const ct_net *net)

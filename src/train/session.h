@@ -26,8 +26,12 @@ void ct_session_free(ct_session *s);
 /* The model: given by name/path, or the checkpoint's own (weights, which
  * is then read into s->ckpt); when both, they must agree. */
 int ct_session_open_model(ct_session *s, const char *model, const char *weights);
-/* The dataset must fit the model's input and its classes the model's output. */
+/* The dataset must fit the model's input and its classes the model's
+ * output; a model ending in mse takes regression targets (as many per
+ * sample as it predicts), a classifier class labels. */
 int ct_session_check_data(ct_session *s, const ct_dataset *ds);
+/* 1 when the model ends in mse: regression on float targets. */
+int ct_session_regression(const ct_model *m);
 /* Keeps the first n samples (0: all). */
 void ct_session_limit(ct_dataset *ds, size_t n);
 /* Bytes of a batch's input (row_elems floats per sample, or a text
@@ -35,6 +39,8 @@ void ct_session_limit(ct_dataset *ds, size_t n);
  * sample, or one per token of a language model's (T, N) block). */
 size_t ct_batch_input_bytes(const ct_batch *b, size_t row_elems);
 size_t ct_batch_label_bytes(const ct_batch *b, const ct_net *net);
+/* The labels (or regression targets) of a batch from row row0 on. */
+const void *ct_batch_labels(const ct_batch *b, size_t row0);
 /* Uploads a batch into the net's input and label slots. */
 int ct_session_upload(ct_session *s, const ct_batch *b);
 /* The run-time record of the layer the loss reads: the logits. */
@@ -43,6 +49,10 @@ const ct_lrt *ct_session_logits(const ct_net *net);
  * partial last batch counts exactly: per sample, or per token of
  * language-model data; *count (may be NULL): samples or tokens. */
 int ct_session_evaluate(ct_session *s, ct_dataset *ds, double *loss, double *acc, size_t *count);
+/* The same for regression: the mean squared error (the mse loss) and the
+ * mean absolute error over every target element, in double from the
+ * predictions; *count (may be NULL): samples. */
+int ct_session_evaluate_targets(ct_session *s, ct_dataset *ds, double *mse, double *mae, size_t *count);
 
 /* What a checkpoint keeps of a text dataset: its tokenizer and its class
  * names as JSON (malloc'd; NULL when it has none or out of memory). */

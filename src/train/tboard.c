@@ -33,11 +33,16 @@
     X("train/perplexity", r->tokens ? exp(r->train_loss) : NAN)                    \
     X("test/perplexity", r->tokens ? exp(r->test_loss) : NAN)                      \
     X("train/bits_per_byte", r->tokens && r->byte_tokens ? r->train_loss / log(2.0) : NAN) \
-    X("test/bits_per_byte", r->tokens && r->byte_tokens ? r->test_loss / log(2.0) : NAN)
+    X("test/bits_per_byte", r->tokens && r->byte_tokens ? r->test_loss / log(2.0) : NAN) \
+    X("train/rmse", r->regression ? r->train_rmse : NAN)                           \
+    X("train/mae", r->regression ? r->train_mae : NAN)                             \
+    X("test/rmse", r->regression ? r->test_rmse : NAN)                             \
+    X("test/mae", r->regression ? r->test_mae : NAN)
 
 /* the per-step points' tags */
 #define TB_STEP_LOSS "train/step_loss"
 #define TB_STEP_ACCURACY "train/step_accuracy"
+#define TB_STEP_MAE "train/step_mae" /* regression: the running total is of absolute errors */
 /* buckets of a parameter histogram (TensorFlow 2's default) */
 #define TB_BUCKETS 30
 
@@ -54,7 +59,8 @@ static void stop(ct_tboard *tb)
     ct_tfevents_close(&w); /* a second failure here says nothing new */
 }
 
-int ct_tboard_open(ct_tboard *tb, const ct_train_options *o, const ct_group *g, int lead, int tokens)
+int ct_tboard_open(ct_tboard *tb, const ct_train_options *o, const ct_group *g, int lead, int tokens,
+                   int regression)
 {
     memset(tb, 0, sizeof *tb);
     ct_context *ctx = g->rep[0].ctx;
@@ -70,6 +76,7 @@ int ct_tboard_open(ct_tboard *tb, const ct_train_options *o, const ct_group *g, 
     tb->every = o->tensorboard_every;
     tb->histograms = o->tensorboard_histograms;
     tb->tokens = tokens > 0 ? tokens : 1;
+    tb->regression = regression;
     tb->nrep = g->count;
     tb->ev = calloc(CT_TBOARD_RING * g->count, sizeof *tb->ev);
     tb->acc = calloc(CT_TBOARD_RING * g->count * 2, sizeof *tb->acc);
@@ -126,7 +133,7 @@ static int write_oldest(ct_tboard *tb, const ct_group *g, int wait)
     double rows = (double)(p->rows - tb->rows0);
     int st = ct_tfevents_scalar(tb->w, TB_STEP_LOSS, p->step, (loss - tb->loss0) / rows);
     if (!st)
-        st = ct_tfevents_scalar(tb->w, TB_STEP_ACCURACY, p->step,
+        st = ct_tfevents_scalar(tb->w, tb->regression ? TB_STEP_MAE : TB_STEP_ACCURACY, p->step,
                                 (correct - tb->correct0) / (rows * tb->tokens));
     tb->loss0 = loss;
     tb->correct0 = correct;

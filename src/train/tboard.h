@@ -39,6 +39,7 @@ typedef struct ct_tboard {
     long every;              /* steps between points; 0: none */
     int histograms;
     int tokens;              /* labels per sample: accuracies are per token */
+    int regression;          /* the "correct" total is of absolute errors: MAE, not accuracy */
     size_t nrep;             /* replicas whose totals a point sums */
     ct_tboard_point point[CT_TBOARD_RING];
     cl_event *ev;            /* (CT_TBOARD_RING, nrep) reads of the totals */
@@ -50,7 +51,8 @@ typedef struct ct_tboard {
 
 /* Opens the event file when o->tensorboard is set and this is rank 0
  * (lead); otherwise tb stays off. Errors go to g's first context. */
-int ct_tboard_open(ct_tboard *tb, const ct_train_options *o, const ct_group *g, int lead, int tokens);
+int ct_tboard_open(ct_tboard *tb, const ct_train_options *o, const ct_group *g, int lead, int tokens,
+                   int regression);
 
 /* After step `step` is enqueued, its accumulation included: every
  * tb->every steps, reads of the replicas' totals are enqueued without

@@ -3,9 +3,9 @@
  *
  * One step: the loader thread has the batch decoded; it is uploaded, the
  * gradients zeroed, forward, backward, optional clipping, one optimizer
- * kernel; the batch's loss and correct count are added to device
- * accumulators, read back only when a progress report or the epoch's end
- * needs them. Training drops the last partial batch (the net is planned
+ * kernel; the batch's loss and correct count (regression: its mean
+ * absolute error) are added to device accumulators, read back only when a
+ * progress report or the epoch's end needs them. Training drops the last partial batch (the net is planned
  * for one batch size); evaluation covers every sample.
  *
  * Nothing here prints: the plan, progress, epoch reports and predictions
@@ -143,7 +143,16 @@ static void log_json(const char *path, const ct_epoch_report *r, const char *kin
         return;
     /* room for every number at full length: %.1f of a huge rate is ~310 digits */
     char line[2048];
-    int n = snprintf(line, sizeof line, "{\"event\": \"%s\", \"epoch\": %d, \"step\": %ld, \"lr\": %.8g, "
+    int n;
+    if (r->regression) /* RMSE and MAE in place of the accuracies; -1: no test split */
+        n = snprintf(line, sizeof line, "{\"event\": \"%s\", \"epoch\": %d, \"step\": %ld, \"lr\": %.8g, "
+                     "\"train_loss\": %.8g, \"train_rmse\": %.8g, \"train_mae\": %.8g, \"test_loss\": %.8g, "
+                     "\"test_rmse\": %.8g, \"test_mae\": %.8g, \"seconds\": %.3f, \"samples_per_second\": %.1f",
+                     kind, r->epoch, r->step, r->lr, r->train_loss, r->train_rmse, r->train_mae,
+                     isnan(r->test_loss) ? -1.0 : r->test_loss, isnan(r->test_rmse) ? -1.0 : r->test_rmse,
+                     isnan(r->test_mae) ? -1.0 : r->test_mae, r->seconds, r->samples_per_second);
+    else
+        n = snprintf(line, sizeof line, "{\"event\": \"%s\", \"epoch\": %d, \"step\": %ld, \"lr\": %.8g, "
                      "\"train_loss\": %.8g, \"train_accuracy\": %.6f, \"test_loss\": %.8g, "
                      "\"test_accuracy\": %.6f, \"seconds\": %.3f, \"samples_per_second\": %.1f", kind,
                      r->epoch, r->step, r->lr, r->train_loss, r->train_accuracy,
@@ -178,18 +187,21 @@ static int upload_async(ct_replica *r, const ct_batch *b, int k)
     ct_net *net = r->net;
     cl_command_queue q = r->ctx->transfer;
     size_t per = net->rt[0].out_n / (size_t)net->batch;
-    /* images and tables: this replica's rows; text (one replica): the whole
-     * (T, N) block of token ids, and a label per token of language-model data */
+    /* images and tables: this replica's rows (their labels, or K float
+     * targets each); text (one replica): the whole (T, N) block of token
+     * ids, and a label per token of language-model data */
     const void *x = b->tokens ? (const void *)b->tokens : (const void *)(b->x + r->row0 * per);
     size_t xin = b->tokens ? ct_batch_input_bytes(b, per) : r->rows * per * sizeof(float);
-    size_t yn = b->tokens ? ct_batch_label_bytes(b, net) : r->rows * sizeof(int32_t);
+    size_t yn = b->tokens ? ct_batch_label_bytes(b, net)
+                : b->t    ? r->rows * b->ntargets * sizeof(float)
+                          : r->rows * sizeof(int32_t);
     cl_event after = r->used[k], x_done = NULL;
     ct_count_h2d(r->ctx, xin + yn);
     cl_int err = clEnqueueWriteBuffer(q, net->slot[k], CL_FALSE, 0, xin, x, after ? 1 : 0,
                                       after ? &after : NULL, &x_done);
     if (err == CL_SUCCESS) {
         err = clEnqueueWriteBuffer(q, net->slot[k], CL_FALSE, net->slot_label_off * sizeof(float), yn,
-                                   b->y + (b->tokens ? 0 : r->row0), 1, &x_done, &r->wrote[k]);
+                                   ct_batch_labels(b, b->tokens ? 0 : r->row0), 1, &x_done, &r->wrote[k]);
         clReleaseEvent(x_done);
     }
     if (err == CL_SUCCESS)
@@ -245,9 +257,12 @@ static int replica_update(ct_replica *r, const ct_train_options *o, const ct_opt
     if ((st = ct_optim_step(ctx, od, (ct_buf){ net->arena[CT_ARENA_PARAMS].mem, 0 }, grads,
                             (ct_buf){ r->state, 0 }, net->arena_size[CT_ARENA_PARAMS], step, lr)))
         return st;
-    /* loss sum += mean loss * rows; correct sum += correct */
+    /* loss sum += mean loss * rows; correct sum += correct (regression:
+     * absolute error sum += mean absolute error * rows) */
     if ((st = ct_axpy(ctx, acc, (float)r->rows, net->loss, 1)) ||
-        (st = ct_add_accumulate(ctx, ct_buf_at(acc, 1), net->correct, 1)))
+        (st = ct_session_regression(net->model)
+                  ? ct_axpy(ctx, ct_buf_at(acc, 1), (float)r->rows, net->correct, 1)
+                  : ct_add_accumulate(ctx, ct_buf_at(acc, 1), net->correct, 1)))
         return st;
     if (r->used[cur])
         clReleaseEvent(r->used[cur]);
@@ -320,6 +335,7 @@ typedef struct run {
     long step;
     int tokens;                /* language-model data: tokens (labels) per sample; else 0 */
     int byte_tokens;
+    int regression;            /* the model ends in mse: RMSE and MAE in place of accuracy */
     char *tokens_json, *classes_json; /* what checkpoints keep of text data */
     ct_tboard tb;              /* the TensorBoard event file (rank 0, with o.tensorboard) */
 } run;
@@ -364,7 +380,9 @@ static int open_data(run *t)
         return ct_fail_keep(t->ctx, st);
     ct_session_limit(t->s.train, o->train_limit);
     ct_session_limit(t->s.test, o->test_limit);
-    if ((st = ct_session_check_data(&t->s, t->s.train)))
+    t->regression = ct_session_regression(t->s.model);
+    if ((st = ct_session_check_data(&t->s, t->s.train)) ||
+        (t->regression && (st = ct_session_check_data(&t->s, t->s.test))))
         return st;
     if (ct_dataset_seq(t->s.train) && (t->g.count > 1 || t->g.world > 1))
         return ct_fail(t->ctx, CT_ERR_UNSUPPORTED, "text data trains on one device and one process: a "
@@ -471,6 +489,24 @@ static int make_loader(run *t)
     return schedule_from(t->ctx, o, t->od.lr, t->per_epoch, &t->sched);
 }
 
+/* An epoch report (no test figures yet) from the device totals h over
+ * `seen` samples: loss and correct count, or for regression the sums of the
+ * mean squared and mean absolute errors of each sample. */
+static ct_epoch_report make_report(const run *t, int epoch, size_t seen, const double h[2], double secs,
+                                   float lr)
+{
+    ct_epoch_report r = { epoch + 1, t->o.epochs, t->step, h[0] / (double)seen,
+                          h[1] / ((double)seen * (t->tokens ? t->tokens : 1)), NAN, NAN, secs,
+                          (double)seen / secs, lr, t->tokens, t->byte_tokens, t->regression,
+                          NAN, NAN, NAN, NAN };
+    if (t->regression) {
+        r.train_rmse = sqrt(r.train_loss);
+        r.train_mae = r.train_accuracy;
+        r.train_accuracy = NAN;
+    }
+    return r;
+}
+
 /* Reports progress (at most every progress_interval) and the --log step lines. */
 static int report_step(run *t, int epoch, size_t seen, float lr, double t0, double *last_draw)
 {
@@ -486,16 +522,19 @@ static int report_step(run *t, int epoch, size_t seen, float lr, double t0, doub
         double rate = (double)seen / (now - t0);
         ct_progress p = { epoch + 1, o->epochs, seen, total, h[0] / (double)mine,
                           h[1] / ((double)mine * (t->tokens ? t->tokens : 1)), rate,
-                          (double)(total - seen) / rate, 0 };
+                          (double)(total - seen) / rate, 0, t->regression, NAN, NAN };
+        if (t->regression) {
+            p.rmse = sqrt(p.loss);
+            p.mae = p.accuracy;
+            p.accuracy = NAN;
+        }
         o->on_progress(o->user, &p);
         *last_draw = now;
     }
     if (o->log_every > 0 && t->step % o->log_every == 0 && o->log) {
         if ((st = ct_group_totals(&t->g, 1, &h[0], &h[1])))
             return st;
-        ct_epoch_report r = { epoch + 1, o->epochs, t->step, h[0] / (double)seen,
-                              h[1] / ((double)seen * (t->tokens ? t->tokens : 1)), NAN, NAN, ct_now() - t0,
-                              (double)seen / (ct_now() - t0), lr, t->tokens, t->byte_tokens };
+        ct_epoch_report r = make_report(t, epoch, seen, h, ct_now() - t0, lr);
         if (t->lead)
             log_json(o->log, &r, "step");
     }
@@ -573,12 +612,11 @@ static int finish_epoch(run *t, int epoch, size_t seen, float lr, double t0)
     if ((st = ct_group_totals(&t->g, 1, &h[0], &h[1])))
         return st;
     double secs = ct_now() - t0;
-    ct_epoch_report r = { epoch + 1, o->epochs, t->step, h[0] / (double)seen,
-                          h[1] / ((double)seen * (t->tokens ? t->tokens : 1)), NAN, NAN, secs,
-                          (double)seen / secs, lr, t->tokens, t->byte_tokens };
+    ct_epoch_report r = make_report(t, epoch, seen, h, secs, lr);
     if (t->lead && o->on_progress) {
         ct_progress p = { epoch + 1, o->epochs, seen, (size_t)t->per_epoch * (size_t)o->batch, r.train_loss,
-                          r.train_accuracy, r.samples_per_second, 0, 1 };
+                          r.train_accuracy, r.samples_per_second, 0, 1, t->regression, r.train_rmse,
+                          r.train_mae };
         o->on_progress(o->user, &p);
     }
     if (t->parallel && (st = ct_group_average_buffers(&t->g)))
@@ -587,9 +625,14 @@ static int finish_epoch(run *t, int epoch, size_t seen, float lr, double t0)
         return st;
     if (!t->lead)
         return CT_OK; /* evaluation, checkpoints and reports: rank 0 */
-    if (ct_dataset_count(t->s.test) &&
-        (st = ct_session_evaluate(&t->s, t->s.test, &r.test_loss, &r.test_accuracy, NULL)))
+    if (ct_dataset_count(t->s.test) && t->regression) {
+        if ((st = ct_session_evaluate_targets(&t->s, t->s.test, &r.test_loss, &r.test_mae, NULL)))
+            return st;
+        r.test_rmse = sqrt(r.test_loss);
+    } else if (ct_dataset_count(t->s.test) &&
+               (st = ct_session_evaluate(&t->s, t->s.test, &r.test_loss, &r.test_accuracy, NULL))) {
         return st;
+    }
     if (o->out) {
         ct_ckpt_meta meta = { epoch + 1, t->step, o->seed, "", o->batch, "", t->tokens_json, t->classes_json };
         snprintf(meta.optimizer, sizeof meta.optimizer, "%s", ct_optim_name(t->od.kind));
@@ -628,7 +671,7 @@ int ct_train_parallel(ct_context *const *ctxs, size_t count, const double *share
     }
     if ((st = open_data(&t)) || (st = agree_across_ranks(&t)) || (st = allocate(&t)) ||
         (st = start_state(&t)) || (st = make_loader(&t)) ||
-        (st = ct_tboard_open(&t.tb, &t.o, &t.g, t.lead, t.tokens)))
+        (st = ct_tboard_open(&t.tb, &t.o, &t.g, t.lead, t.tokens, t.regression)))
         goto done;
     for (int epoch = t.first_epoch; epoch < t.o.epochs && !st; epoch++) {
         double t0 = ct_now();

@@ -77,7 +77,7 @@ static void mse(golden *g)
     if (!x || !t || !dy)
         return;
     double loss, *dx = golden_host(g, n), *dt = golden_host(g, n);
-    ct_ref_mse_forward(&loss, x, t, n);
+    ct_ref_mse_forward(&loss, NULL, x, t, n);
     ct_ref_mse_backward(dx, dt, x, t, n, dy[0]);
     golden_expect_host(g, "loss", &loss, "y", 1e-5, 1e-4);
     golden_expect_host(g, "dx", dx, "dx", 1e-5, 1e-4);
@@ -85,7 +85,7 @@ static void mse(golden *g)
 
     ct_buf d_x = golden_dev(g, x, n), d_t = golden_dev(g, t, n), d_loss = golden_dev_zero(g, 1);
     ct_buf d_dx = golden_dev_zero(g, n), d_dt = golden_dev_zero(g, n);
-    if (golden_status(g, ct_mse_forward(ctx, d_loss, d_x, d_t, n), "mse forward") ||
+    if (golden_status(g, ct_mse_forward(ctx, d_loss, (ct_buf){ NULL, 0 }, d_x, d_t, n), "mse forward") ||
         golden_status(g, ct_mse_backward(ctx, d_dx, d_dt, d_x, d_t, n, (float)dy[0]),
                       "mse backward"))
         return;

@@ -40,6 +40,10 @@ EPOCH_FIELDS = {
     "lr": "lr",
     "samples_per_second": "samples_per_second",
     "epoch": "epoch",
+    "train/rmse": "train_rmse",
+    "train/mae": "train_mae",
+    "test/rmse": "test_rmse",
+    "test/mae": "test_mae",
 }
 
 
@@ -80,6 +84,8 @@ def main():
     ap.add_argument("--per-epoch", type=int, required=True, help="steps per epoch")
     ap.add_argument("--batch", type=int, required=True, help="samples per step")
     ap.add_argument("--tokens", type=int, default=0, help="tokens per sample (language models)")
+    ap.add_argument("--regression", action="store_true",
+                    help="a regression run: per-step MAE in place of accuracy")
     ap.add_argument("--no-step-values", action="store_true",
                     help="check the per-step points' steps only (MPI: rank 0's samples)")
     ap.add_argument("--ckpt", help="the last epoch's checkpoint: check the histograms against it")
@@ -122,7 +128,8 @@ def main():
                 add("test/perplexity", *r["perplexity"])
     if a.every:
         points = [s for s in range(1, epoch_steps[-1] + 1) if s % a.every == 0]
-        want_steps = {"train/step_loss": points, "train/step_accuracy": points}
+        second = "train/step_mae" if a.regression else "train/step_accuracy"
+        want_steps = {"train/step_loss": points, second: points}
     else:
         want_steps = {}
     got = set(tags["scalars"])
@@ -141,7 +148,8 @@ def main():
     # the per-step points against the JSON step lines
     by_step = {int(r["step"][0]): r for r in steps}
     for tag, key, per in (("train/step_loss", "train_loss", 1), ("train/step_accuracy", "train_accuracy",
-                                                                   max(a.tokens, 1))):
+                                                                   max(a.tokens, 1)),
+                          ("train/step_mae", "train_mae", 1)):
         if tag not in want_steps or tag not in got:
             continue
         ev = acc.Scalars(tag)

@@ -70,6 +70,25 @@ per=$("$py" -c "import json; print([r for r in map(json.loads, open('$tmp/lm.jso
 check "perplexity, bits per byte, per-token accuracy" "$tmp/tblm" "$tmp/lm.jsonl" --every 2 --per-epoch "$per" \
     --batch 16 --tokens 16
 
+# 4b. regression (a model ending in mse on csv target= data): RMSE and MAE
+# per epoch, the per-step MAE in place of accuracy
+"$py" - "$tmp" <<'EOF'
+import random, sys
+r = random.Random(5)
+for name, n in (("reg.train", 400), ("reg.test", 100)):
+    with open(f"{sys.argv[1]}/{name}", "w") as f:
+        f.write("a,b,c,y\n")
+        for _ in range(n):
+            a, b, c = (r.uniform(-1, 1) for _ in range(3))
+            f.write(f"{a:.4f},{b:.4f},{c:.4f},{2 * a - b + 0.5 * c * c + r.gauss(0, 0.1):.4f}\n")
+EOF
+printf 'input features=3\ndense out=16 act=relu\ndense out=1\nmse\n' >"$tmp/reg.model"
+expect "regression --tensorboard" 0 "epoch 2/2" -- "$cltrain" train --model "$tmp/reg.model" \
+    --data "csv:$tmp/reg.train:target=y:test=$tmp/reg.test" --batch 40 --epochs 2 --no-progress \
+    --tensorboard "$tmp/tbreg" --tensorboard-every 3 --log "$tmp/reg.jsonl" --log-every 3
+check "regression: RMSE, MAE and the per-step MAE" "$tmp/tbreg" "$tmp/reg.jsonl" --every 3 --per-epoch 10 \
+    --batch 40 --regression
+
 # 5. two devices in one process: rank 0 writes the totals of both replicas
 if POCL_DEVICES="pthread pthread" "$cltrain" --devices | grep -q '^ *0:1 '; then
     expect "two devices --tensorboard" 0 "epoch 2/2" -- env POCL_DEVICES="pthread pthread" "$cltrain" train \

@@ -1,6 +1,9 @@
 /*
  * mse.c - the mean squared error between the input and targets of its
- * shape (in net->targets), over all elements.
+ * shape, over all elements. The targets are floats in the batch slot after
+ * the input (net->labels), as the loader gives regression data; the mean
+ * absolute error goes to net->correct, for the reports of regression
+ * training.
  */
 #include "nn/layer.h"
 #include "ops/loss.h"
@@ -19,20 +22,18 @@ static int plan(ct_plan *p, const ct_layer *l, ct_lrt *r)
 {
     (void)r;
     ct_net *net = ct_plan_net(p);
-    size_t n = net->rt[l->inputs[0]].out_n;
-    int st = ct_plan_activation(p, n, &net->targets, l->name);
-    ct_plan_labels(p, n, 0);
-    return st;
+    ct_plan_labels(p, net->rt[l->inputs[0]].out_n, 1);
+    return CT_OK;
 }
 
 static int forward(const ct_layer_call *c)
 {
-    return ct_mse_forward(c->ctx, c->net->loss, c->x, c->net->targets, c->in->out_n);
+    return ct_mse_forward(c->ctx, c->net->loss, c->net->correct, c->x, c->net->labels, c->in->out_n);
 }
 
 static int backward(const ct_layer_call *c)
 {
-    return ct_mse_backward(c->ctx, c->dx, ct_none(), c->x, c->net->targets, c->in->out_n, 1.0f);
+    return ct_mse_backward(c->ctx, c->dx, ct_none(), c->x, c->net->labels, c->in->out_n, 1.0f);
 }
 
 CT_LAYER_TYPE(mse, .min_inputs = 1, .max_inputs = 1, .flags = CT_LAYER_LOSS, .infer = infer,
