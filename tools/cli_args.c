@@ -174,6 +174,7 @@ static int parse_run(const char *cmd, int argc, char **argv, cli_args *a, char *
             else if (!strcmp(f, "--progress") && is_train) a->progress = 1;
             else if (!strcmp(f, "--tensorboard-histograms") && is_train) o->tensorboard_histograms = 1, tb_flag = f;
             else if (!strcmp(f, "--no-progress") && is_train) a->progress = 0;
+            else if (!strcmp(f, "--logits") && is_predict) a->logits = 1;
             else
                 return usage(err, errlen, "%s: unknown option or missing value '%s'", cmd, f);
         }
@@ -185,6 +186,27 @@ static int parse_run(const char *cmd, int argc, char **argv, cli_args *a, char *
         return usage(err, errlen, "%s needs --weights CKPT", cmd);
     if (tb_flag && !o->tensorboard)
         return usage(err, errlen, "%s needs --tensorboard DIR", tb_flag);
+    if (a->logits && a->text)
+        return usage(err, errlen, "predict: --logits reads test samples (--data), not --text");
+    return 0;
+}
+
+static int parse_export(int argc, char **argv, cli_args *a, char *err, size_t errlen)
+{
+    for (int i = 0; i < argc; i++) {
+        const char *f = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(f, "--weights") && val)
+            a->weights = val;
+        else if (!strcmp(f, "--model") && val)
+            a->model = val;
+        else if (!strcmp(f, "--onnx") && val)
+            a->onnx = val;
+        else
+            return usage(err, errlen, "export: unknown option or missing value '%s'", f);
+        i++;
+    }
+    if (!a->weights || !a->onnx)
+        return usage(err, errlen, "export needs --weights CKPT and --onnx FILE");
     return 0;
 }
 
@@ -272,6 +294,10 @@ int cli_parse(int argc, char **argv, cli_args *a, char *err, size_t errlen)
                : !strcmp(cmd, "predict") ? CLI_PREDICT : CLI_GENERATE;
         ct_generate_defaults(&a->generate);
         return parse_run(cmd, n, rest, a, err, errlen);
+    }
+    if (!strcmp(cmd, "export")) {
+        a->cmd = CLI_EXPORT;
+        return parse_export(n, rest, a, err, errlen);
     }
     if (!strcmp(cmd, "bench")) {
         a->cmd = CLI_BENCH;

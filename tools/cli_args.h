@@ -24,6 +24,7 @@ typedef enum cli_command {
     CLI_EVAL,
     CLI_PREDICT,
     CLI_GENERATE,
+    CLI_EXPORT,
     CLI_BENCH,
     CLI_ZOO,
     CLI_MODEL,
@@ -41,6 +42,8 @@ typedef struct cli_args {
     const char *weights, *model;
     long count, top, batch;         /* predict's --count and --top; --batch (0: default) */
     const char *text;               /* predict --text: a text to classify, or "-": lines of stdin */
+    int logits;                     /* predict --logits: each sample's input and raw outputs as JSON */
+    const char *onnx;               /* export --onnx FILE */
     ct_generate_options generate;   /* generate */
     int progress;                   /* train: -1 auto (a bar when stderr is a terminal), 0 off, 1 on */
     double shares[CLI_MAX_DEVICES]; /* train --shares: rows per device, relative */

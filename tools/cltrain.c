@@ -63,6 +63,14 @@ static const char usage_text[] =
     "        a regression model: each target's predicted value and the data's)\n"
     "  predict --weights CKPT --text TEXT|- [--top K]\n"
     "        a text classifier's top-k classes of TEXT, or of each line of stdin with -\n"
+    "  predict --weights CKPT [--model NAME|FILE] [--data SPEC] [--count N] --logits\n"
+    "        one JSON line per sample: its input as the network got it (normalized\n"
+    "        numbers, or token ids) and the network's raw outputs (logits, before the\n"
+    "        softmax; (T, K) per sample for a language model), each with its shape\n"
+    "  export --weights CKPT [--model NAME|FILE] --onnx FILE\n"
+    "        write the checkpoint's network as an ONNX model (opset 17) for inference\n"
+    "        with onnxruntime or another ONNX runtime: input \"input\" (N, ...) as the\n"
+    "        model takes it, outputs \"logits\" and \"probabilities\" (docs/ONNX.md)\n"
     "  generate --weights CKPT [--prompt TEXT] [--length N] [--temperature X] [--top-k K]\n"
     "        [--seed N]\n"
     "        sample N tokens (default 200) from a language model's checkpoint after the\n"
@@ -579,6 +587,72 @@ static int read_texts(const char *arg, text_lines *t)
     return 0;
 }
 
+/* export: no device needed */
+static int cmd_export(const cli_args *a)
+{
+    ct_export_info info;
+    if (ct_export_onnx(a->model, a->weights, a->onnx, &info)) {
+        fprintf(stderr, "cltrain: %s\n", ct_last_error());
+        return 1;
+    }
+    printf("wrote %s: ONNX opset %d (IR version %d), %zu nodes, %zu initializers, %zu parameters\n", a->onnx,
+           info.opset, info.ir_version, info.nodes, info.initializers, info.params);
+    return 0;
+}
+
+/* a float as JSON: enough digits to read back the same float; null for NaN and infinities */
+static void json_float(float v)
+{
+    if (isfinite(v))
+        printf("%.9g", (double)v);
+    else
+        printf("null");
+}
+
+static void json_shape(const int *d, int n)
+{
+    printf("[");
+    for (int i = 0; i < n; i++)
+        printf("%s%d", i ? ", " : "", d[i]);
+    printf("]");
+}
+
+/* predict --logits: one JSON object per sample */
+static int print_outputs(ct_context *ctx, const cli_args *a)
+{
+    ct_outputs o; /* emptied by ct_predict_outputs, whatever it returns */
+    int st = ct_predict_outputs(ctx, a->model, a->weights, a->train.data, (size_t)a->count, &o);
+    for (size_t i = 0; !st && i < o.count; i++) {
+        printf("{\"index\": %zu, \"label\": ", o.index[i]);
+        if (o.label_n == 1)
+            printf("%d", o.label[i]);
+        for (size_t t = 0; o.label_n > 1 && t < o.label_n; t++)
+            printf("%s%d", t ? ", " : "[", o.label[i * o.label_n + t]);
+        printf("%s, \"input_shape\": ", o.label_n > 1 ? "]" : "");
+        json_shape(o.input_shape, o.input_ndim);
+        printf(", \"input\": [");
+        for (size_t k = 0; k < o.input_n; k++) {
+            if (k)
+                printf(", ");
+            if (o.tokens)
+                printf("%d", o.ids[i * o.input_n + k]);
+            else
+                json_float(o.x[i * o.input_n + k]);
+        }
+        printf("], \"logits_shape\": ");
+        json_shape(o.output_shape, o.output_ndim);
+        printf(", \"logits\": [");
+        for (size_t k = 0; k < o.output_n; k++) {
+            if (k)
+                printf(", ");
+            json_float(o.y[i * o.output_n + k]);
+        }
+        printf("]}\n");
+    }
+    ct_outputs_free(&o);
+    return st;
+}
+
 /* eval, predict and generate */
 static int cmd_run(const cli_args *a)
 {
@@ -606,6 +680,8 @@ static int cmd_run(const cli_args *a)
             fputs(g.prompt, stdout);
         st = ct_generate(ctx, weights, &g);
         printf("\n");
+    } else if (a->logits) {
+        st = print_outputs(ctx, a);
     } else {
         ct_predictions p; /* emptied by ct_predict, whatever it returns */
         text_lines lines = { NULL, 0, 0 };
@@ -682,6 +758,8 @@ int main(int argc, char **argv)
     case CLI_PREDICT:
     case CLI_GENERATE:
         return cmd_run(&a);
+    case CLI_EXPORT:
+        return cmd_export(&a);
     case CLI_BENCH:
         return cmd_bench(&a);
     case CLI_ZOO:

@@ -9,6 +9,7 @@
 #include "cltrain/context.h"
 #include "cltrain/data.h"
 #include "cltrain/device.h"
+#include "cltrain/export.h"
 #include "cltrain/gemm.h"
 #include "cltrain/model.h"
 #include "cltrain/opencl.h"

@@ -208,6 +208,36 @@ CT_API int ct_predict(ct_context *ctx, const char *model, const char *weights, c
 CT_API int ct_predict_text(ct_context *ctx, const char *weights, const char *const *texts, size_t count,
                            int top_k, ct_predictions *out);
 
+/* The raw outputs of a checkpoint's network for the first samples of a
+ * test split, with the input each sample was given: what a runtime fed
+ * the same input must reproduce (the ONNX export's check). The outputs are
+ * what the loss reads (a softmax_cross_entropy head's logits, before any
+ * softmax), batch-first: a language model's are (T, K) per sample, though
+ * the net runs time-major. */
+typedef struct ct_outputs {
+    size_t count;          /* samples */
+    size_t *index;         /* (count) each sample's index in the test split */
+    int tokens;            /* the input is token ids (ids), not numbers (x) */
+    int input_ndim;        /* one sample's input: (C, H, W), (F), or (T) token ids */
+    int input_shape[3];
+    size_t input_n;        /* its elements */
+    float *x;              /* (count, input_n) as the network got them (normalized), or NULL */
+    int32_t *ids;          /* (count, input_n) token ids, or NULL */
+    int output_ndim;       /* one sample's output: (K), or (T, K) for a language model */
+    int output_shape[2];
+    size_t output_n;       /* its elements */
+    float *y;              /* (count, output_n) */
+    size_t label_n;        /* labels per sample: 1, or T of language-model data */
+    int32_t *label;        /* (count, label_n) */
+} ct_outputs;
+
+/* Fills *out (emptied first, so on failure it is empty) for the first
+ * `count` samples of the data's test split (fewer when it is smaller);
+ * free it with ct_outputs_free. */
+CT_API int ct_predict_outputs(ct_context *ctx, const char *model, const char *weights, const char *data,
+                              size_t count, ct_outputs *out);
+CT_API void ct_outputs_free(ct_outputs *outputs);
+
 /* Sampling text from a language model's checkpoint. */
 typedef struct ct_generate_options {
     const char *prompt;      /* the text to continue; NULL or "": a newline (byte tokens)

@@ -1,14 +1,17 @@
 /*
- * util.c - small host helpers: strings, whole-file reads, directories, a
- * monotonic clock.
+ * util.c - small host helpers: strings, whole-file reads, directories,
+ * atomic file writes, a monotonic clock.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "core/error.h"
 #include "core/util.h"
 
 char *ct_strdup(const char *s)
@@ -98,4 +101,72 @@ double ct_median(double *t, size_t n)
 {
     qsort(t, n, sizeof *t, cmp_double);
     return t[n / 2];
+}
+
+/* ---- atomic writes: a temporary file, fsync, rename, fsync of the directory ---- */
+
+int ct_atomic_open(ct_atomic_file *a, const char *path)
+{
+    memset(a, 0, sizeof *a);
+    size_t tn = strlen(path) + 32;
+    a->path = ct_strdup(path);
+    a->tmp = malloc(tn);
+    if (!a->path || !a->tmp) {
+        ct_atomic_abort(a);
+        return ct_fail(NULL, CT_ERR_NO_MEMORY, "out of host memory writing %s", path);
+    }
+    snprintf(a->tmp, tn, "%s.tmp.%ld", path, (long)getpid());
+    a->f = fopen(a->tmp, "wb");
+    if (!a->f) {
+        int saved = errno;
+        int st = ct_fail(NULL, CT_ERR_IO, "cannot create %s: %s", a->tmp, strerror(saved));
+        ct_atomic_abort(a);
+        return st;
+    }
+    return CT_OK;
+}
+
+void ct_atomic_abort(ct_atomic_file *a)
+{
+    if (a->f)
+        fclose(a->f);
+    if (a->f && a->tmp)
+        unlink(a->tmp);
+    free(a->tmp);
+    free(a->path);
+    memset(a, 0, sizeof *a);
+}
+
+int ct_atomic_commit(ct_atomic_file *a, int write_errno)
+{
+    int saved = write_errno, bad = write_errno != 0;
+    if (!bad && fflush(a->f))
+        bad = 1, saved = errno;
+    if (!bad && fsync(fileno(a->f)))
+        bad = 1, saved = errno;
+    if (fclose(a->f) && !bad)
+        bad = 1, saved = errno;
+    a->f = NULL;
+    int st = CT_OK;
+    if (bad) {
+        unlink(a->tmp);
+        st = ct_fail(NULL, CT_ERR_IO, "cannot write %s: %s; the previous file (if any) is untouched",
+                     a->path, strerror(saved ? saved : EIO));
+    } else if (rename(a->tmp, a->path)) {
+        saved = errno;
+        unlink(a->tmp);
+        st = ct_fail(NULL, CT_ERR_IO, "cannot rename %s to %s: %s", a->tmp, a->path, strerror(saved));
+    } else {
+        /* make the rename itself durable */
+        char *slash = strrchr(a->tmp, '/');
+        if (slash)
+            slash[1] = '\0';
+        int dfd = open(slash ? a->tmp : ".", O_RDONLY);
+        if (dfd >= 0) {
+            fsync(dfd);
+            close(dfd);
+        }
+    }
+    ct_atomic_abort(a);
+    return st;
 }

@@ -330,8 +330,7 @@ int ct_st_write(const char *path, const ct_st_out *tensors, size_t count, const 
                 const char *const *meta_values, size_t nmeta)
 {
     cJSON *root = cJSON_CreateObject();
-    char *header = NULL, *tmp = NULL;
-    FILE *f = NULL;
+    char *header = NULL;
     int st = CT_OK;
     if (!root)
         return ct_fail(NULL, CT_ERR_NO_MEMORY, "out of host memory writing %s", path);
@@ -370,18 +369,10 @@ int ct_st_write(const char *path, const ct_st_out *tensors, size_t count, const 
         goto done;
     }
     size_t hlen = strlen(header), padded = (hlen + 7) & ~(size_t)7; /* 8-byte aligned data */
-    size_t tn = strlen(path) + 32;
-    tmp = malloc(tn);
-    if (!tmp) {
-        st = ct_fail(NULL, CT_ERR_NO_MEMORY, "out of host memory writing %s", path);
+    ct_atomic_file af;
+    if ((st = ct_atomic_open(&af, path)))
         goto done;
-    }
-    snprintf(tmp, tn, "%s.tmp.%ld", path, (long)getpid());
-    f = fopen(tmp, "wb");
-    if (!f) {
-        st = ct_fail(NULL, CT_ERR_IO, "cannot create %s: %s", tmp, strerror(errno));
-        goto done;
-    }
+    FILE *f = af.f;
     uint8_t len8[8];
     for (int i = 0; i < 8; i++)
         len8[i] = (uint8_t)((uint64_t)padded >> (8 * i));
@@ -407,40 +398,9 @@ int ct_st_write(const char *path, const ct_st_out *tensors, size_t count, const 
             e += chunk;
         }
     }
-    int saved = errno;
-    if (!bad && fflush(f))
-        bad = 1, saved = errno;
-    if (!bad && fsync(fileno(f)))
-        bad = 1, saved = errno;
-    if (fclose(f) && !bad)
-        bad = 1, saved = errno;
-    f = NULL;
-    if (bad) {
-        unlink(tmp);
-        st = ct_fail(NULL, CT_ERR_IO, "cannot write %s: %s; the previous file (if any) is untouched",
-                     path, strerror(saved ? saved : EIO));
-        goto done;
-    }
-    if (rename(tmp, path)) {
-        saved = errno;
-        unlink(tmp);
-        st = ct_fail(NULL, CT_ERR_IO, "cannot rename %s to %s: %s", tmp, path, strerror(saved));
-        goto done;
-    }
-    /* make the rename itself durable */
-    char *slash = strrchr(tmp, '/');
-    if (slash) {
-        *slash = '\0';
-        int dfd = open(tmp, O_RDONLY);
-        if (dfd >= 0) {
-            fsync(dfd);
-            close(dfd);
-        }
-    }
+    /* on a failed write, commit removes the temporary: the previous file stays */
+    st = ct_atomic_commit(&af, bad ? (errno ? errno : EIO) : 0);
 done:
-    if (f)
-        fclose(f);
-    free(tmp);
     cJSON_free(header);
     cJSON_Delete(root);
     return st;

@@ -1,10 +1,11 @@
 /*
  * layer.c - what the layer modules share: shapes, parameter specs, input
- * checks, key lookup by name (for plan-time and tool use, never per step)
- * and the initialization stream.
+ * checks, key lookup by name (for plan-time and tool use, never per step),
+ * the initialization stream, and the ONNX export helpers.
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/philox.h"
@@ -189,4 +190,91 @@ int ct_layer_act_backward(const ct_layer_call *c, int act, ct_buf z, ct_buf *db,
         return st;
     }
     return ct_act_backward(c->ctx, (ct_act)act, c->dy, c->dy, z, c->r->out, c->r->out_n);
+}
+
+/* ---- ONNX export ---- */
+
+const char *ct_export_tmp(const ct_layer_export *e, const char *what)
+{
+    return ct_onnx_name(e->g, "%s/%s", e->l->name, what);
+}
+
+const char *ct_export_param(const ct_layer_export *e, int j)
+{
+    const ct_param_spec *p = &e->l->params[j];
+    int64_t dims[4];
+    for (int d = 0; d < p->ndim; d++)
+        dims[d] = p->shape[d];
+    const char *name = ct_onnx_name(e->g, "%s.%s", e->l->name, p->suffix);
+    ct_onnx_init_float(e->g, name, p->ndim, dims, e->param[j]);
+    return name;
+}
+
+void ct_export_floats(const ct_layer_export *e, int j, float *dst)
+{
+    memcpy(dst, e->param[j], ct_param_numel(&e->l->params[j]) * sizeof(float));
+}
+
+int ct_export_act(const ct_layer_export *e, int act, const char *x, const char *y)
+{
+    ct_onnx *g = e->g;
+    static const char *const ops[] = { "Identity", "Relu", "LeakyRelu", "Sigmoid", "Tanh" };
+    if (act == CT_ACT_LEAKY_RELU)
+        return ct_onnx_node(g, "LeakyRelu", CT_ONNX_NAMES(x), CT_ONNX_NAMES(y),
+                            CT_ONNX_ATTRS(CT_ONNX_FLOAT("alpha", CT_LEAKY_SLOPE)));
+    if (act >= 0 && act < CT_ACT_GELU)
+        return ct_onnx_unary(g, ops[act], x, y);
+    if (act != CT_ACT_GELU)
+        return ct_onnx_fail(g, ct_fail(NULL, CT_ERR_INTERNAL, "layer '%s': activation %d has no ONNX form",
+                                       e->l->name, act));
+    /* 0.5 x (1 + erf(x / sqrt 2)); a layer has one activation, so its
+     * tensors are named "<layer>/gelu/..." */
+    const char *p = ct_export_tmp(e, "gelu");
+    const char *r = ct_onnx_scalar(g, ct_onnx_name(g, "%s/rsqrt2", p), (float)M_SQRT1_2);
+    const char *one = ct_onnx_scalar(g, ct_onnx_name(g, "%s/one", p), 1.0f);
+    const char *half = ct_onnx_scalar(g, ct_onnx_name(g, "%s/half", p), 0.5f);
+    const char *s = ct_onnx_name(g, "%s/scaled", p), *erf = ct_onnx_name(g, "%s/erf", p);
+    const char *sum = ct_onnx_name(g, "%s/one_plus", p), *hx = ct_onnx_name(g, "%s/half_x", p);
+    ct_onnx_binary(g, "Mul", x, r, s);
+    ct_onnx_unary(g, "Erf", s, erf);
+    ct_onnx_binary(g, "Add", erf, one, sum);
+    ct_onnx_binary(g, "Mul", x, half, hx);
+    return ct_onnx_binary(g, "Mul", hx, sum, y);
+}
+
+int ct_export_linear(const ct_layer_export *e, const char *x, const ct_shape *in, const char *w, const char *b,
+                     int out, const char *y, const char *tag)
+{
+    ct_onnx *g = e->g;
+    const char *l = e->l->name;
+    int64_t F = in->sequence ? in->d[in->ndim - 1] : (int64_t)ct_shape_numel(in);
+    const char *rows = x, *z = y;
+    if (in->sequence) {
+        rows = ct_onnx_name(g, "%s/%s_rows", l, tag);
+        z = ct_onnx_name(g, "%s/%s_gemm", l, tag);
+        const char *shape = ct_onnx_name(g, "%s/%s_rows_shape", l, tag);
+        ct_onnx_binary(g, "Reshape", x, ct_onnx_ints(g, shape, 2, (int64_t[]){ -1, F }), rows);
+    } else if (in->ndim > 1) {
+        rows = ct_onnx_name(g, "%s/%s_flat", l, tag);
+        ct_onnx_node(g, "Flatten", CT_ONNX_NAMES(x), CT_ONNX_NAMES(rows), CT_ONNX_ATTRS(CT_ONNX_INT("axis", 1)));
+    }
+    ct_onnx_attr transb[] = { CT_ONNX_INT("transB", 1) };
+    if (*b)
+        ct_onnx_node(g, "Gemm", CT_ONNX_NAMES(rows, w, b), CT_ONNX_NAMES(z), transb, 1);
+    else
+        ct_onnx_node(g, "Gemm", CT_ONNX_NAMES(rows, w), CT_ONNX_NAMES(z), transb, 1);
+    if (in->sequence) {
+        int64_t T = in->d[0];
+        const char *shape = ct_onnx_name(g, "%s/%s_seq_shape", l, tag);
+        ct_onnx_binary(g, "Reshape", z, ct_onnx_ints(g, shape, 3, (int64_t[]){ -1, T, out }), y);
+    }
+    return ct_onnx_status(g);
+}
+
+int ct_export_dims(const ct_shape *s, int64_t *dims)
+{
+    dims[0] = CT_ONNX_BATCH;
+    for (int d = 0; d < s->ndim; d++)
+        dims[1 + d] = s->d[d];
+    return 1 + s->ndim;
 }

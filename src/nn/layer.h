@@ -3,7 +3,8 @@
  * src/nn/layers/ (types that share everything, like the activations, share
  * one file) holding all of it: its keys with defaults and ranges, shape and
  * parameter inference, initialization, what it saves for the backward and
- * what workspace it needs (its plan), forward and backward. The registry
+ * what workspace it needs (its plan), forward and backward, and how it is
+ * written as ONNX nodes (its export). The registry
  * (src/nn/layers/list.h, an X-macro) ties names, ids and these tables
  * together; net.c plans and runs any layer through them and never names a
  * type.
@@ -16,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "io/onnx.h"
 #include "nn/model.h"
 #include "nn/net.h"
 
@@ -76,6 +78,27 @@ double ct_init_normal(ct_init_rng *g);
 /* p[0..n) drawn N(0, std^2) */
 void ct_init_normal_fill(float *p, size_t n, double std, ct_init_rng *g);
 
+/* ---- ONNX export: what a layer's export hook is given ---- */
+
+/* Tensors in the exported graph are batch-first: every layer's output is
+ * (N, its per-sample shape), whatever its run-time layout (sequences are
+ * time-major (T, N, F) in the net, (N, T, F) in the graph): images
+ * (N, C, H, W), vectors (N, F), sequences (N, T, F), token ids (N, T) as
+ * int64. The hook adds the nodes of the layer's inference forward (running
+ * statistics, no dropout) reading e->x and writing e->y, and its
+ * parameters as initializers (ct_export_param). */
+typedef struct ct_layer_export {
+    ct_onnx *g;
+    const ct_model *model;
+    const ct_layer *l;
+    const char *const *names; /* each layer's output tensor, by index (set for those before l) */
+    const char *x;            /* its first input's tensor */
+    const ct_shape *in;       /* its first input's per-sample shape */
+    const char *y;            /* the name its output tensor must have */
+    const void *const *param; /* l->params[j] as the checkpoint holds it: little-endian F32 in
+                                 PyTorch's layout, not necessarily aligned */
+} ct_layer_export;
+
 /* ---- the type ---- */
 
 enum {
@@ -106,6 +129,12 @@ struct ct_layer_type {
     /* Multiply-adds x 2 of one forward over the batch (bench's GFLOP/s);
      * NULL: none worth counting. */
     double (*flops)(const ct_net *net, size_t index);
+    /* Writes the layer as ONNX nodes (see ct_layer_export); on failure
+     * returns the status with its message set (ct_fail; the graph's own
+     * errors are sticky in e->g), which the exporter prefixes with the
+     * layer. NULL: the exporter does not know the type yet (an error
+     * naming it). */
+    int (*export_onnx)(const ct_layer_export *e);
 };
 
 /* Defines `const ct_layer_type ct_layer_<name>` with its name and id from
@@ -163,5 +192,29 @@ ct_buf ct_layer_bias(const ct_layer *l, ct_buf base);
 int ct_layer_fuses_bias(const ct_layer_call *c, int act);
 int ct_layer_act_forward(const ct_layer_call *c, int act, ct_buf z, ct_buf b, int rows, int features, int hw);
 int ct_layer_act_backward(const ct_layer_call *c, int act, ct_buf z, ct_buf *db, int rows, int features, int hw);
+
+/* ---- helpers for export hooks (src/nn/layer.c); errors stick in e->g ---- */
+
+/* "<layer>/<what>": an intermediate tensor or constant of the layer. */
+const char *ct_export_tmp(const ct_layer_export *e, const char *what);
+/* Parameter j as an initializer named "<layer>.<suffix>" (the checkpoint's
+ * name), in its checkpoint shape; returns the name. */
+const char *ct_export_param(const ct_layer_export *e, int j);
+/* Parameter j's values into dst (ct_param_numel floats), for hooks that
+ * rearrange them. */
+void ct_export_floats(const ct_layer_export *e, int j, float *dst);
+/* A fused activation (enum ct_act) from x to y (none: Identity); gelu is
+ * written out in its erf form, which opset 17 has no operator for. */
+int ct_export_act(const ct_layer_export *e, int act, const char *x, const char *y);
+/* y = x W^T + b as torch.nn.Linear over x of per-sample shape `in`: a
+ * vector, an image (flattened first) or a sequence (each step): Gemm, with
+ * a Flatten or a Reshape to (N T, F) rows and back around it. w (out, F)
+ * and b (out, or "" for none) are tensor names; `tag` names the
+ * intermediates "<layer>/<tag>_...". */
+int ct_export_linear(const ct_layer_export *e, const char *x, const ct_shape *in, const char *w, const char *b,
+                     int out, const char *y, const char *tag);
+/* The graph dimensions of a per-sample shape: CT_ONNX_BATCH, then s's;
+ * returns their count. */
+int ct_export_dims(const ct_shape *s, int64_t *dims);
 
 #endif /* CT_NN_LAYER_H */

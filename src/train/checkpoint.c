@@ -124,6 +124,46 @@ const char *ct_checkpoint_model_text(const ct_st_file *f)
     return ct_st_meta(f, "model");
 }
 
+int ct_checkpoint_check_format(ct_context *ctx, const ct_st_file *f, const char *path)
+{
+    const char *fmt = ct_st_meta(f, "format");
+    if (!fmt || strcmp(fmt, FORMAT))
+        return ct_fail(ctx, CT_ERR_CORRUPT, "%s is not a cltrain checkpoint (metadata format "
+                       "is %s%s%s, expected %s)", path, fmt ? "'" : "missing", fmt ? fmt : "",
+                       fmt ? "'" : "", FORMAT);
+    return CT_OK;
+}
+
+int ct_checkpoint_tensor(ct_context *ctx, const ct_st_file *f, const char *path, const ct_layer *l, int j,
+                         const ct_st_tensor **out)
+{
+    const ct_param_spec *p = &l->params[j];
+    char name[160];
+    snprintf(name, sizeof name, "%s.%s", l->name, p->suffix);
+    const ct_st_tensor *t = ct_st_find(f, name);
+    *out = NULL;
+    int same = t && t->ndim == p->ndim;
+    for (int d = 0; same && d < p->ndim; d++)
+        same = t->shape[d] == p->shape[d];
+    if (!t)
+        return ct_fail(ctx, CT_ERR_CORRUPT, "checkpoint %s has no tensor '%s' (%s layer "
+                       "'%s'): it was saved from another model", path, name, l->type->name, l->name);
+    if (t->dtype != CT_ST_F32)
+        return ct_fail(ctx, CT_ERR_CORRUPT, "checkpoint %s: tensor '%s' is %s, expected F32",
+                       path, name, ct_st_dtype_name(t->dtype));
+    if (!same) {
+        char want[64] = "", got[64] = "";
+        for (int d = 0, a = 0; d < p->ndim; d++)
+            a += snprintf(want + a, sizeof want - (size_t)a, "%s%d", d ? "x" : "", p->shape[d]);
+        for (int d = 0, a = 0; d < t->ndim; d++)
+            a += snprintf(got + a, sizeof got - (size_t)a, "%s%lld", d ? "x" : "", (long long)t->shape[d]);
+        return ct_fail(ctx, CT_ERR_SHAPE, "checkpoint %s: tensor '%s' has shape %s, the "
+                       "model needs %s", path, name, got, want);
+    }
+    *out = t;
+    return CT_OK;
+}
+
 static int meta_long(const ct_st_file *f, const char *path, const char *key, long *out)
 {
     const char *v = ct_st_meta(f, key);
@@ -142,13 +182,10 @@ int ct_checkpoint_check(const ct_net *net, const ct_st_file *f, const char *path
 {
     const ct_model *m = net->model;
     *state = NULL;
-    const char *fmt = ct_st_meta(f, "format");
-    if (!fmt || strcmp(fmt, FORMAT))
-        return ct_fail(net->ctx, CT_ERR_CORRUPT, "%s is not a cltrain checkpoint (metadata format "
-                       "is %s%s%s, expected %s)", path, fmt ? "'" : "missing", fmt ? fmt : "",
-                       fmt ? "'" : "", FORMAT);
     long epoch = 0, step = 0, seed = 0, batch = 0;
-    int st;
+    int st = ct_checkpoint_check_format(net->ctx, f, path);
+    if (st)
+        return st;
     if ((st = meta_long(f, path, "epoch", &epoch)) || (st = meta_long(f, path, "step", &step)) ||
         (st = meta_long(f, path, "seed", &seed)) || (st = meta_long(f, path, "batch", &batch)))
         return ct_fail_keep(net->ctx, st);
@@ -170,28 +207,9 @@ int ct_checkpoint_check(const ct_net *net, const ct_st_file *f, const char *path
         size_t po = r->param.off, bo = r->buffers.off;
         for (int j = 0; j < l->nparams && !st; j++) {
             const ct_param_spec *p = &l->params[j];
-            char name[160];
-            snprintf(name, sizeof name, "%s.%s", l->name, p->suffix);
+            const ct_st_tensor *t = NULL;
             expected++;
-            const ct_st_tensor *t = ct_st_find(f, name);
-            int same = t && t->ndim == p->ndim;
-            for (int d = 0; same && d < p->ndim; d++)
-                same = t->shape[d] == p->shape[d];
-            if (!t) {
-                st = ct_fail(net->ctx, CT_ERR_CORRUPT, "checkpoint %s has no tensor '%s' (%s layer "
-                             "'%s'): it was saved from another model", path, name, l->type->name, l->name);
-            } else if (t->dtype != CT_ST_F32) {
-                st = ct_fail(net->ctx, CT_ERR_CORRUPT, "checkpoint %s: tensor '%s' is %s, expected F32",
-                             path, name, ct_st_dtype_name(t->dtype));
-            } else if (!same) {
-                char want[64] = "", got[64] = "";
-                for (int d = 0, a = 0; d < p->ndim; d++)
-                    a += snprintf(want + a, sizeof want - (size_t)a, "%s%d", d ? "x" : "", p->shape[d]);
-                for (int d = 0, a = 0; d < t->ndim; d++)
-                    a += snprintf(got + a, sizeof got - (size_t)a, "%s%lld", d ? "x" : "", (long long)t->shape[d]);
-                st = ct_fail(net->ctx, CT_ERR_SHAPE, "checkpoint %s: tensor '%s' has shape %s, the "
-                             "model needs %s", path, name, got, want);
-            } else {
+            if (!(st = ct_checkpoint_tensor(net->ctx, f, path, l, j, &t))) {
                 float *dst = p->trainable ? params + po : buffers + bo;
                 memcpy(dst, t->data, t->nbytes); /* little-endian hosts: F32 bytes as they are */
                 if (p->trainable)

@@ -41,6 +41,14 @@ int ct_checkpoint_load(ct_net *net, const ct_st_file *f, const char *path, cl_me
 int ct_checkpoint_check(const ct_net *net, const ct_st_file *f, const char *path, size_t state_n,
                         float *params, float *buffers, const ct_st_tensor **state, ct_ckpt_meta *meta);
 
+/* The metadata's format is a cltrain checkpoint's; else CT_ERR_CORRUPT
+ * naming path. */
+int ct_checkpoint_check_format(ct_context *ctx, const ct_st_file *f, const char *path);
+/* Parameter j of layer l as f holds it, `<layer>.<suffix>`: present, F32
+ * and of the model's shape, else an error naming the tensor. */
+int ct_checkpoint_tensor(ct_context *ctx, const ct_st_file *f, const char *path, const ct_layer *l, int j,
+                         const ct_st_tensor **out);
+
 /* The model text stored in a checkpoint (a pointer into f), or NULL. */
 const char *ct_checkpoint_model_text(const ct_st_file *f);
 

@@ -252,6 +252,108 @@ done:
     return st;
 }
 
+void ct_outputs_free(ct_outputs *o)
+{
+    if (!o)
+        return;
+    free(o->index);
+    free(o->x);
+    free(o->ids);
+    free(o->y);
+    free(o->label);
+    memset(o, 0, sizeof *o);
+}
+
+int ct_predict_outputs(ct_context *ctx, const char *model, const char *weights, const char *data, size_t count,
+                       ct_outputs *out)
+{
+    if (out)
+        memset(out, 0, sizeof *out);
+    CT_VALIDATE(ctx, ctx && weights && count > 0 && out);
+    ct_session s;
+    memset(&s, 0, sizeof s);
+    s.ctx = ctx;
+    int batch = count < 64 ? (int)count : 64;
+    int st = open_for_inference(&s, model, weights, data, batch, count);
+    ct_loader *ld = NULL;
+    float *z = NULL;
+    if (st)
+        goto done;
+    ct_loader_options lo;
+    ct_loader_defaults(&lo);
+    lo.batch = (size_t)batch;
+    lo.shuffle = 0;
+    if ((st = ct_loader_create(s.test, &lo, &ld)) || (st = ct_loader_start_epoch(ld, 0))) {
+        ct_fail_keep(ctx, st);
+        goto done;
+    }
+    const ct_model *m = s.model;
+    const ct_layer *in = &m->layers[0], *lgl = &m->layers[m->layers[m->count - 1].inputs[0]];
+    const ct_lrt *lg = ct_session_logits(&s.net);
+    size_t per = lg->rows / (size_t)batch; /* T of a language model's scores, else 1 */
+    size_t K = lg->out_n / lg->rows, n = ct_dataset_count(s.test);
+    out->tokens = in->out.tokens;
+    out->input_ndim = in->out.ndim;
+    for (int d = 0; d < in->out.ndim; d++)
+        out->input_shape[d] = in->out.d[d];
+    out->input_n = ct_shape_numel(&in->out);
+    out->output_ndim = lgl->out.ndim;
+    for (int d = 0; d < lgl->out.ndim; d++)
+        out->output_shape[d] = lgl->out.d[d];
+    out->output_n = per * K;
+    /* language-model data: a label per position (labels per sample > 1) */
+    out->label_n = per > 1 && ct_dataset_labels_per_sample(s.test) > 1 ? per : 1;
+    z = malloc(lg->out_n * sizeof *z);
+    out->index = malloc(n * sizeof *out->index);
+    if (out->tokens)
+        out->ids = malloc(n * out->input_n * sizeof *out->ids);
+    else
+        out->x = malloc(n * out->input_n * sizeof *out->x);
+    out->y = malloc(n * out->output_n * sizeof *out->y);
+    out->label = malloc(n * out->label_n * sizeof *out->label);
+    if (!z || !out->index || !(out->ids || out->x) || !out->y || !out->label) {
+        st = ct_fail(ctx, CT_ERR_NO_MEMORY, "out of host memory");
+        goto done;
+    }
+    for (;;) {
+        ct_batch b;
+        if ((st = ct_loader_next(ld, &b))) {
+            ct_fail_keep(ctx, st);
+            break;
+        }
+        if (!b.n)
+            break;
+        if (out->count + b.n > n) {
+            st = ct_fail(ctx, CT_ERR_INTERNAL, "prediction: the loader gave more than %zu samples", n);
+            break;
+        }
+        if ((st = ct_session_upload(&s, &b)) || (st = ct_net_forward(&s.net, 0, 0, 0)) ||
+            (st = ct_buffer_read(ctx, lg->out.mem, lg->out.off * sizeof(float), lg->out_n * sizeof(float), z)))
+            break;
+        for (size_t i = 0; i < b.n; i++) {
+            size_t at = out->count++;
+            out->index[at] = b.index[i];
+            if (b.tokens) /* (T, stride) time-major */
+                for (size_t t = 0; t < out->input_n; t++)
+                    out->ids[at * out->input_n + t] = b.tokens[t * b.stride + i];
+            else
+                memcpy(out->x + at * out->input_n, b.x + i * out->input_n, out->input_n * sizeof(float));
+            for (size_t t = 0; t < out->label_n; t++)
+                out->label[at * out->label_n + t] = out->label_n > 1 ? b.y[t * b.stride + i] : b.y[i];
+            /* rows (t, i) of a sequence's scores are time-major: row t * batch + i */
+            for (size_t t = 0; t < per; t++)
+                memcpy(out->y + at * out->output_n + t * K, z + (t * (size_t)batch + i) * K, K * sizeof(float));
+        }
+    }
+done:
+    free(z);
+    ct_loader_free(&ld);
+    ct_session_free(&s);
+    if (st)
+        ct_outputs_free(out);
+    return st;
+}
+
 int ct_predict_text(ct_context *ctx, const char *weights, const char *const *texts, size_t count, int top_k,
                     ct_predictions *out)
 {

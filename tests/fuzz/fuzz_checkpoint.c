@@ -6,7 +6,8 @@
  * without a model text are checked against a small fixed model with
  * parameters and running statistics. When the checkpoint names the
  * optimizer "adam", the optimizer state is required as a resume with Adam
- * requires it: two floats per parameter.
+ * requires it: two floats per parameter. Then what `cltrain export` does:
+ * the ONNX graph is built from the same model and tensors (not written).
  */
 #include <string.h>
 
@@ -15,6 +16,7 @@
 #include "nn/model.h"
 #include "nn/net.h"
 #include "train/checkpoint.h"
+#include "train/export.h"
 
 static const char fallback_model[] =
     "input shape=1x4x4\n"
@@ -58,6 +60,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(meta.epoch >= 0 && meta.step >= 0, "negative epoch or step");
         FUZZ_CHECK(!state_n || (state && state->numel == state_n), "optimizer state of the wrong size");
     }
+    ct_onnx *g = NULL;
+    if (ct_export_graph(m, f, "fuzz.safetensors", &g) == 0)
+        FUZZ_CHECK(g && ct_onnx_status(g) == 0, "an exported graph without its error");
+    else
+        FUZZ_CHECK(!g, "a failed export left a graph");
+    ct_onnx_free(&g);
 done:
     free(params);
     free(buffers);

@@ -48,8 +48,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                    a.train.tensorboard_every);
         FUZZ_CHECK(a.nmodels <= CLI_MAX_MODELS && a.ndevices <= CLI_MAX_DEVICES, "too many models or devices");
         FUZZ_CHECK(a.cmd == CLI_HELP || a.cmd == CLI_VERSION || a.cmd_name != NULL, "no command name");
-        if (a.cmd == CLI_EVAL || a.cmd == CLI_PREDICT)
+        if (a.cmd == CLI_EVAL || a.cmd == CLI_PREDICT || a.cmd == CLI_EXPORT)
             FUZZ_CHECK(a.weights != NULL, "%s without --weights", a.cmd_name);
+        if (a.cmd == CLI_EXPORT)
+            FUZZ_CHECK(a.onnx != NULL, "export without --onnx");
+        FUZZ_CHECK(!(a.logits && a.text), "predict --logits with --text");
     }
 done:
     free(argv);

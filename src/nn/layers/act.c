@@ -19,9 +19,15 @@ static int backward(const ct_layer_call *c)
     return ct_act_backward(c->ctx, (ct_act)c->l->type->variant, c->dx, c->dy, c->x, c->r->out, c->r->out_n);
 }
 
+/* Relu, LeakyRelu (alpha 0.01), Sigmoid, Tanh; gelu as 0.5 x (1 + Erf(x / sqrt 2)) */
+static int export_onnx(const ct_layer_export *e)
+{
+    return ct_export_act(e, e->l->type->variant, e->x, e->y);
+}
+
 #define ACT_TYPE(n, act)                                                                                      \
     CT_LAYER_TYPE(n, .min_inputs = 1, .max_inputs = 1, .variant = act, .infer = ct_infer_same,              \
-                  .forward = forward, .backward = backward)
+                  .forward = forward, .backward = backward, .export_onnx = export_onnx)
 
 ACT_TYPE(relu, CT_ACT_RELU);
 ACT_TYPE(leaky_relu, CT_ACT_LEAKY_RELU);

@@ -20,6 +20,8 @@
 #include <math.h>
 #include <stdio.h>
 
+#include <stdlib.h>
+
 #include "nn/layer.h"
 #include "ops/attention.h"
 
@@ -116,5 +118,64 @@ static double flops(const ct_net *net, size_t i)
     return 2.0 * T * N * 4.0 * E * E + 2.0 * 2.0 * N * T * T * E;
 }
 
+/* Multi-head self-attention written out: the input projection as Gemm
+ * over (N T, E) rows, q, k and v split into heads (N, H, T, D), scores
+ * q k^T / sqrt(D) by MatMul, with causal=true a constant (T, T) mask
+ * adding -inf above the diagonal (a position sees itself and earlier
+ * ones), Softmax over the keys, the weighted values, the heads joined
+ * back to (N, T, E) and the output projection. */
+static int export_onnx(const ct_layer_export *e)
+{
+    ct_onnx *g = e->g;
+    int64_t T = e->in->d[0], E = e->in->d[1], H = (int64_t)e->l->v[K_HEADS], D = E / H;
+    const char *qkv = ct_export_tmp(e, "qkv"), *heads = ct_export_tmp(e, "qkv_heads");
+    const char *qkvt = ct_export_tmp(e, "qkv_t"), *kt = ct_export_tmp(e, "k_t");
+    const char *s = ct_export_tmp(e, "scores"), *ss = ct_export_tmp(e, "scaled");
+    const char *p = ct_export_tmp(e, "probs"), *o = ct_export_tmp(e, "heads");
+    const char *ot = ct_export_tmp(e, "heads_t"), *joined = ct_export_tmp(e, "joined");
+    const char *qkv_names[3] = { ct_export_tmp(e, "q"), ct_export_tmp(e, "k"), ct_export_tmp(e, "v") };
+    const char *scale = ct_onnx_scalar(g, ct_export_tmp(e, "scale"), (float)(1.0 / sqrt((double)D)));
+    const char *split = ct_onnx_ints(g, ct_export_tmp(e, "heads_shape"), 5, (int64_t[]){ -1, T, 3, H, D });
+    const char *join = ct_onnx_ints(g, ct_export_tmp(e, "joined_shape"), 3, (int64_t[]){ -1, T, E });
+
+    const char *w_in = ct_export_param(e, 0), *b_in = ct_export_param(e, 1);
+    ct_export_linear(e, e->x, e->in, w_in, b_in, (int)(3 * E), qkv, "in_proj");
+    ct_onnx_binary(g, "Reshape", qkv, split, heads);
+    ct_onnx_node(g, "Transpose", CT_ONNX_NAMES(heads), CT_ONNX_NAMES(qkvt),
+                 CT_ONNX_ATTRS(CT_ONNX_INTS("perm", 2, 0, 3, 1, 4))); /* (3, N, H, T, D) */
+    for (int64_t i = 0; i < 3; i++) {
+        const char *at = ct_onnx_name(g, "%s_index", qkv_names[i]);
+        ct_onnx_init_int64(g, at, 0, NULL, &i);
+        ct_onnx_node(g, "Gather", CT_ONNX_NAMES(qkvt, at), CT_ONNX_NAMES(qkv_names[i]),
+                     CT_ONNX_ATTRS(CT_ONNX_INT("axis", 0)));
+    }
+    ct_onnx_node(g, "Transpose", CT_ONNX_NAMES(qkv_names[1]), CT_ONNX_NAMES(kt),
+                 CT_ONNX_ATTRS(CT_ONNX_INTS("perm", 0, 1, 3, 2)));
+    ct_onnx_binary(g, "MatMul", qkv_names[0], kt, s);
+    ct_onnx_binary(g, "Mul", s, scale, ss);
+    if (e->l->v[K_CAUSAL]) {
+        const char *masked = ct_export_tmp(e, "masked"), *mask = ct_export_tmp(e, "causal_mask");
+        float *m = malloc((size_t)(T * T) * sizeof *m);
+        if (!m)
+            return ct_onnx_fail(g, ct_fail(NULL, CT_ERR_NO_MEMORY, "out of host memory exporting layer '%s'",
+                                           e->l->name));
+        for (int64_t i = 0; i < T; i++)
+            for (int64_t j = 0; j < T; j++)
+                m[i * T + j] = j > i ? -INFINITY : 0.0f;
+        ct_onnx_init_float(g, mask, 2, (int64_t[]){ T, T }, m);
+        free(m);
+        ct_onnx_binary(g, "Add", ss, mask, masked);
+        ss = masked;
+    }
+    ct_onnx_node(g, "Softmax", CT_ONNX_NAMES(ss), CT_ONNX_NAMES(p), CT_ONNX_ATTRS(CT_ONNX_INT("axis", -1)));
+    ct_onnx_binary(g, "MatMul", p, qkv_names[2], o);
+    ct_onnx_node(g, "Transpose", CT_ONNX_NAMES(o), CT_ONNX_NAMES(ot),
+                 CT_ONNX_ATTRS(CT_ONNX_INTS("perm", 0, 2, 1, 3))); /* (N, T, H, D) */
+    ct_onnx_binary(g, "Reshape", ot, join, joined);
+    return ct_export_linear(e, joined, e->in, ct_export_param(e, 2), ct_export_param(e, 3), (int)E, e->y,
+                            "out_proj");
+}
+
 CT_LAYER_TYPE(attention, CT_KEYS(keys), .min_inputs = 1, .max_inputs = 1, .infer = infer,
-              .init = init, .plan = plan, .forward = forward, .backward = backward, .flops = flops);
+              .init = init, .plan = plan, .forward = forward, .backward = backward, .flops = flops,
+              .export_onnx = export_onnx);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "nn/layer.h"
+#include "ops/act.h"
 #include "ops/batchnorm.h"
 
 enum { K_EPS, K_MOMENTUM, K_ACT };
@@ -130,5 +131,18 @@ static void init(const ct_layer *l, float *params, float *buffers, ct_init_rng *
     }
 }
 
+/* BatchNormalization in its inference form (the running statistics), then
+ * the fused ReLU */
+static int export_onnx(const ct_layer_export *e)
+{
+    int relu = e->l->v[K_ACT] != 0;
+    const char *z = relu ? ct_export_tmp(e, "z") : e->y;
+    const char *w = ct_export_param(e, 0), *b = ct_export_param(e, 1);
+    const char *m = ct_export_param(e, 2), *v = ct_export_param(e, 3);
+    ct_onnx_node(e->g, "BatchNormalization", CT_ONNX_NAMES(e->x, w, b, m, v), CT_ONNX_NAMES(z),
+                 CT_ONNX_ATTRS(CT_ONNX_FLOAT("epsilon", e->l->v[K_EPS])));
+    return relu ? ct_export_act(e, CT_ACT_RELU, z, e->y) : ct_onnx_status(e->g);
+}
+
 CT_LAYER_TYPE(batchnorm, CT_KEYS(keys), .min_inputs = 1, .max_inputs = 1, .infer = infer, .init = init,
-              .plan = plan, .forward = forward, .backward = backward);
+              .plan = plan, .forward = forward, .backward = backward, .export_onnx = export_onnx);

@@ -106,5 +106,23 @@ static double flops(const ct_net *net, size_t i)
            w->shape[3];
 }
 
+/* Conv, then the activation */
+static int export_onnx(const ct_layer_export *e)
+{
+    const ct_layer *l = e->l;
+    int act = (int)l->v[K_ACT];
+    int64_t k = (int64_t)l->v[K_KERNEL], s = (int64_t)l->v[K_STRIDE], p = (int64_t)l->v[K_PAD];
+    int64_t d = (int64_t)l->v[K_DILATION];
+    const char *w = ct_export_param(e, 0), *z = act ? ct_export_tmp(e, "z") : e->y;
+    ct_onnx_attr a[] = { CT_ONNX_INTS("kernel_shape", k, k), CT_ONNX_INTS("strides", s, s),
+                         CT_ONNX_INTS("pads", p, p, p, p), CT_ONNX_INTS("dilations", d, d) };
+    if (l->nparams > 1)
+        ct_onnx_node(e->g, "Conv", CT_ONNX_NAMES(e->x, w, ct_export_param(e, 1)), CT_ONNX_NAMES(z), a, 4);
+    else
+        ct_onnx_node(e->g, "Conv", CT_ONNX_NAMES(e->x, w), CT_ONNX_NAMES(z), a, 4);
+    return act ? ct_export_act(e, act, z, e->y) : ct_onnx_status(e->g);
+}
+
 CT_LAYER_TYPE(conv2d, CT_KEYS(keys), .min_inputs = 1, .max_inputs = 1, .infer = infer, .init = init,
-              .plan = plan, .forward = forward, .backward = backward, .flops = flops);
+              .plan = plan, .forward = forward, .backward = backward, .flops = flops,
+              .export_onnx = export_onnx);

@@ -103,5 +103,17 @@ static double flops(const ct_net *net, size_t i)
     return 2.0 * (double)net->rt[i].rows * (double)w->shape[1] * (double)w->shape[0];
 }
 
+/* Gemm (transB) over (N, F), a flattened image or each step of (N, T, F),
+ * then the activation */
+static int export_onnx(const ct_layer_export *e)
+{
+    int act = (int)e->l->v[K_ACT];
+    const char *w = ct_export_param(e, 0), *b = e->l->nparams > 1 ? ct_export_param(e, 1) : "";
+    const char *z = act ? ct_export_tmp(e, "z") : e->y;
+    ct_export_linear(e, e->x, e->in, w, b, (int)e->l->v[K_OUT], z, "linear");
+    return act ? ct_export_act(e, act, z, e->y) : ct_onnx_status(e->g);
+}
+
 CT_LAYER_TYPE(dense, CT_KEYS(keys), .min_inputs = 1, .max_inputs = 1, .infer = infer, .init = init,
-              .plan = plan, .forward = forward, .backward = backward, .flops = flops);
+              .plan = plan, .forward = forward, .backward = backward, .flops = flops,
+              .export_onnx = export_onnx);

@@ -55,5 +55,11 @@ static int backward(const ct_layer_call *c)
                                   (uint32_t)c->index);
 }
 
+/* inference: a copy */
+static int export_onnx(const ct_layer_export *e)
+{
+    return ct_onnx_unary(e->g, "Identity", e->x, e->y);
+}
+
 CT_LAYER_TYPE(dropout, CT_KEYS(keys), .min_inputs = 1, .max_inputs = 1, .infer = ct_infer_same, .plan = plan,
-              .forward = forward, .backward = backward);
+              .forward = forward, .backward = backward, .export_onnx = export_onnx);

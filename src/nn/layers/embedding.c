@@ -61,5 +61,12 @@ static void init(const ct_layer *l, float *params, float *buffers, ct_init_rng *
     ct_init_normal_fill(params, l->param_count, l->v[K_STD], g);
 }
 
+/* Gather of the weight's rows by the (N, T) int64 token ids: (N, T, dim) */
+static int export_onnx(const ct_layer_export *e)
+{
+    return ct_onnx_node(e->g, "Gather", CT_ONNX_NAMES(ct_export_param(e, 0), e->x), CT_ONNX_NAMES(e->y),
+                        CT_ONNX_ATTRS(CT_ONNX_INT("axis", 0)));
+}
+
 CT_LAYER_TYPE(embedding, CT_KEYS(keys), .min_inputs = 1, .max_inputs = 1, .infer = infer, .init = init,
-              .plan = plan, .forward = forward, .backward = backward);
+              .plan = plan, .forward = forward, .backward = backward, .export_onnx = export_onnx);

@@ -25,5 +25,12 @@ static int backward(const ct_layer_call *c)
     return ct_copy(c->ctx, c->dx, c->dy, c->r->out_n);
 }
 
+/* Flatten (N, C, H, W) to (N, C H W) */
+static int export_onnx(const ct_layer_export *e)
+{
+    return ct_onnx_node(e->g, "Flatten", CT_ONNX_NAMES(e->x), CT_ONNX_NAMES(e->y),
+                        CT_ONNX_ATTRS(CT_ONNX_INT("axis", 1)));
+}
+
 CT_LAYER_TYPE(flatten, .min_inputs = 1, .max_inputs = 1, .flags = CT_LAYER_VIEW, .infer = infer,
-              .backward = backward);
+              .backward = backward, .export_onnx = export_onnx);

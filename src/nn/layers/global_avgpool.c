@@ -29,5 +29,14 @@ static int backward(const ct_layer_call *c)
     return ct_global_avgpool_backward(c->ctx, c->dx, c->dy, c->net->batch, s->d[0], s->d[1], s->d[2]);
 }
 
+/* GlobalAveragePool to (N, C, 1, 1), then Flatten to (N, C) */
+static int export_onnx(const ct_layer_export *e)
+{
+    const char *p = ct_export_tmp(e, "pooled");
+    ct_onnx_unary(e->g, "GlobalAveragePool", e->x, p);
+    return ct_onnx_node(e->g, "Flatten", CT_ONNX_NAMES(p), CT_ONNX_NAMES(e->y),
+                        CT_ONNX_ATTRS(CT_ONNX_INT("axis", 1)));
+}
+
 CT_LAYER_TYPE(global_avgpool, .min_inputs = 1, .max_inputs = 1, .infer = infer, .forward = forward,
-              .backward = backward);
+              .backward = backward, .export_onnx = export_onnx);

@@ -42,4 +42,13 @@ static int infer(ct_layer *l, const ct_shape *in, int nin, char *err, size_t n)
     return CT_OK;
 }
 
-CT_LAYER_TYPE(input, CT_KEYS(keys), .min_inputs = 0, .max_inputs = 0, .infer = infer);
+/* the graph's input "input": (N, C, H, W) or (N, F) floats, or (N, T) int64 token ids */
+static int export_onnx(const ct_layer_export *e)
+{
+    int64_t dims[4];
+    int n = ct_export_dims(&e->l->out, dims);
+    return ct_onnx_input(e->g, e->y, e->l->out.tokens ? CT_ONNX_INT64 : CT_ONNX_FLOAT, n, dims);
+}
+
+CT_LAYER_TYPE(input, CT_KEYS(keys), .min_inputs = 0, .max_inputs = 0, .infer = infer,
+              .export_onnx = export_onnx);

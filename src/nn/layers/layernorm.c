@@ -72,5 +72,13 @@ static void init(const ct_layer *l, float *params, float *buffers, ct_init_rng *
     }
 }
 
+/* LayerNormalization over the last axis (opset 17) */
+static int export_onnx(const ct_layer_export *e)
+{
+    const char *w = ct_export_param(e, 0), *b = ct_export_param(e, 1);
+    return ct_onnx_node(e->g, "LayerNormalization", CT_ONNX_NAMES(e->x, w, b), CT_ONNX_NAMES(e->y),
+                        CT_ONNX_ATTRS(CT_ONNX_INT("axis", -1), CT_ONNX_FLOAT("epsilon", e->l->v[K_EPS])));
+}
+
 CT_LAYER_TYPE(layernorm, CT_KEYS(keys), .min_inputs = 1, .max_inputs = 1, .infer = infer, .init = init,
-              .plan = plan, .forward = forward, .backward = backward);
+              .plan = plan, .forward = forward, .backward = backward, .export_onnx = export_onnx);

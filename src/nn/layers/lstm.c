@@ -7,6 +7,10 @@
  */
 #include <math.h>
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "nn/layer.h"
 #include "ops/lstm.h"
 
@@ -85,5 +89,63 @@ static double flops(const ct_net *net, size_t i)
     return f;
 }
 
+/* ONNX's LSTM per stacked layer, time-major inside: (N, T, F) is
+ * transposed to (T, N, F), each layer's Y (T, 1, N, H) squeezed to the next
+ * one's input, and the last transposed back to (N, T, H). Gates go from
+ * PyTorch's order (i, f, g, o) to ONNX's (i, o, f, c): W (1, 4H, in) and
+ * R (1, 4H, H) from weight_ih and weight_hh, B (1, 8H) = [Wb, Rb] from
+ * bias_ih and bias_hh. Zero initial states, as cltrain's. */
+static const int onnx_gate[4] = { 0, 3, 1, 2 }; /* ONNX's gate b is PyTorch's onnx_gate[b] */
+
+/* parameter j of the layer with its gate blocks (H rows of `cols` each) in ONNX's order */
+static void reorder(const ct_layer_export *e, int j, float *tmp, float *dst, size_t H, size_t cols)
+{
+    ct_export_floats(e, j, tmp);
+    for (int b = 0; b < 4; b++)
+        memcpy(dst + (size_t)b * H * cols, tmp + (size_t)onnx_gate[b] * H * cols, H * cols * sizeof(float));
+}
+
+static int export_onnx(const ct_layer_export *e)
+{
+    ct_onnx *g = e->g;
+    const ct_layer *l = e->l;
+    int64_t H = (int64_t)l->v[K_HIDDEN];
+    size_t most = 8 * (size_t)H;
+    for (int j = 0; j < l->nparams; j++)
+        most = ct_param_numel(&l->params[j]) > most ? ct_param_numel(&l->params[j]) : most;
+    float *tmp = malloc(most * sizeof *tmp), *dst = malloc(most * sizeof *dst);
+    if (!tmp || !dst) {
+        free(tmp);
+        free(dst);
+        return ct_onnx_fail(g, ct_fail(NULL, CT_ERR_NO_MEMORY, "out of host memory exporting layer '%s'",
+                                       l->name));
+    }
+    const char *axis1 = ct_onnx_ints(g, ct_export_tmp(e, "axis1"), 1, (int64_t[]){ 1 });
+    const char *x = ct_export_tmp(e, "time_major");
+    ct_onnx_node(g, "Transpose", CT_ONNX_NAMES(e->x), CT_ONNX_NAMES(x),
+                 CT_ONNX_ATTRS(CT_ONNX_INTS("perm", 1, 0, 2)));
+    for (int k = 0; k < (int)l->v[K_LAYERS]; k++) {
+        int64_t in = l->params[4 * k].shape[1];
+        const char *W = ct_onnx_name(g, "%s/W_l%d", l->name, k), *R = ct_onnx_name(g, "%s/R_l%d", l->name, k);
+        const char *B = ct_onnx_name(g, "%s/B_l%d", l->name, k), *Y = ct_onnx_name(g, "%s/Y_l%d", l->name, k);
+        reorder(e, 4 * k, tmp, dst, (size_t)H, (size_t)in);
+        ct_onnx_init_float(g, W, 3, (int64_t[]){ 1, 4 * H, in }, dst);
+        reorder(e, 4 * k + 1, tmp, dst, (size_t)H, (size_t)H);
+        ct_onnx_init_float(g, R, 3, (int64_t[]){ 1, 4 * H, H }, dst);
+        reorder(e, 4 * k + 2, tmp, dst, (size_t)H, 1);
+        reorder(e, 4 * k + 3, tmp, dst + 4 * H, (size_t)H, 1);
+        ct_onnx_init_float(g, B, 2, (int64_t[]){ 1, 8 * H }, dst);
+        ct_onnx_node(g, "LSTM", CT_ONNX_NAMES(x, W, R, B), CT_ONNX_NAMES(Y),
+                     CT_ONNX_ATTRS(CT_ONNX_INT("hidden_size", H)));
+        x = ct_onnx_name(g, "%s/h_l%d", l->name, k);
+        ct_onnx_binary(g, "Squeeze", Y, axis1, x);
+    }
+    free(tmp);
+    free(dst);
+    return ct_onnx_node(g, "Transpose", CT_ONNX_NAMES(x), CT_ONNX_NAMES(e->y),
+                        CT_ONNX_ATTRS(CT_ONNX_INTS("perm", 1, 0, 2)));
+}
+
 CT_LAYER_TYPE(lstm, CT_KEYS(keys), .min_inputs = 1, .max_inputs = 1, .infer = infer, .init = init,
-              .plan = plan, .forward = forward, .backward = backward, .flops = flops);
+              .plan = plan, .forward = forward, .backward = backward, .flops = flops,
+              .export_onnx = export_onnx);

@@ -36,5 +36,15 @@ static int backward(const ct_layer_call *c)
     return ct_mse_backward(c->ctx, c->dx, ct_none(), c->x, c->net->labels, c->in->out_n, 1.0f);
 }
 
+/* The graph's output "output": the values the loss compares with its
+ * targets, in their shape */
+static int export_onnx(const ct_layer_export *e)
+{
+    int64_t dims[4];
+    int n = ct_export_dims(e->in, dims);
+    ct_onnx_unary(e->g, "Identity", e->x, "output");
+    return ct_onnx_output(e->g, "output", CT_ONNX_FLOAT, n, dims);
+}
+
 CT_LAYER_TYPE(mse, .min_inputs = 1, .max_inputs = 1, .flags = CT_LAYER_LOSS, .infer = infer,
-              .plan = plan, .forward = forward, .backward = backward);
+              .plan = plan, .forward = forward, .backward = backward, .export_onnx = export_onnx);

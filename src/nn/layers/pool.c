@@ -89,7 +89,20 @@ static int backward(const ct_layer_call *c)
     return ct_maxpool_backward(c->ctx, d, c->dx, c->dy, c->x, c->r->saved);
 }
 
+/* MaxPool / AveragePool (floor mode, as PyTorch's default) */
+static int export_onnx(const ct_layer_export *e)
+{
+    const ct_layer *l = e->l;
+    int64_t k = (int64_t)l->v[K_KERNEL], s = (int64_t)l->v[K_STRIDE], p = (int64_t)l->v[K_PAD];
+    int avg = l->type->variant == AVG;
+    ct_onnx_attr a[] = { CT_ONNX_INTS("kernel_shape", k, k), CT_ONNX_INTS("strides", s, s),
+                         CT_ONNX_INTS("pads", p, p, p, p),
+                         CT_ONNX_INT("count_include_pad", avg ? (int64_t)l->v[K_COUNT_INCLUDE_PAD] : 0) };
+    return ct_onnx_node(e->g, avg ? "AveragePool" : "MaxPool", CT_ONNX_NAMES(e->x), CT_ONNX_NAMES(e->y), a,
+                        avg ? 4 : 3); /* count_include_pad is AveragePool's only */
+}
+
 CT_LAYER_TYPE(maxpool, CT_KEYS(max_keys), .min_inputs = 1, .max_inputs = 1, .variant = MAX, .infer = infer,
-              .plan = plan, .forward = forward, .backward = backward);
+              .plan = plan, .forward = forward, .backward = backward, .export_onnx = export_onnx);
 CT_LAYER_TYPE(avgpool, CT_KEYS(avg_keys), .min_inputs = 1, .max_inputs = 1, .variant = AVG, .infer = infer,
-              .plan = plan, .forward = forward, .backward = backward);
+              .plan = plan, .forward = forward, .backward = backward, .export_onnx = export_onnx);

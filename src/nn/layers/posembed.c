@@ -68,5 +68,22 @@ static void init(const ct_layer *l, float *params, float *buffers, ct_init_rng *
     ct_init_normal_fill(params, l->param_count, l->v[K_STD], g);
 }
 
+/* Add of the weight's first T rows, (T, E), broadcast over the batch */
+static int export_onnx(const ct_layer_export *e)
+{
+    ct_onnx *g = e->g;
+    int64_t T = e->in->d[0];
+    const char *w = ct_export_param(e, 0);
+    if (T < (int64_t)e->l->v[K_MAX_LEN]) {
+        const char *rows = ct_export_tmp(e, "rows");
+        const char *starts = ct_onnx_ints(g, ct_export_tmp(e, "starts"), 1, (int64_t[]){ 0 });
+        const char *ends = ct_onnx_ints(g, ct_export_tmp(e, "ends"), 1, (int64_t[]){ T });
+        const char *axes = ct_onnx_ints(g, ct_export_tmp(e, "axes"), 1, (int64_t[]){ 0 });
+        ct_onnx_node(g, "Slice", CT_ONNX_NAMES(w, starts, ends, axes), CT_ONNX_NAMES(rows), CT_ONNX_NO_ATTRS);
+        w = rows;
+    }
+    return ct_onnx_binary(g, "Add", e->x, w, e->y);
+}
+
 CT_LAYER_TYPE(posembed, CT_KEYS(keys), .min_inputs = 1, .max_inputs = 1, .infer = infer, .init = init,
-              .plan = plan, .forward = forward, .backward = backward);
+              .plan = plan, .forward = forward, .backward = backward, .export_onnx = export_onnx);

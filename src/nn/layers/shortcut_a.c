@@ -58,5 +58,31 @@ static int backward(const ct_layer_call *c)
                                   CT_LAYER_STATE(c->r, shortcut_state)->stride, c->l->out.d[0]);
 }
 
+/* Slice with steps (every stride-th row and column from the first), then
+ * Pad with zero channels at the end */
+static int export_onnx(const ct_layer_export *e)
+{
+    ct_onnx *g = e->g;
+    int64_t s = (int64_t)e->l->v[K_STRIDE], extra = (int64_t)e->l->v[K_OUT] - e->in->d[0];
+    const char *x = e->x;
+    if (s > 1) {
+        const char *sub = extra ? ct_export_tmp(e, "subsampled") : e->y;
+        const char *starts = ct_onnx_ints(g, ct_export_tmp(e, "starts"), 2, (int64_t[]){ 0, 0 });
+        const char *ends = ct_onnx_ints(g, ct_export_tmp(e, "ends"), 2, (int64_t[]){ INT64_MAX, INT64_MAX });
+        const char *axes = ct_onnx_ints(g, ct_export_tmp(e, "axes"), 2, (int64_t[]){ 2, 3 });
+        const char *steps = ct_onnx_ints(g, ct_export_tmp(e, "steps"), 2, (int64_t[]){ s, s });
+        ct_onnx_node(g, "Slice", CT_ONNX_NAMES(x, starts, ends, axes, steps), CT_ONNX_NAMES(sub),
+                     CT_ONNX_NO_ATTRS);
+        x = sub;
+    }
+    if (extra) /* zeros after the channels: pads (begin N, C, H, W, end N, C, H, W) */
+        return ct_onnx_binary(g, "Pad", x,
+                              ct_onnx_ints(g, ct_export_tmp(e, "pads"), 8, (int64_t[]){ 0, 0, 0, 0, 0, extra, 0, 0 }),
+                              e->y);
+    if (s == 1)
+        return ct_onnx_unary(g, "Identity", x, e->y);
+    return ct_onnx_status(g);
+}
+
 CT_LAYER_TYPE(shortcut_a, CT_KEYS(keys), .min_inputs = 1, .max_inputs = 1, .infer = infer, .plan = plan,
-              .forward = forward, .backward = backward);
+              .forward = forward, .backward = backward, .export_onnx = export_onnx);

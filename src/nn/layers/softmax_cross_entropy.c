@@ -41,5 +41,19 @@ static int backward(const ct_layer_call *c)
                                     c->in->out_n / c->in->rows, 1.0f);
 }
 
+/* The graph's outputs: "logits", the scores the loss reads (no softmax:
+ * what `cltrain predict` ranks), and "probabilities", their Softmax over
+ * the classes; (N, K), or (N, T, K) for a language model */
+static int export_onnx(const ct_layer_export *e)
+{
+    int64_t dims[4];
+    int n = ct_export_dims(e->in, dims);
+    ct_onnx_unary(e->g, "Identity", e->x, "logits");
+    ct_onnx_node(e->g, "Softmax", CT_ONNX_NAMES(e->x), CT_ONNX_NAMES("probabilities"),
+                 CT_ONNX_ATTRS(CT_ONNX_INT("axis", -1)));
+    ct_onnx_output(e->g, "logits", CT_ONNX_FLOAT, n, dims);
+    return ct_onnx_output(e->g, "probabilities", CT_ONNX_FLOAT, n, dims);
+}
+
 CT_LAYER_TYPE(softmax_cross_entropy, .min_inputs = 1, .max_inputs = 1, .flags = CT_LAYER_LOSS, .infer = infer,
-              .plan = plan, .forward = forward, .backward = backward);
+              .plan = plan, .forward = forward, .backward = backward, .export_onnx = export_onnx);
