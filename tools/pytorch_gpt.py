@@ -41,12 +41,15 @@ usage:
       (t * N + n)-th) or for ids drawn from the seed; written as float32
       little-endian to --out, else their sum of squares printed
   pytorch_gpt.py step CKPT TEXTFILE --out REF [--lr X] [--weight-decay W]
+                   [--steps K [--losses FILE]]
       one AdamW step (betas 0.9/0.999, eps 1e-8, as cltrain's adamw) from
       the checkpoint's weights on every window of TEXTFILE as one batch,
       computed in float64; REF gets the parameters after the step (float32
       safetensors, the checkpoint's tensor names) and, in its metadata, the
-      step's loss and settings (tests/data/gpt_step_ref.safetensors is made
-      this way by tools/record_gpt_step.sh)
+      first step's loss and settings (tests/data/gpt_step_ref.safetensors is
+      made this way by tools/record_gpt_step.sh); with --steps K, K steps on
+      that batch, each step's loss printed (and written to FILE), REF after
+      the last
 """
 import argparse
 import json
@@ -270,11 +273,20 @@ def cmd_step(args):
     model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.999), eps=1e-8,
                             weight_decay=args.weight_decay)
-    opt.zero_grad()
-    logits = model(x)
-    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
-    loss.backward()
-    opt.step()
+    losses = []
+    for _ in range(args.steps):
+        opt.zero_grad()
+        logits = model(x)
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    if args.steps > 1:
+        print("losses " + " ".join(f"{v:.10f}" for v in losses))
+        if args.losses:
+            with open(args.losses, "w") as f:
+                f.write("".join(f"{v:.10f}\n" for v in losses))
+    loss = torch.tensor(losses[0])
     meta = {"loss": f"{loss.item():.12g}", "lr": f"{args.lr:g}",
             "weight_decay": f"{args.weight_decay:g}", "windows": str(x.shape[1]),
             "context": str(t), "optimizer": "adamw"}
@@ -307,6 +319,8 @@ def main():
     st.add_argument("--out", required=True)
     st.add_argument("--lr", type=float, default=1e-3)
     st.add_argument("--weight-decay", type=float, default=0.01)
+    st.add_argument("--steps", type=int, default=1, help="steps on the same batch (losses printed)")
+    st.add_argument("--losses", help="with --steps: write each step's loss here, one per line")
     args = p.parse_args()
     torch.set_num_threads(2)
     try:
