@@ -7,6 +7,13 @@
  * blanks and wrapped in double quotes (without embedded commas); blank lines
  * are skipped. The first row is a header when any of its fields is not a
  * number (or when told so).
+ *
+ * Options (ct_csv_options): shape= gives each row's features the shape
+ * (C, H, W) in row-major order (Kaggle's mnist_train.csv: label then 784
+ * pixels, 1x28x28); split= keeps one part of a stratified, seeded split of
+ * the rows (ct_text_split, as textdir splits); normalize=standard marks
+ * the dataset for the training split's mean and std per feature (per
+ * channel with shape=), computed here for the training part.
  */
 #include <errno.h>
 #include <limits.h>
@@ -124,6 +131,31 @@ static int label_column(const char *path, const char *want, const fields *hdr, i
                    path, want, has_header ? "" : " (the file has no header row)", nfields);
 }
 
+/* split=: keeps the rows of opt->part, in file order. */
+static int keep_part(const char *path, const ct_csv_options *opt, int classes, size_t nf, float *x,
+                     int32_t *y, size_t *nrows)
+{
+    uint8_t *is_test = malloc(*nrows);
+    if (!is_test)
+        return ct_fail(NULL, CT_ERR_NO_MEMORY, "out of memory splitting %s", path);
+    int st = ct_text_split(y, *nrows, classes, opt->split, opt->seed, is_test);
+    size_t m = 0;
+    for (size_t i = 0; !st && i < *nrows; i++)
+        if (is_test[i] == (opt->part == CT_SPLIT_TEST)) {
+            memmove(x + m * nf, x + i * nf, nf * sizeof *x);
+            y[m++] = y[i];
+        }
+    free(is_test);
+    if (st)
+        return st;
+    if (m == 0)
+        return ct_fail(NULL, CT_ERR_INVALID_ARG, "%s: split=%g leaves the %s part without rows (%zu "
+                       "rows in all); HINT: use a split fraction that leaves rows on both sides",
+                       path, opt->split, opt->part == CT_SPLIT_TEST ? "test" : "training", *nrows);
+    *nrows = m;
+    return CT_OK;
+}
+
 int ct_csv_load(const char *path, const ct_csv_options *opt, ct_dataset **out)
 {
     ct_gzin in;
@@ -201,6 +233,13 @@ int ct_csv_load(const char *path, const ct_csv_options *opt, ct_dataset **out)
             }
             if ((st = label_column(path, opt->label, &hdr, header, nfields, &lcol)))
                 goto done;
+            size_t want = opt->shape[0] ? (size_t)opt->shape[0] * (size_t)opt->shape[1] * (size_t)opt->shape[2] : 0;
+            if (want && nfields - 1 != want) {
+                st = ct_fail(NULL, CT_ERR_SHAPE, "%s:%zu:1: %zu features (and a label), but shape=%dx%dx%d "
+                             "takes %zu; HINT: give the shape whose product is the feature count",
+                             path, line, nfields - 1, opt->shape[0], opt->shape[1], opt->shape[2], want);
+                goto done;
+            }
             if (header) {
                 p = next;
                 continue;
@@ -274,15 +313,37 @@ int ct_csv_load(const char *path, const ct_csv_options *opt, ct_dataset **out)
         st = ct_fail(NULL, CT_ERR_CORRUPT, "%s: label %ld is too large", path, top);
         goto done;
     }
-    snprintf(name, sizeof name, "csv %s", path);
-    if ((st = ct_dataset_new(name, (int)(nfields - 1), 1, 1, CT_STORE_F32, &ds)))
+    int classes = opt->classes > 0 ? opt->classes : (int)top + 1;
+    if (opt->split > 0 && (st = keep_part(path, opt, classes, nfields - 1, x, y, &nrows)))
+        goto done;
+    snprintf(name, sizeof name, "csv %s%s", path, opt->split == 0 ? ""
+             : opt->part == CT_SPLIT_TEST ? " (split: test rows)" : " (split: training rows)");
+    if (opt->shape[0])
+        st = ct_dataset_new(name, opt->shape[0], opt->shape[1], opt->shape[2], CT_STORE_F32, &ds);
+    else
+        st = ct_dataset_new(name, (int)(nfields - 1), 1, 1, CT_STORE_F32, &ds);
+    if (st)
         goto done;
     ds->n = nrows;
-    ds->classes = opt->classes > 0 ? opt->classes : (int)top + 1;
+    ds->classes = classes;
     ds->f32 = x;
     ds->labels = y;
     x = NULL;
     y = NULL;
+    ds->norm_from_train = opt->standardize;
+    if (opt->standardize && opt->part == CT_SPLIT_TRAIN) {
+        float *mean = malloc((size_t)ds->c * sizeof *mean), *sd = malloc((size_t)ds->c * sizeof *sd);
+        st = !mean || !sd ? ct_fail(NULL, CT_ERR_NO_MEMORY, "out of memory")
+                          : ct_dataset_compute_norm(ds, mean, sd, ds->c);
+        if (!st)
+            st = ct_dataset_set_norm(ds, mean, sd, ds->c);
+        free(mean);
+        free(sd);
+        if (st) {
+            ct_dataset_free(&ds);
+            goto done;
+        }
+    }
     *out = ds;
 done:
     free(text);

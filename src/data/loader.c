@@ -113,7 +113,9 @@ static int decode_batch(const ct_loader *l, size_t b, slot *s)
             if (l->o.flip)
                 flip = (int)(ct_rng_next(&r) >> 63);
         }
-        ct_dataset_decode(ds, idx, l->o.crop_pad, dy, dx, flip, s->x + i * l->per);
+        int st = ct_dataset_decode(ds, idx, l->o.crop_pad, dy, dx, flip, s->x + i * l->per);
+        if (st)
+            return st;
         s->y[i] = ds->labels[idx];
         s->index[i] = idx;
     }
