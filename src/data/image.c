@@ -49,7 +49,8 @@ static int decode_png(const uint8_t *data, size_t size, const char *name, size_t
     memset(&img, 0, sizeof img);
     img.version = PNG_IMAGE_VERSION;
     if (!png_image_begin_read_from_memory(&img, data, size)) {
-        int st = ct_fail(NULL, CT_ERR_CORRUPT, "%s: not a readable PNG: libpng: %s", name, img.message);
+        int st = ct_fail(NULL, CT_ERR_CORRUPT, "%s: not a readable PNG: libpng: %s; HINT: replace or "
+                              "remove the file (imagefolder: bad=skip leaves such files out)", name, img.message);
         png_image_free(&img);
         return st;
     }
@@ -69,7 +70,8 @@ static int decode_png(const uint8_t *data, size_t size, const char *name, size_t
         return ct_fail(NULL, CT_ERR_NO_MEMORY, "%s: out of memory for %zux%zu pixels", name, w, h);
     }
     if (!png_image_finish_read(&img, NULL, buf, (png_int_32)(w * ch), NULL)) {
-        st = ct_fail(NULL, CT_ERR_CORRUPT, "%s: damaged PNG data: libpng: %s", name, img.message);
+        st = ct_fail(NULL, CT_ERR_CORRUPT, "%s: damaged PNG data: libpng: %s; HINT: replace or remove "
+                     "the file (imagefolder: bad=skip leaves such files out)", name, img.message);
         free(buf);
         png_image_free(&img);
         return st;
@@ -125,8 +127,8 @@ static int decode_jpeg(const uint8_t *data, size_t size, const char *name, size_
         size_t at = cinfo.src ? size - cinfo.src->bytes_in_buffer : 0;
         free(buf);
         jpeg_destroy_decompress(&cinfo);
-        return ct_fail(NULL, CT_ERR_CORRUPT, "%s: byte %zu: damaged JPEG data: libjpeg: %s", name, at,
-                       e.msg);
+        return ct_fail(NULL, CT_ERR_CORRUPT, "%s: byte %zu: damaged JPEG data: libjpeg: %s; HINT: replace "
+                       "or remove the file (imagefolder: bad=skip leaves such files out)", name, at, e.msg);
     }
     jpeg_create_decompress(&cinfo);
     if (size > (unsigned long)-1)

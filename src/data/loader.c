@@ -6,7 +6,10 @@
  * ct_loader_start_epoch waits for it to go idle before it rewrites the
  * order the worker reads. A decoding error travels back in the slot (status
  * and message, since ct_last_error is per thread) and is raised again on
- * the caller's thread by ct_loader_next.
+ * the caller's thread by ct_loader_next. Decoding includes reading and
+ * decoding the files of an image folder (CT_STORE_FILES), so that work runs
+ * on the worker too, overlapping the caller's step; a file that no longer
+ * decodes comes back as such an error, naming it.
  */
 #include <pthread.h>
 #include <stdio.h>
