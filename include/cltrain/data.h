@@ -21,7 +21,8 @@
  *                          shape= gives each row's features that shape
  *                          (row-major); normalize=standard: mean 0, std 1
  *                          per feature (per channel with shape=) by the
- *                          training split's statistics
+ *                          training split's statistics (set as for
+ *                          imagefolder: below)
  *   imagefolder:DIR[:size=HxW][:split=F][:seed=S][:bad=error|skip]
  *                          PNG and JPEG files in class folders, as
  *                          torchvision's ImageFolder: DIR/train/CLASS/ and
@@ -30,7 +31,10 @@
  *                          decoded when a sample is read, converted to the
  *                          channels and resized to the size of the model
  *                          (or size=, or the first image), normalized by the
- *                          training split's per-channel mean and std;
+ *                          training split's per-channel mean and std (the
+ *                          training split sets its own when opened; copy
+ *                          them to the test split with ct_dataset_get_norm
+ *                          and ct_dataset_set_norm, as cltrain does);
  *                          bad=skip leaves out files that do not decode
  *   synthetic:C,H,W:K:N[:seed=S][:ntest=M]
  *                          N random u8 samples of shape (C, H, W) (or F for
