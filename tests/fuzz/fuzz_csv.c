@@ -4,7 +4,7 @@
  * classes; a first line starting with "#label=" names the label column
  * (name or index) and is not part of the file; the rest is the file.
  * A first line starting with "#opts=" instead gives spec options (shape=,
- * normalize=, split=, seed=, ...; not test=) and opens both splits of
+ * normalize=, split=, seed=, ...; not test= nor text=) and opens both splits of
  * "csv:FILE" + the options through the spec parser.
  */
 #include <string.h>
@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             len = sizeof opts - 1;
         memcpy(opts, data + 6, len);
         opts[len] = '\0';
-        if (strlen(opts) != len || strstr(opts, "test="))
+        if (strlen(opts) != len || strstr(opts, "test=") || strstr(opts, "text="))
             return 0;
         size_t skip = nl ? (size_t)(nl - data) + 1 : size;
         data += skip;
