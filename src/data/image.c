@@ -1,8 +1,8 @@
 /*
  * image.c - PNG and JPEG decoding and the conversion of a decoded image to
  * a model's input (src/data/image.h). PNG goes through libpng's simplified
- * API, which expands palettes and low bit depths, scales 16-bit samples to
- * 8 and reports damage as text; JPEG through libjpeg-turbo, whose warnings
+ * API, which expands palettes and low bit depths and reports damage as
+ * text (16-bit samples are read as such and scaled to 8 bits here); JPEG through libjpeg-turbo, whose warnings
  * (corrupt or cut-off entropy data, which it would paper over with grey)
  * are errors here. Neither library prints: their messages come back in
  * the error.
@@ -59,12 +59,18 @@ static int decode_png(const uint8_t *data, size_t size, const char *name, size_t
         png_image_free(&img);
         return st;
     }
-    /* 8-bit grey or RGB, with the alpha channel when there is one: it is
-     * dropped below rather than composited, as PIL's convert("RGB") does */
+    /* grey or RGB, with the alpha channel when there is one: it is dropped
+     * below rather than composited, as PIL's convert("RGB") does. 8-bit
+     * files are read as they are; 16-bit ones as 16-bit (libpng's 8-bit
+     * output would take them for linear light and gamma-encode them), then
+     * scaled to 8 bits, v * 255 / 65535 rounded. */
     int color = (img.format & PNG_FORMAT_FLAG_COLOR) != 0, alpha = (img.format & PNG_FORMAT_FLAG_ALPHA) != 0;
-    img.format = (color ? PNG_FORMAT_FLAG_COLOR : 0) | (alpha ? PNG_FORMAT_FLAG_ALPHA : 0);
+    int wide = (img.format & PNG_FORMAT_FLAG_LINEAR) != 0;
+    img.format = (color ? PNG_FORMAT_FLAG_COLOR : 0) | (alpha ? PNG_FORMAT_FLAG_ALPHA : 0) |
+                 (wide ? PNG_FORMAT_FLAG_LINEAR : 0);
     size_t ch = (size_t)(color ? 3 : 1) + (size_t)alpha, w = img.width, h = img.height;
-    uint8_t *buf = malloc(w * h * ch);
+    size_t keep = ch - (size_t)alpha, bytes = wide ? 2 : 1;
+    uint8_t *buf = malloc(w * h * ch * bytes);
     if (!buf) {
         png_image_free(&img);
         return ct_fail(NULL, CT_ERR_NO_MEMORY, "%s: out of memory for %zux%zu pixels", name, w, h);
@@ -77,8 +83,16 @@ static int decode_png(const uint8_t *data, size_t size, const char *name, size_t
         return st;
     }
     png_image_free(&img);
-    if (alpha) { /* drop it in place */
-        size_t keep = ch - 1;
+    if (wide) { /* 16-bit, colour premultiplied by the alpha: undone, then to 8 bits, in place */
+        const uint16_t *v = (const uint16_t *)(void *)buf;
+        for (size_t i = 0; i < w * h; i++) {
+            uint32_t a = alpha ? v[i * ch + keep] : 65535;
+            for (size_t k = 0; k < keep; k++) {
+                uint32_t x = a ? (uint32_t)(((uint64_t)v[i * ch + k] * 65535 + a / 2) / a) : 0;
+                buf[i * keep + k] = (uint8_t)(((x > 65535 ? 65535 : x) * 255 + 32767) / 65535);
+            }
+        }
+    } else if (alpha) { /* drop it in place */
         for (size_t i = 0; i < w * h; i++)
             memmove(buf + i * keep, buf + i * ch, keep);
     }
