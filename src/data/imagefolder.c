@@ -13,7 +13,8 @@
  * every file of the split by decoding it once, keeping only its
  * per-channel sums, from which the training split's mean and std come
  * (ct_dataset_compute_norm) without another pass; bad=skip leaves out the
- * files that fail, bad=error (the default) stops at the first.
+ * files that fail, bad=error (the default) stops at the first (in list
+ * order). That check decodes on a thread per core (at most 16).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -22,8 +23,10 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/error.h"
+#include "core/pool.h"
 #include "core/util.h"
 #include "data/dataset.h"
 #include "data/image.h"
@@ -178,6 +181,56 @@ static int check_file(const char *path, int c, int h, int w, uint8_t *scratch, u
     return CT_OK;
 }
 
+typedef struct check_job {
+    char *const *files;
+    int c, h, w;
+    uint8_t **scratch;  // (threads) one sample each
+    uint64_t *sums;     // (n, 2 C)
+    int *status;        // (n)
+    char **why;         // (n) the message of a file that failed, else NULL
+} check_job;
+
+static void check_one(void *arg, size_t i, int thread)
+{
+    check_job *j = arg;
+    j->status[i] = check_file(j->files[i], j->c, j->h, j->w, j->scratch[thread],
+                              j->sums + i * 2 * (size_t)j->c);
+    if (j->status[i])
+        j->why[i] = ct_strdup(ct_last_error()); /* NULL when out of memory: reported as such */
+}
+
+/* Every file checked (check_file) on a thread per core: *status and *why
+ * (malloc'd, files->n each) say how each went. */
+static int check_all(const strs *files, int c, int h, int w, uint64_t *sums, int **status, char ***why)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int threads = ncpu < 1 ? 1 : ncpu > 16 ? 16 : (int)ncpu;
+    if ((size_t)threads > files->n)
+        threads = files->n ? (int)files->n : 1;
+    size_t per = (size_t)c * (size_t)h * (size_t)w;
+    uint8_t *scratch[16] = { 0 };
+    ct_pool *pool = NULL;
+    *status = calloc(files->n ? files->n : 1, sizeof **status);
+    *why = calloc(files->n ? files->n : 1, sizeof **why);
+    int ok = *status && *why;
+    for (int t = 0; ok && t < threads; t++)
+        ok = (scratch[t] = malloc(per)) != NULL;
+    if (ok && threads > 1 && ct_pool_create(threads, &pool))
+        threads = 1; /* no threads to be had: check on this one */
+    if (ok) {
+        check_job j = { files->v, c, h, w, scratch, sums, *status, *why };
+        if (pool)
+            ct_pool_run(pool, files->n, check_one, &j);
+        else
+            for (size_t i = 0; i < files->n; i++)
+                check_one(&j, i, 0);
+    }
+    ct_pool_free(&pool);
+    for (int t = 0; t < 16; t++)
+        free(scratch[t]);
+    return ok ? CT_OK : ct_fail(NULL, CT_ERR_NO_MEMORY, "out of memory checking %zu images", files->n);
+}
+
 /* The shape of the first image that decodes, where the spec and model left it open. */
 static int first_shape(const ct_imagefolder_spec *s, const strs *files, int *c, int *h, int *w)
 {
@@ -212,7 +265,10 @@ int ct_imagefolder_load(const ct_imagefolder_spec *s, int split, ct_dataset **ou
     *out = NULL;
     strs names = { 0 }, files = { 0 };
     int32_t *labels = NULL;
-    uint8_t *is_test = NULL, *scratch = NULL;
+    uint8_t *is_test = NULL;
+    int *status = NULL;
+    char **why = NULL;
+    size_t checked = 0; /* entries of status and why */
     uint64_t *sums = NULL;
     ct_dataset *ds = NULL;
     char *train_dir = join(s->path, "train"), *dir = NULL;
@@ -292,27 +348,33 @@ int ct_imagefolder_load(const ct_imagefolder_spec *s, int split, ct_dataset **ou
         }
         files.n = m;
     }
-    size_t per = (size_t)c * (size_t)h * (size_t)w;
-    scratch = malloc(per);
     sums = malloc((files.n ? files.n : 1) * 2 * (size_t)c * sizeof *sums);
-    if (!scratch || !sums) {
+    if (!sums) {
         st = ct_fail(NULL, CT_ERR_NO_MEMORY, "out of memory");
         goto done;
     }
+    checked = files.n;
+    if ((st = check_all(&files, c, h, w, sums, &status, &why)))
+        goto done;
     size_t m = 0;
     for (size_t i = 0; i < files.n; i++) {
-        int fst = check_file(files.v[i], c, h, w, scratch, sums + m * 2 * (size_t)c);
+        int fst = status[i];
         if (fst == CT_ERR_NO_MEMORY || (fst && !s->skip_bad)) {
-            st = fst;
+            st = ct_fail(NULL, fst, "%s", why[i] ? why[i] : "out of memory");
             goto done;
         }
         if (fst) {
             if (!bad++)
-                snprintf(first_bad, sizeof first_bad, "%s", ct_last_error());
+                snprintf(first_bad, sizeof first_bad, "%s", why[i] ? why[i] : "");
             free(files.v[i]);
+            files.v[i] = NULL;
             continue;
         }
-        files.v[m] = files.v[i];
+        if (m != i) {
+            files.v[m] = files.v[i];
+            files.v[i] = NULL;
+            memcpy(sums + m * 2 * (size_t)c, sums + i * 2 * (size_t)c, 2 * (size_t)c * sizeof *sums);
+        }
         labels[m++] = labels[i];
     }
     files.n = m;
@@ -361,7 +423,8 @@ done:
     ct_free_strings(files.v, files.n);
     free(labels);
     free(is_test);
-    free(scratch);
+    free(status);
+    ct_free_strings(why, checked);
     free(sums);
     free(train_dir);
     free(dir);
