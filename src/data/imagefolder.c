@@ -298,12 +298,17 @@ int ct_imagefolder_load(const ct_imagefolder_spec *s, int split, ct_dataset **ou
     }
     for (int k = 0; given && k < s->nclasses && !st; k++)
         st = strs_push(&names, ct_strdup(s->classes[k]));
-    /* the class names come from the training folders */
-    if (!st && layout && split == CT_SPLIT_TEST && !given) {
-        strs tf = { 0 };
+    int c = s->c, h = s->h, w = s->w;
+    /* the test split's class names and, left open, its shape come from the
+     * training folders, so that both splits agree */
+    if (!st && layout && split == CT_SPLIT_TEST && (!given || !c || !h)) {
+        strs tf = { 0 }, tn = { 0 };
         int32_t *tl = NULL;
-        st = collect(s, train_dir, &names, 0, &tf, &tl);
+        st = collect(s, train_dir, given ? &tn : &names, 0, &tf, &tl);
+        if (!st && (!c || !h))
+            st = first_shape(s, &tf, &c, &h, &w);
         ct_free_strings(tf.v, tf.n);
+        ct_free_strings(tn.v, tn.n);
         free(tl);
         given = 1;
     }
@@ -326,7 +331,6 @@ int ct_imagefolder_load(const ct_imagefolder_spec *s, int split, ct_dataset **ou
                      names.n, 1u << 24);
         goto done;
     }
-    int c = s->c, h = s->h, w = s->w;
     if ((!c || !h) && (st = first_shape(s, &files, &c, &h, &w)))
         goto done;
     if (s->split > 0) { /* keep this split's files, in order */
