@@ -2,10 +2,10 @@
  * image.c - PNG and JPEG decoding and the conversion of a decoded image to
  * a model's input (src/data/image.h). PNG goes through libpng's simplified
  * API, which expands palettes and low bit depths and reports damage as
- * text (16-bit samples are read as such and scaled to 8 bits here); JPEG through libjpeg-turbo, whose warnings
- * (corrupt or cut-off entropy data, which it would paper over with grey)
- * are errors here. Neither library prints: their messages come back in
- * the error.
+ * text (16-bit samples are read as such and scaled to 8 bits here); JPEG
+ * through libjpeg-turbo, whose warnings (corrupt or cut-off entropy data,
+ * which it would paper over with grey) are errors here. Neither library
+ * prints: their messages come back in the error.
  */
 #include <errno.h>
 #include <math.h>
@@ -150,22 +150,22 @@ static int decode_jpeg(const uint8_t *data, size_t size, const char *name, size_
     jpeg_mem_src(&cinfo, data, (unsigned long)size);
     jpeg_read_header(&cinfo, TRUE);
     int grey = cinfo.num_components == 1;
-    if (!grey && cinfo.jpeg_color_space != JCS_YCbCr && cinfo.jpeg_color_space != JCS_RGB) {
+    int cmyk = cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
+    if (!grey && !cmyk && cinfo.jpeg_color_space != JCS_YCbCr && cinfo.jpeg_color_space != JCS_RGB) {
         int cs = (int)cinfo.jpeg_color_space;
         jpeg_destroy_decompress(&cinfo);
-        return ct_fail(NULL, CT_ERR_UNSUPPORTED, "%s: a JPEG in colour space %d (CMYK or YCCK), which "
-                       "cltrain does not convert; HINT: convert it to RGB (e.g. `convert IN -colorspace "
-                       "sRGB OUT`)", name, cs);
+        return ct_fail(NULL, CT_ERR_UNSUPPORTED, "%s: a JPEG in colour space %d, which cltrain does not "
+                       "convert; HINT: convert it to RGB (e.g. `convert IN -colorspace sRGB OUT`)", name, cs);
     }
     int st = too_large(name, cinfo.image_width, cinfo.image_height, max_pixels);
     if (st) {
         jpeg_destroy_decompress(&cinfo);
         return st;
     }
-    cinfo.out_color_space = grey ? JCS_GRAYSCALE : JCS_RGB;
+    cinfo.out_color_space = grey ? JCS_GRAYSCALE : cmyk ? JCS_CMYK : JCS_RGB;
     jpeg_start_decompress(&cinfo);
     size_t w = cinfo.output_width, h = cinfo.output_height, ch = (size_t)cinfo.output_components;
-    if (ch != (grey ? 1u : 3u)) {
+    if (ch != (grey ? 1u : cmyk ? 4u : 3u)) {
         jpeg_destroy_decompress(&cinfo);
         return ct_fail(NULL, CT_ERR_UNSUPPORTED, "%s: the JPEG decodes to %zu components", name, ch);
     }
@@ -178,8 +178,19 @@ static int decode_jpeg(const uint8_t *data, size_t size, const char *name, size_
         JSAMPROW row = buf + (size_t)cinfo.output_scanline * w * ch;
         jpeg_read_scanlines(&cinfo, &row, 1);
     }
+    /* CMYK to RGB as PIL converts it: R = (255 - C)(255 - K) / 255; Adobe's
+     * files (an APP14 marker) store the inks inverted, 255 - C */
+    int inverted = cinfo.saw_Adobe_marker;
     jpeg_finish_decompress(&cinfo);
     jpeg_destroy_decompress(&cinfo);
+    for (size_t i = 0; cmyk && i < w * h; i++) {
+        const uint8_t *p = buf + 4 * i;
+        unsigned k = inverted ? p[3] : 255u - p[3];
+        uint8_t rgb[3];
+        for (int j = 0; j < 3; j++)
+            rgb[j] = (uint8_t)(((inverted ? p[j] : 255u - p[j]) * k + 127) / 255);
+        memcpy(buf + 3 * i, rgb, 3);
+    }
     out->w = (int)w;
     out->h = (int)h;
     out->c = grey ? 1 : 3;

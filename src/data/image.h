@@ -1,7 +1,8 @@
 /*
  * image.h - PNG and JPEG images for image-folder datasets: decoding bytes
- * (libpng's simplified API, libjpeg-turbo) into 8-bit grey or RGB, and
- * converting a decoded image to the channels and size a model takes.
+ * (libpng's simplified API, libjpeg-turbo) into 8-bit grey or RGB (CMYK
+ * JPEGs converted as PIL converts them), and converting a decoded image to
+ * the channels and size a model takes.
  */
 #ifndef CT_DATA_IMAGE_H
 #define CT_DATA_IMAGE_H
