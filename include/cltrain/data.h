@@ -12,14 +12,34 @@
  *                          (K defaults to the largest label + 1)
  *   cifar10:DIR            CIFAR-10 binary batches (data_batch_1..5.bin,
  *                          test_batch.bin) in DIR or DIR/cifar-10-batches-bin
- *   csv:FILE[:label=COL][:header=auto|yes|no][:classes=K][:test=FILE2]
+ *   csv:FILE[:label=COL][:header=auto|yes|no][:classes=K][:shape=CxHxW]
+ *       [:normalize=none|standard][:test=FILE2|:split=F][:seed=S]
  *                          a table of numbers with one integer label column:
  *                          COL is a header name or a 0-based index (default
- *                          0); the test split reads FILE2
+ *                          0); the test split reads FILE2, or is a stratified
+ *                          fraction F of the rows (shuffled by seed S);
+ *                          shape= gives each row's features that shape
+ *                          (row-major); normalize=standard: mean 0, std 1
+ *                          per feature (per channel with shape=) by the
+ *                          training split's statistics (set as for
+ *                          imagefolder: below)
  *   csv:FILE:target=COL[,COL...][:header=auto|yes|no][:test=FILE2]
  *                          regression: the named columns are float targets
  *                          (ct_dataset_targets), the others features; no
  *                          label column
+ *   imagefolder:DIR[:size=HxW][:split=F][:seed=S][:bad=error|skip]
+ *                          PNG and JPEG files in class folders, as
+ *                          torchvision's ImageFolder: DIR/train/CLASS/ and
+ *                          DIR/test/CLASS/, or DIR/CLASS/ split by F; class
+ *                          names are the sorted folder names. Images are
+ *                          decoded when a sample is read, converted to the
+ *                          channels and resized to the size of the model
+ *                          (or size=, or the first image), normalized by the
+ *                          training split's per-channel mean and std (the
+ *                          training split sets its own when opened; copy
+ *                          them to the test split with ct_dataset_get_norm
+ *                          and ct_dataset_set_norm, as cltrain does);
+ *                          bad=skip leaves out files that do not decode
  *   synthetic:C,H,W:K:N[:seed=S][:ntest=M]
  *                          N random u8 samples of shape (C, H, W) (or F for
  *                          plain features) with random labels in [0, K),
@@ -212,8 +232,9 @@ typedef struct ct_text_options {
 CT_API void ct_text_defaults(ct_text_options *o);
 /* ct_dataset_open with a given tokenizer (copied; its kind must agree with
  * a tokens= in the spec, which is then only checked) and class names (a
- * label or folder outside them is an error naming it). The options do not
- * apply to image and table datasets and are ignored there. */
+ * label or folder outside them is an error naming it). The class names
+ * apply to image folders too; the rest of the options do not apply to
+ * image and table datasets and are ignored there. */
 CT_API int ct_dataset_open_text(const char *spec, int split, const ct_text_options *o,
                                 ct_dataset **out);
 

@@ -8,6 +8,13 @@
  * blanks and wrapped in double quotes (without embedded commas); blank lines
  * are skipped. The first row is a header when any of its fields is not a
  * number (or when told so).
+ *
+ * Options (ct_csv_options): shape= gives each row's features the shape
+ * (C, H, W) in row-major order (Kaggle's mnist_train.csv: label then 784
+ * pixels, 1x28x28); split= keeps one part of a stratified, seeded split of
+ * the rows (ct_text_split, as textdir splits); normalize=standard marks
+ * the dataset for the training split's mean and std per feature (per
+ * channel with shape=), computed here for the training part.
  */
 #include <errno.h>
 #include <limits.h>
@@ -186,6 +193,43 @@ static char *column_name(const fields *hdr, int has_header, size_t col)
     return out;
 }
 
+/* split=: keeps the rows of opt->part, in file order. */
+/* Keeps the rows of opt->part of a seeded split: stratified by class for
+ * labelled rows, a plain shuffle for regression rows (y NULL, K targets
+ * each in tg). */
+static int keep_part(const char *path, const ct_csv_options *opt, int classes, size_t nf, float *x,
+                     int32_t *y, float *tg, size_t K, size_t *nrows)
+{
+    uint8_t *is_test = malloc(*nrows);
+    int32_t *one = y ? NULL : calloc(*nrows, sizeof *one); /* regression: one class */
+    if (!is_test || (!y && !one)) {
+        free(is_test);
+        free(one);
+        return ct_fail(NULL, CT_ERR_NO_MEMORY, "out of memory splitting %s", path);
+    }
+    int st = ct_text_split(y ? y : one, *nrows, y ? classes : 1, opt->split, opt->seed, is_test);
+    size_t m = 0;
+    for (size_t i = 0; !st && i < *nrows; i++)
+        if (is_test[i] == (opt->part == CT_SPLIT_TEST)) {
+            memmove(x + m * nf, x + i * nf, nf * sizeof *x);
+            if (y)
+                y[m] = y[i];
+            if (tg)
+                memmove(tg + m * K, tg + i * K, K * sizeof *tg);
+            m++;
+        }
+    free(is_test);
+    free(one);
+    if (st)
+        return st;
+    if (m == 0)
+        return ct_fail(NULL, CT_ERR_INVALID_ARG, "%s: split=%g leaves the %s part without rows (%zu "
+                       "rows in all); HINT: use a split fraction that leaves rows on both sides",
+                       path, opt->split, opt->part == CT_SPLIT_TEST ? "test" : "training", *nrows);
+    *nrows = m;
+    return CT_OK;
+}
+
 int ct_csv_load(const char *path, const ct_csv_options *opt, ct_dataset **out)
 {
     ct_gzin in;
@@ -290,6 +334,14 @@ int ct_csv_load(const char *path, const ct_csv_options *opt, ct_dataset **out)
                 goto done;
             }
             nfeat = nfields - (K ? K : 1);
+            size_t want = opt->shape[0] ? (size_t)opt->shape[0] * (size_t)opt->shape[1] * (size_t)opt->shape[2] : 0;
+            if (want && nfeat != want) {
+                st = ct_fail(NULL, CT_ERR_SHAPE, "%s:%zu:1: %zu features (and %s), but shape=%dx%dx%d "
+                             "takes %zu; HINT: give the shape whose product is the feature count",
+                             path, line, nfeat, K ? "the targets" : "a label", opt->shape[0],
+                             opt->shape[1], opt->shape[2], want);
+                goto done;
+            }
             if (header) {
                 p = next;
                 continue;
@@ -382,11 +434,19 @@ int ct_csv_load(const char *path, const ct_csv_options *opt, ct_dataset **out)
         st = ct_fail(NULL, CT_ERR_CORRUPT, "%s: label %ld is too large", path, top);
         goto done;
     }
-    snprintf(name, sizeof name, "csv %s", path);
-    if ((st = ct_dataset_new(name, (int)nfeat, 1, 1, CT_STORE_F32, &ds)))
+    int classes = K ? 0 : opt->classes > 0 ? opt->classes : (int)top + 1;
+    if (opt->split > 0 && (st = keep_part(path, opt, classes, nfeat, x, y, tg, K, &nrows)))
+        goto done;
+    snprintf(name, sizeof name, "csv %s%s", path, opt->split == 0 ? ""
+             : opt->part == CT_SPLIT_TEST ? " (split: test rows)" : " (split: training rows)");
+    if (opt->shape[0])
+        st = ct_dataset_new(name, opt->shape[0], opt->shape[1], opt->shape[2], CT_STORE_F32, &ds);
+    else
+        st = ct_dataset_new(name, (int)nfeat, 1, 1, CT_STORE_F32, &ds);
+    if (st)
         goto done;
     ds->n = nrows;
-    ds->classes = K ? 0 : opt->classes > 0 ? opt->classes : (int)top + 1;
+    ds->classes = classes;
     ds->f32 = x;
     ds->labels = y;
     ds->ntargets = (int)K;
@@ -395,6 +455,20 @@ int ct_csv_load(const char *path, const ct_csv_options *opt, ct_dataset **out)
     x = tg = NULL;
     y = NULL;
     tnames = NULL;
+    ds->norm_from_train = opt->standardize;
+    if (opt->standardize && opt->part == CT_SPLIT_TRAIN) {
+        float *mean = malloc((size_t)ds->c * sizeof *mean), *sd = malloc((size_t)ds->c * sizeof *sd);
+        st = !mean || !sd ? ct_fail(NULL, CT_ERR_NO_MEMORY, "out of memory")
+                          : ct_dataset_compute_norm(ds, mean, sd, ds->c);
+        if (!st)
+            st = ct_dataset_set_norm(ds, mean, sd, ds->c);
+        free(mean);
+        free(sd);
+        if (st) {
+            ct_dataset_free(&ds);
+            goto done;
+        }
+    }
     *out = ds;
 done:
     free(text);

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/util.h"
 #include "data/dataset.h"
+#include "data/image.h"
 #include "data/rng.h"
 #include "data/tokenize.h"
 
@@ -176,6 +177,8 @@ void ct_dataset_free(ct_dataset **pds)
     ct_free_strings(ds->class_names, ds->class_names ? (size_t)ds->classes : 0);
     free(ds->targets);
     ct_free_strings(ds->target_names, (size_t)ds->ntargets);
+    ct_free_strings(ds->files, ds->files ? ds->nfiles : 0);
+    free(ds->sums);
     free(ds);
     *pds = NULL;
 }
@@ -329,6 +332,23 @@ int ct_dataset_compute_norm(const ct_dataset *ds, float *mean, float *std, int c
                        ds->name, channels, ds->c);
     size_t hw = (size_t)ds->h * ds->w, per = ct_dataset_sample_size(ds);
     double count = (double)ds->n * (double)hw;
+    if (ds->storage == CT_STORE_FILES) {
+        /* the sums each file's decoded bytes gave when the folder was read:
+         * exact integers, so one pass is as good as two */
+        for (int c = 0; c < ds->c; c++) {
+            uint64_t s1 = 0, s2 = 0;
+            for (size_t s = 0; s < ds->n; s++) {
+                s1 += ds->sums[s * 2 * (size_t)ds->c + 2 * (size_t)c];
+                s2 += ds->sums[s * 2 * (size_t)ds->c + 2 * (size_t)c + 1];
+            }
+            double m = count > 0 ? (double)s1 / count : 0;
+            double var = count > 0 ? (double)s2 / count - m * m : 0;
+            double sd = var > 0 ? sqrt(var) / 255.0 : 0;
+            mean[c] = (float)(m / 255.0);
+            std[c] = sd > 0 && (float)sd > 0 ? (float)sd : 1.0f;
+        }
+        return CT_OK;
+    }
     for (int c = 0; c < ds->c; c++) {
         /* two passes: the variance of values near their mean, not a
          * difference of two large sums */
@@ -349,21 +369,36 @@ int ct_dataset_compute_norm(const ct_dataset *ds, float *mean, float *std, int c
     return CT_OK;
 }
 
-void ct_dataset_decode(const ct_dataset *ds, size_t index, int pad, int dy, int dx, int flip,
-                       float *x /* (C, H, W) */)
+int ct_dataset_decode(const ct_dataset *ds, size_t index, int pad, int dy, int dx, int flip,
+                      float *x /* (C, H, W) */)
 {
     int h = ds->h, w = ds->w;
     size_t hw = (size_t)h * (size_t)w;
     size_t base = index * ct_dataset_sample_size(ds);
-    float scale = ds->storage == CT_STORE_U8 ? 1.0f / 255.0f : 1.0f;
+    const uint8_t *u8 = ds->u8;
+    uint8_t *decoded = NULL;
+    if (ds->storage == CT_STORE_FILES) {
+        decoded = malloc(ct_dataset_sample_size(ds));
+        if (!decoded)
+            return ct_fail(NULL, CT_ERR_NO_MEMORY, "out of memory decoding %s", ds->files[index]);
+        int st = ct_image_load(ds->files[index], ds->c, h, w, decoded);
+        if (st) {
+            free(decoded);
+            return st;
+        }
+        u8 = decoded;
+        base = 0;
+    }
+    int bytes = ds->storage != CT_STORE_F32;
+    float scale = bytes ? 1.0f / 255.0f : 1.0f;
     for (int c = 0; c < ds->c; c++) {
         float m = ds->mean[c], s = ds->std[c];
         size_t cb = base + (size_t)c * hw;
         float *xc = x + (size_t)c * hw;
         if (!pad && !flip) {
-            if (ds->storage == CT_STORE_U8)
+            if (bytes)
                 for (size_t i = 0; i < hw; i++)
-                    xc[i] = ((float)ds->u8[cb + i] * scale - m) / s;
+                    xc[i] = ((float)u8[cb + i] * scale - m) / s;
             else
                 for (size_t i = 0; i < hw; i++)
                     xc[i] = (ds->f32[cb + i] * scale - m) / s;
@@ -377,13 +412,15 @@ void ct_dataset_decode(const ct_dataset *ds, size_t index, int pad, int dy, int 
                 float v = padv;
                 if (sy >= 0 && sy < h && sx >= 0 && sx < w) {
                     size_t at = cb + (size_t)sy * (size_t)w + (size_t)sx;
-                    float raw = ds->storage == CT_STORE_U8 ? (float)ds->u8[at] : ds->f32[at];
+                    float raw = bytes ? (float)u8[at] : ds->f32[at];
                     v = (raw * scale - m) / s;
                 }
                 xc[(size_t)y * (size_t)w + (size_t)xx] = v;
             }
         }
     }
+    free(decoded);
+    return CT_OK;
 }
 
 int ct_dataset_sample(const ct_dataset *ds, size_t index, float *x, int32_t *label)
@@ -394,10 +431,10 @@ int ct_dataset_sample(const ct_dataset *ds, size_t index, float *x, int32_t *lab
     if (index >= ds->n)
         return ct_fail(NULL, CT_ERR_INVALID_ARG, "%s: sample %zu out of range (%zu samples)",
                        ds->name, index, ds->n);
-    ct_dataset_decode(ds, index, 0, 0, 0, 0, x);
-    if (label)
+    int st = ct_dataset_decode(ds, index, 0, 0, 0, 0, x);
+    if (!st && label)
         *label = ds->labels ? ds->labels[index] : -1;
-    return CT_OK;
+    return st;
 }
 
 /* ---- the synthetic source ---- */

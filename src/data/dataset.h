@@ -18,6 +18,7 @@ typedef enum ct_storage {
     CT_STORE_U8 = 0,  /* images, 0..255 */
     CT_STORE_F32 = 1, /* table features */
     CT_STORE_TOKENS = 2, /* text: int32 token ids */
+    CT_STORE_FILES = 3, /* image folders: image files decoded to u8 on demand */
 } ct_storage;
 
 struct ct_dataset {
@@ -37,7 +38,15 @@ struct ct_dataset {
     int32_t *tokens;  // lm: (N T + 1) a token stream: sample k's ids are [kT, kT + T), its
                       // labels (next tokens) [kT + 1, kT + T + 1); else (N, T) padded samples
     struct ct_tokenizer *tok;
-    char **class_names; // (classes) classification text; NULL otherwise
+    char **class_names; // (classes) classification text and image folders; NULL otherwise
+    /* image folders (storage CT_STORE_FILES): files decoded when a sample is read */
+    char **files;       // (nfiles) paths; samples are the first n
+    size_t nfiles;
+    uint64_t *sums;     // (nfiles, 2 C) per channel: sum and sum of squares of the decoded bytes
+    size_t skipped;     /* bad=skip: files left out because they did not decode */
+    /* image folders, csv normalize=standard: normalize with the training
+     * split's mean and std (ct_dataset_compute_norm on it, set on both) */
+    int norm_from_train;
     /* regression (csv target=): float targets instead of labels (labels
      * NULL, classes 0) */
     int ntargets;       /* K; 0 for labelled data */
@@ -53,8 +62,18 @@ size_t ct_dataset_sample_size(const ct_dataset *ds);
  * augmentation: a crop at offset (dy, dx) in [0, 2*pad] of the image padded
  * by `pad` on each side (padding holds the value a stored 0 normalizes to),
  * then a horizontal mirror if `flip`. pad 0 and flip 0 is the plain sample. */
-void ct_dataset_decode(const ct_dataset *ds, size_t index, int pad, int dy, int dx, int flip,
-                       float *x /* (C, H, W) */);
+int ct_dataset_decode(const ct_dataset *ds, size_t index, int pad, int dy, int dx, int flip,
+                      float *x /* (C, H, W) */);
+
+/* What a reader may take from the model that reads the data: its input
+ * (C, H, W), to which image folders convert and resize (0: not known). */
+typedef struct ct_data_hints {
+    int c, h, w;
+} ct_data_hints;
+
+/* ct_dataset_open_text with hints (NULL: none). */
+int ct_dataset_open_hinted(const char *spec, int split, const ct_text_options *o,
+                           const ct_data_hints *hints, ct_dataset **out);
 
 /* ---- reading files through zlib: gzip or plain, told apart by content ---- */
 
@@ -94,6 +113,12 @@ typedef struct ct_csv_options {
     int classes;        /* > 0 bounds the labels; 0: largest label + 1 */
     const char *target; /* regression: target columns, comma-separated names or 0-based
                            indices (no label column then); NULL: a label column */
+    /* shape=, split=, seed=, normalize= */
+    int shape[3];       /* (C, H, W) of each row's features; 0: (F, 1, 1) */
+    double split;       /* the test fraction in (0, 1) of a stratified split, or 0 */
+    uint64_t seed;      /* of the split's shuffle */
+    int part;           /* with split: the rows of CT_SPLIT_TRAIN or CT_SPLIT_TEST */
+    int standardize;    /* normalize=standard */
 } ct_csv_options;
 
 int ct_csv_load(const char *path, const ct_csv_options *opt, ct_dataset **out);
@@ -146,6 +171,20 @@ void ct_free_strings(char **v, size_t n);
  * [0, classes); is_test (n) out. */
 int ct_text_split(const int32_t *labels, size_t n, int classes, double split, uint64_t seed,
                   uint8_t *is_test);
+
+/* imagefolder:DIR (src/data/imagefolder.c). */
+typedef struct ct_imagefolder_spec {
+    const char *spec;      /* the whole spec, for messages */
+    const char *path;      /* DIR */
+    double split;          /* the test fraction in (0, 1), or 0 */
+    uint64_t seed;         /* of the split's shuffle */
+    int c, h, w;           /* the samples' shape; 0: the model's, else the first image's */
+    int skip_bad;          /* bad=skip: leave out files that do not decode, counted in the name */
+    const char *const *classes; /* class names given (a checkpoint's), or NULL */
+    int nclasses;
+} ct_imagefolder_spec;
+
+int ct_imagefolder_load(const ct_imagefolder_spec *s, int split, ct_dataset **out);
 
 /* n samples of (c, h, w) random bytes with labels in [0, classes). */
 int ct_synthetic_create(int c, int h, int w, int classes, size_t n, uint64_t seed, int split,

@@ -6,7 +6,10 @@
  * ct_loader_start_epoch waits for it to go idle before it rewrites the
  * order the worker reads. A decoding error travels back in the slot (status
  * and message, since ct_last_error is per thread) and is raised again on
- * the caller's thread by ct_loader_next.
+ * the caller's thread by ct_loader_next. Decoding includes reading and
+ * decoding the files of an image folder (CT_STORE_FILES), so that work runs
+ * on the worker too, overlapping the caller's step; a file that no longer
+ * decodes comes back as such an error, naming it.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -114,7 +117,9 @@ static int decode_batch(const ct_loader *l, size_t b, slot *s)
             if (l->o.flip)
                 flip = (int)(ct_rng_next(&r) >> 63);
         }
-        ct_dataset_decode(ds, idx, l->o.crop_pad, dy, dx, flip, s->x + i * l->per);
+        int st = ct_dataset_decode(ds, idx, l->o.crop_pad, dy, dx, flip, s->x + i * l->per);
+        if (st)
+            return st;
         if (ds->ntargets)
             memcpy(s->t + i * (size_t)ds->ntargets, ds->targets + idx * (size_t)ds->ntargets,
                    (size_t)ds->ntargets * sizeof *s->t);

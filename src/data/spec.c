@@ -1,7 +1,7 @@
 /*
  * spec.c - dataset specs (fashion-mnist[:DIR], mnist:DIR, idx:DIR,
  * cifar10:DIR, csv:FILE, synthetic:..., text:FILE, textdir:DIR,
- * csv:FILE:text=COL, or a directory of IDX files) parsed strictly and
+ * csv:FILE:text=COL, imagefolder:DIR, or a directory of IDX files) parsed strictly and
  * handed to their readers: ct_dataset_open and ct_dataset_open_text.
  */
 #include <errno.h>
@@ -19,8 +19,8 @@
 #define FASHION_MNIST_DIR "/usr/share/datasets/fashion-mnist"
 #define SPEC_HINT                                                                               \
     "HINT: use fashion-mnist[:DIR], mnist:DIR, idx:DIR, cifar10:DIR, csv:FILE[:label=COL], "   \
-    "synthetic:C,H,W:CLASSES:N, text:FILE, textdir:DIR, csv:FILE:text=COL or a directory "      \
-    "holding IDX files"
+    "synthetic:C,H,W:CLASSES:N, text:FILE, textdir:DIR, csv:FILE:text=COL, imagefolder:DIR or a " \
+    "directory holding IDX files"
 
 /* ---- specs ---- */
 
@@ -215,6 +215,88 @@ static int csv_target_option(const char *text, const spec *s, ct_csv_options *o)
     return CT_OK;
 }
 
+/* A strict CxHxW (or HxW with want 2): dimensions in [1, 65536]. */
+static int parse_dims(const char *text, const char *what, const char *v, int want, int *d)
+{
+    const char *p = v;
+    for (int i = 0; i < want; i++) {
+        char *end = NULL;
+        errno = 0;
+        unsigned long x = (*p >= '0' && *p <= '9') ? strtoul(p, &end, 10) : 0;
+        if (!end || errno || x < 1 || x > 65536 || (i + 1 < want ? *end != 'x' : *end != 0))
+            return ct_fail(NULL, CT_ERR_INVALID_ARG, "dataset '%s': %s=%s; HINT: write it as %s with "
+                           "each dimension in [1, 65536]", text, what, v, want == 3 ? "CxHxW" : "HxW");
+        d[i] = (int)x;
+        p = end + 1;
+    }
+    return CT_OK;
+}
+
+/* split= and seed= of the image and table kinds. */
+static int split_options(const char *text, const spec *s, double *split, uint64_t *seed)
+{
+    const char *fv = spec_option(s, "split"), *dv = spec_option(s, "seed");
+    unsigned long long x = 0;
+    int st;
+    if (fv && (st = parse_fraction(text, "split", fv, split)))
+        return st;
+    if (fv && spec_option(s, "test"))
+        return ct_fail(NULL, CT_ERR_INVALID_ARG,
+                       "dataset '%s' has both test= and split=; HINT: the test split is either "
+                       "another file or a fraction of this one, not both",
+                       text);
+    if (dv) {
+        if (!fv)
+            return ct_fail(NULL, CT_ERR_INVALID_ARG,
+                           "dataset '%s': seed= shuffles a split; HINT: add :split=F or drop seed=",
+                           text);
+        if ((st = parse_count(text, "seed", dv, 0, UINT64_MAX, &x)))
+            return st;
+        *seed = x;
+    }
+    return CT_OK;
+}
+
+static int open_imagefolder(const char *text, const spec *s, int split, const ct_text_options *given,
+                            const ct_data_hints *hints, ct_dataset **out)
+{
+    ct_imagefolder_spec f;
+    int st;
+    memset(&f, 0, sizeof f);
+    if ((st = spec_check_options(s, text, "size split seed bad")) ||
+        (st = spec_npos(s, text, 1, 1, "imagefolder:DIR[:size=HxW][:split=F][:seed=S]"
+                                       "[:bad=error|skip]")) ||
+        (st = split_options(text, s, &f.split, &f.seed)))
+        return st;
+    f.spec = text;
+    f.path = s->pos[0];
+    const char *zv = spec_option(s, "size"), *bv = spec_option(s, "bad");
+    if (hints && hints->c) {
+        if (hints->c != 1 && hints->c != 3)
+            return ct_fail(NULL, CT_ERR_SHAPE, "dataset '%s': the model takes %d channels; HINT: image "
+                           "folders give 1 (grey) or 3 (RGB) channels", text, hints->c);
+        f.c = hints->c;
+        f.h = hints->h;
+        f.w = hints->w;
+    }
+    if (zv) {
+        int d[2];
+        if ((st = parse_dims(text, "size", zv, 2, d)))
+            return st;
+        f.h = d[0];
+        f.w = d[1];
+    }
+    if (bv && strcmp(bv, "error") && strcmp(bv, "skip"))
+        return ct_fail(NULL, CT_ERR_INVALID_ARG, "dataset '%s': bad=%s; HINT: bad takes error (stop at "
+                       "the first image that does not decode) or skip (leave such images out)", text, bv);
+    f.skip_bad = bv && !strcmp(bv, "skip");
+    if (given && given->classes) {
+        f.classes = given->classes;
+        f.nclasses = given->nclasses;
+    }
+    return ct_imagefolder_load(&f, split, out);
+}
+
 static int is_dir(const char *path)
 {
     struct stat st;
@@ -236,10 +318,12 @@ static int open_idx(const char *dir, int split, int classes, const char *label, 
 }
 
 static int open_spec(const char *text, const spec *s, int split, const ct_text_options *given,
-                     ct_dataset **out)
+                     const ct_data_hints *hints, ct_dataset **out)
 {
     const char *k = s->kind;
     int st;
+    if (!strcmp(k, "imagefolder"))
+        return open_imagefolder(text, s, split, given, hints, out);
     if (!strcmp(k, "text")) {
         ct_text_spec t;
         if ((st = spec_check_options(s, text, "tokens vocab seq test split")) ||
@@ -321,13 +405,24 @@ static int open_spec(const char *text, const spec *s, int split, const ct_text_o
     }
     if (!strcmp(k, "csv")) {
         const char *usage = "csv:FILE[:label=COL|:target=COL[,COL...]][:header=auto|yes|no]"
-                            "[:classes=K][:test=FILE]";
-        if ((st = spec_check_options(s, text, "label header classes test target")) ||
+                            "[:classes=K][:shape=CxHxW][:normalize=none|standard][:test=FILE|:split=F]"
+                            "[:seed=S]";
+        if ((st = spec_check_options(s, text, "label header classes test target shape normalize "
+                                              "split seed")) ||
             (st = spec_npos(s, text, 1, 1, usage)))
             return st;
-        ct_csv_options o = { spec_option(s, "label"), -1, 0, NULL };
+        ct_csv_options o = { .label = spec_option(s, "label"), .header = -1, .part = split };
         if ((st = csv_target_option(text, s, &o)))
             return st;
+        const char *shv = spec_option(s, "shape"), *nv = spec_option(s, "normalize");
+        if ((st = split_options(text, s, &o.split, &o.seed)) ||
+            (shv && (st = parse_dims(text, "shape", shv, 3, o.shape))))
+            return st;
+        if (nv && strcmp(nv, "none") && strcmp(nv, "standard"))
+            return ct_fail(NULL, CT_ERR_INVALID_ARG, "dataset '%s': normalize=%s; HINT: normalize takes "
+                           "none or standard (each feature, or each channel with shape=, to mean 0 and "
+                           "std 1 by the training split's statistics)", text, nv);
+        o.standardize = nv && !strcmp(nv, "standard");
         const char *hv = spec_option(s, "header"), *cv = spec_option(s, "classes");
         unsigned long long classes = 0;
         if (hv) {
@@ -345,11 +440,12 @@ static int open_spec(const char *text, const spec *s, int split, const ct_text_o
             return st;
         o.classes = (int)classes;
         const char *path = s->pos[0];
-        if (split == CT_SPLIT_TEST) {
+        if (split == CT_SPLIT_TEST && !o.split) {
             path = spec_option(s, "test");
             if (!path)
                 return ct_fail(NULL, CT_ERR_INVALID_ARG,
-                               "dataset '%s' has no test split; HINT: name its file with :test=FILE",
+                               "dataset '%s' has no test split; HINT: name its file with :test=FILE, "
+                               "or hold out a fraction F of the rows with :split=F",
                                text);
         }
         return ct_csv_load(path, &o, out);
@@ -408,6 +504,12 @@ int ct_dataset_open(const char *text, int split, ct_dataset **out)
 
 int ct_dataset_open_text(const char *text, int split, const ct_text_options *o, ct_dataset **out)
 {
+    return ct_dataset_open_hinted(text, split, o, NULL, out);
+}
+
+int ct_dataset_open_hinted(const char *text, int split, const ct_text_options *o,
+                           const ct_data_hints *hints, ct_dataset **out)
+{
     CT_VALIDATE(NULL, out);
     *out = NULL;
     CT_VALIDATE(NULL, text);
@@ -427,7 +529,7 @@ int ct_dataset_open_text(const char *text, int split, const ct_text_options *o, 
     spec s;
     int st = spec_parse(text, &s);
     if (!st)
-        st = open_spec(text, &s, split, o, out);
+        st = open_spec(text, &s, split, o, hints, out);
     free(s.buf);
     return st;
 }

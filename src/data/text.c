@@ -209,18 +209,38 @@ done:
 
 /* ---- classification ---- */
 
+static int by_label_then_index(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+    return x[0] != y[0] ? (x[0] < y[0] ? -1 : 1) : (x[1] < y[1] ? -1 : x[1] > y[1]);
+}
+
 int ct_text_split(const int32_t *labels, size_t n, int classes, double split, uint64_t seed,
                   uint8_t *is_test)
 {
+    /* (label, index) pairs sorted: each class's samples in index order,
+     * visited class by class without a pass per class (CSV tables can
+     * have labels up to 2^31) */
+    int64_t *pairs = malloc((n ? n : 1) * 2 * sizeof *pairs);
     size_t *idx = malloc((n ? n : 1) * sizeof *idx);
-    if (!idx)
+    if (!pairs || !idx) {
+        free(pairs);
+        free(idx);
         return ct_fail(NULL, CT_ERR_NO_MEMORY, "out of memory splitting %zu samples", n);
+    }
     memset(is_test, 0, n);
-    for (int k = 0; k < classes; k++) {
+    for (size_t i = 0; i < n; i++) {
+        pairs[2 * i] = labels[i];
+        pairs[2 * i + 1] = (int64_t)i;
+    }
+    qsort(pairs, n, 2 * sizeof *pairs, by_label_then_index);
+    for (size_t g = 0; g < n;) {
+        int64_t k = pairs[2 * g];
         size_t m = 0;
-        for (size_t i = 0; i < n; i++)
-            if (labels[i] == k)
-                idx[m++] = i;
+        while (g < n && pairs[2 * g] == k)
+            idx[m++] = (size_t)pairs[2 * g++ + 1];
+        if (k < 0 || k >= classes)
+            continue;
         ct_rng r;
         ct_rng_seed(&r, seed, CT_RNG_SPLIT, (uint64_t)k, 0);
         for (size_t i = m; i > 1; i--) {
@@ -232,6 +252,7 @@ int ct_text_split(const int32_t *labels, size_t n, int classes, double split, ui
         for (size_t i = 0; i < take; i++)
             is_test[idx[i]] = 1;
     }
+    free(pairs);
     free(idx);
     return CT_OK;
 }

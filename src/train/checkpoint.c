@@ -97,14 +97,16 @@ int ct_checkpoint_save(ct_net *net, cl_mem optim_state, size_t state_n, const ct
         snprintf(seed, sizeof seed, "%" PRIu64, meta->seed);
         snprintf(batch, sizeof batch, "%d", meta->batch);
         const char *keys[] = { "format", "cltrain_version", "model", "epoch", "step", "seed",
-                               "optimizer", "batch", "data", "tokens", "classes" };
+                               "optimizer", "batch", "data", "tokens", "classes", "normalize" };
         const char *vals[] = { FORMAT, ct_version(), m->text, epoch, step, seed, meta->optimizer,
-                               batch, meta->data, meta->tokens, meta->classes };
-        size_t nkeys = CT_ARRAY_LEN(keys) - 2;
+                               batch, meta->data, meta->tokens, meta->classes, meta->normalize };
+        size_t nkeys = CT_ARRAY_LEN(keys) - 3;
         if (meta->tokens)
             keys[nkeys] = "tokens", vals[nkeys++] = meta->tokens;
         if (meta->classes)
             keys[nkeys] = "classes", vals[nkeys++] = meta->classes;
+        if (meta->normalize)
+            keys[nkeys] = "normalize", vals[nkeys++] = meta->normalize;
         st = ct_st_write(path, t, nt, keys, vals, nkeys);
         if (st)
             ct_fail_keep(net->ctx, st);

@@ -3,8 +3,9 @@
  * running statistic as `<layer>.<name>` in PyTorch's layout, the optimizer
  * state as `optimizer.state`, and metadata (the model text, epoch, step,
  * seed, optimizer, version; for text data the tokenizer, "tokens", and for
- * named classes their names, "classes"). Loading leaves meta->tokens and
- * meta->classes NULL: read them with ct_st_meta.
+ * named classes their names, "classes"; for images and tables the
+ * normalization, "normalize"). Loading leaves meta->tokens, meta->classes
+ * and meta->normalize NULL: read them with ct_st_meta.
  */
 #ifndef CT_TRAIN_CHECKPOINT_H
 #define CT_TRAIN_CHECKPOINT_H
@@ -21,6 +22,7 @@ typedef struct ct_ckpt_meta {
     char data[256];
     const char *tokens;   /* text data: the tokenizer (ct_tokenizer_to_json), or NULL */
     const char *classes;  /* named classes: a JSON array of the names in id order, or NULL */
+    const char *normalize; /* images and tables: {"mean":[...],"std":[...]} per channel, or NULL */
 } ct_ckpt_meta;
 
 /* Writes atomically; the previous file survives any failure. */

@@ -23,11 +23,14 @@ static int open_for_inference(ct_session *s, const char *model, const char *weig
     char **names;
     if ((st = ct_session_text_options(s, weights, &to, &tok, &names)))
         return st;
-    st = ct_dataset_open_text(data ? data : "fashion-mnist", CT_SPLIT_TEST, &to, &s->test);
+    st = ct_session_open_data(s, data ? data : "fashion-mnist", CT_SPLIT_TEST, &to, &s->test);
     ct_session_text_free(&tok, &names, to.nclasses);
     if (st)
-        return ct_fail_keep(s->ctx, st);
+        return st;
     ct_session_limit(s->test, lim);
+    /* images and tables: normalized with the training split's statistics */
+    if ((st = ct_session_apply_norm(s, weights, s->test)))
+        return st;
     if ((st = ct_session_check_data(s, s->test)))
         return st;
     if ((st = ct_net_plan(s->ctx, s->model, batch, &s->net)))

@@ -9,6 +9,7 @@
 
 #include <cJSON.h>
 
+#include "cl/runtime.h"
 #include "nn/layer.h"
 #include "train/checkpoint.h"
 #include "train/session.h"
@@ -167,6 +168,99 @@ int ct_session_check_data(ct_session *s, const ct_dataset *ds)
         return ct_fail(s->ctx, CT_ERR_SHAPE, "dataset %s has %d classes but model %s scores %d",
                        ct_dataset_name(ds), ct_dataset_classes(ds), m->source, k);
     return CT_OK;
+}
+
+int ct_session_open_data(ct_session *s, const char *spec, int split, const ct_text_options *o,
+                         ct_dataset **out)
+{
+    ct_data_hints hints = { 0, 0, 0 };
+    const ct_shape *in = s->model ? &s->model->layers[0].out : NULL;
+    if (in && !in->tokens && in->ndim == 3)
+        hints = (ct_data_hints){ in->d[0], in->d[1], in->d[2] };
+    int st = ct_dataset_open_hinted(spec, split, o, &hints, out);
+    if (st)
+        return ct_fail_keep(s->ctx, st);
+    if ((*out)->skipped)
+        ct_log(s->ctx, CT_LOG_WARN, "%s", ct_dataset_name(*out));
+    return CT_OK;
+}
+
+int ct_session_train_norm(ct_session *s)
+{
+    ct_dataset *tr = s->train;
+    if (!tr || !tr->norm_from_train || tr->storage == CT_STORE_TOKENS)
+        return CT_OK;
+    float *mean = malloc((size_t)tr->c * sizeof *mean), *sd = malloc((size_t)tr->c * sizeof *sd);
+    int st = !mean || !sd ? ct_fail(s->ctx, CT_ERR_NO_MEMORY, "out of host memory")
+                          : ct_dataset_compute_norm(tr, mean, sd, tr->c);
+    if (!st)
+        st = ct_dataset_set_norm(tr, mean, sd, tr->c);
+    if (!st && s->test && s->test->c == tr->c)
+        st = ct_dataset_set_norm(s->test, mean, sd, tr->c);
+    free(mean);
+    free(sd);
+    return st ? ct_fail_keep(s->ctx, st) : CT_OK;
+}
+
+char *ct_session_norm_json(const ct_dataset *ds)
+{
+    if (!ds || ds->storage == CT_STORE_TOKENS)
+        return NULL;
+    cJSON *o = cJSON_CreateObject();
+    cJSON *m = o ? cJSON_AddArrayToObject(o, "mean") : NULL;
+    cJSON *sd = o ? cJSON_AddArrayToObject(o, "std") : NULL;
+    int ok = m && sd;
+    for (int c = 0; ok && c < ds->c; c++) {
+        cJSON *a = cJSON_CreateNumber((double)ds->mean[c]), *b = cJSON_CreateNumber((double)ds->std[c]);
+        ok = a && b && cJSON_AddItemToArray(m, a) && cJSON_AddItemToArray(sd, b);
+        if (!ok) {
+            cJSON_Delete(a);
+            cJSON_Delete(b);
+        }
+    }
+    char *json = ok ? cJSON_PrintUnformatted(o) : NULL;
+    cJSON_Delete(o);
+    return json;
+}
+
+int ct_session_apply_norm(ct_session *s, const char *weights, ct_dataset *ds)
+{
+    const char *j = s->ckpt ? ct_st_meta(s->ckpt, "normalize") : NULL;
+    if (!j || ds->storage == CT_STORE_TOKENS)
+        return CT_OK;
+    cJSON *o = cJSON_Parse(j);
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "mean");
+    const cJSON *sd = cJSON_GetObjectItemCaseSensitive(o, "std");
+    int n = cJSON_IsArray(m) && cJSON_IsArray(sd) ? cJSON_GetArraySize(m) : -1;
+    int st = CT_OK;
+    if (n < 1 || n > (1 << 24) || n != cJSON_GetArraySize(sd) || cJSON_GetArraySize(o) != 2)
+        st = ct_fail(s->ctx, CT_ERR_CORRUPT, "checkpoint %s: metadata 'normalize' is not "
+                     "{\"mean\":[...],\"std\":[...]} with one number per channel", weights);
+    else if (n != ds->c)
+        st = ct_fail(s->ctx, CT_ERR_SHAPE, "checkpoint %s was trained on data of %d channels "
+                     "(its normalization has %d), but %s has %d; HINT: evaluate on data shaped as the "
+                     "training data was", weights, n, n, ct_dataset_name(ds), ds->c);
+    float *mean = st ? NULL : malloc((size_t)n * sizeof *mean);
+    float *dev = st ? NULL : malloc((size_t)n * sizeof *dev);
+    if (!st && (!mean || !dev))
+        st = ct_fail(s->ctx, CT_ERR_NO_MEMORY, "out of host memory");
+    for (int c = 0; !st && c < n; c++) {
+        const cJSON *a = cJSON_GetArrayItem(m, c), *b = cJSON_GetArrayItem(sd, c);
+        if (!cJSON_IsNumber(a) || !cJSON_IsNumber(b))
+            st = ct_fail(s->ctx, CT_ERR_CORRUPT, "checkpoint %s: metadata 'normalize': channel %d is "
+                         "not a number", weights, c);
+        else {
+            mean[c] = (float)a->valuedouble;
+            dev[c] = (float)b->valuedouble;
+        }
+    }
+    if (!st && (st = ct_dataset_set_norm(ds, mean, dev, n)))
+        st = ct_fail(s->ctx, CT_ERR_CORRUPT, "checkpoint %s: metadata 'normalize': %s", weights,
+                     ct_last_error());
+    free(mean);
+    free(dev);
+    cJSON_Delete(o);
+    return st;
 }
 
 void ct_session_limit(ct_dataset *ds, size_t n)

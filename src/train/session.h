@@ -26,6 +26,22 @@ void ct_session_free(ct_session *s);
 /* The model: given by name/path, or the checkpoint's own (weights, which
  * is then read into s->ckpt); when both, they must agree. */
 int ct_session_open_model(ct_session *s, const char *model, const char *weights);
+/* Opens a split of `spec` for the model in s->model: image folders
+ * convert and resize to its input (C, H, W). Logs a warning naming the
+ * images bad=skip left out. */
+int ct_session_open_data(ct_session *s, const char *spec, int split, const ct_text_options *o,
+                         ct_dataset **out);
+/* Normalization by the training split (image folders, csv
+ * normalize=standard): its mean and std, computed after --limit, set on
+ * both splits. Other datasets keep their own constants. */
+int ct_session_train_norm(ct_session *s);
+/* What a checkpoint keeps of the normalization, {"mean":[...],"std":[...]}
+ * (one entry per channel; malloc'd; NULL for text or out of memory), and
+ * its application to a dataset opened for evaluation or prediction, so a
+ * test split is normalized as the training split was. No "normalize" in
+ * the checkpoint (one written before it was kept): the dataset's own. */
+char *ct_session_norm_json(const ct_dataset *ds);
+int ct_session_apply_norm(ct_session *s, const char *weights, ct_dataset *ds);
 /* The dataset must fit the model's input and its classes the model's
  * output; a model ending in mse takes regression targets (as many per
  * sample as it predicts), a classifier class labels. */

@@ -337,6 +337,7 @@ typedef struct run {
     int byte_tokens;
     int regression;            /* the model ends in mse: RMSE and MAE in place of accuracy */
     char *tokens_json, *classes_json; /* what checkpoints keep of text data */
+    char *norm_json;                  /* ... and of image and table data's normalization */
     ct_tboard tb;              /* the TensorBoard event file (rank 0, with o.tensorboard) */
 } run;
 
@@ -375,12 +376,14 @@ static int open_data(run *t)
     const ct_train_options *o = &t->o;
     int st;
     t->data = o->data ? o->data : "fashion-mnist";
-    if ((st = ct_dataset_open(t->data, CT_SPLIT_TRAIN, &t->s.train)) ||
-        (st = ct_dataset_open(t->data, CT_SPLIT_TEST, &t->s.test)))
-        return ct_fail_keep(t->ctx, st);
+    if ((st = ct_session_open_data(&t->s, t->data, CT_SPLIT_TRAIN, NULL, &t->s.train)) ||
+        (st = ct_session_open_data(&t->s, t->data, CT_SPLIT_TEST, NULL, &t->s.test)))
+        return st;
     ct_session_limit(t->s.train, o->train_limit);
     ct_session_limit(t->s.test, o->test_limit);
     t->regression = ct_session_regression(t->s.model);
+    if ((st = ct_session_train_norm(&t->s)))
+        return st;
     if ((st = ct_session_check_data(&t->s, t->s.train)) ||
         (t->regression && (st = ct_session_check_data(&t->s, t->s.test))))
         return st;
@@ -390,7 +393,8 @@ static int open_data(run *t)
                        "HINT: pass one --device and run without mpirun");
     t->tokens_json = ct_session_tokens_json(t->s.train);
     t->classes_json = ct_session_classes_json(t->s.train);
-    if ((ct_dataset_tokenizer(t->s.train) && !t->tokens_json) ||
+    t->norm_json = ct_session_norm_json(t->s.train);
+    if ((!ct_dataset_seq(t->s.train) && !t->norm_json) || (ct_dataset_tokenizer(t->s.train) && !t->tokens_json) ||
         (ct_dataset_class_name(t->s.train, 0) && !t->classes_json))
         return ct_fail(t->ctx, CT_ERR_NO_MEMORY, "out of host memory");
     if (ct_dataset_labels_per_sample(t->s.train) > 1) {
@@ -634,7 +638,8 @@ static int finish_epoch(run *t, int epoch, size_t seen, float lr, double t0)
         return st;
     }
     if (o->out) {
-        ct_ckpt_meta meta = { epoch + 1, t->step, o->seed, "", o->batch, "", t->tokens_json, t->classes_json };
+        ct_ckpt_meta meta = { epoch + 1, t->step, o->seed, "", o->batch, "", t->tokens_json, t->classes_json,
+                              t->norm_json };
         snprintf(meta.optimizer, sizeof meta.optimizer, "%s", ct_optim_name(t->od.kind));
         snprintf(meta.data, sizeof meta.data, "%s", t->data);
         if ((st = ct_checkpoint_save(&t->s.net, t->g.rep[0].state, t->state_n, &meta, o->out)))
@@ -684,6 +689,7 @@ done:
     ct_tboard_close(&t.tb);
     free(t.tokens_json);
     free(t.classes_json);
+    free(t.norm_json);
     ct_finite_release(&t.fin);
     ct_loader_free(&t.ld);
     ct_group_free(&t.g);

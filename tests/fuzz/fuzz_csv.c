@@ -4,7 +4,10 @@
  * classes; a first line starting with "#label=" names the label column
  * (name or index), or one starting with "#target=" the regression target
  * columns (comma-separated names or indices), and is not part of the file;
- * the rest is the file.
+ * the rest is the file. A first line starting with "#opts=" before those
+ * gives spec options (shape=, normalize=, split=, seed=, target=, ...; not
+ * test= nor text=) and opens both splits of "csv:FILE" + the options
+ * through the spec parser.
  */
 #include <math.h>
 #include <string.h>
@@ -17,10 +20,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1 || size > 1 << 20)
         return 0;
-    ct_csv_options opt = { NULL, (int)(data[0] % 3) - 1, (data[0] & 4) ? 10 : 0, NULL };
+    ct_csv_options opt = { .header = (int)(data[0] % 3) - 1, .classes = (data[0] & 4) ? 10 : 0 };
     data++;
     size--;
-    char label[64];
+    char label[64], opts[256] = "";
+    if (size >= 6 && !memcmp(data, "#opts=", 6)) {
+        const uint8_t *nl = memchr(data, '\n', size);
+        size_t len = (nl ? (size_t)(nl - data) : size) - 6;
+        if (len >= sizeof opts)
+            len = sizeof opts - 1;
+        memcpy(opts, data + 6, len);
+        opts[len] = '\0';
+        if (strlen(opts) != len || strstr(opts, "test=") || strstr(opts, "text="))
+            return 0;
+        size_t skip = nl ? (size_t)(nl - data) + 1 : size;
+        data += skip;
+        size -= skip;
+    }
     size_t key = size >= 7 && !memcmp(data, "#label=", 7) ? 7
                  : size >= 8 && !memcmp(data, "#target=", 8) ? 8 : 0;
     if (key) {
@@ -43,6 +59,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (fuzz_write(path, data, size, 0))
         abort();
     ct_dataset *ds = NULL;
+    if (opts[0]) {
+        char spec[4600];
+        snprintf(spec, sizeof spec, "csv:%s:%s", path, opts);
+        for (int split = 0; split < 2; split++) {
+            if (ct_dataset_open(spec, split, &ds) == CT_OK) {
+                FUZZ_CHECK(ds->n > 0 && ds->c * ds->h * ds->w > 0, "bad dataset shape");
+                float *x = malloc(ct_dataset_sample_size(ds) * sizeof *x);
+                for (size_t i = 0; x && i < ds->n; i++) {
+                    FUZZ_CHECK(!ds->labels || (ds->labels[i] >= 0 && ds->labels[i] < ds->classes),
+                               "label %d of %d", ds->labels[i], ds->classes);
+                    FUZZ_CHECK(ct_dataset_decode(ds, i, 0, 0, 0, 0, x) == CT_OK, "decode");
+                }
+                free(x);
+            }
+            ct_dataset_free(&ds);
+        }
+        unlink(path);
+        return 0;
+    }
     if (ct_csv_load(path, &opt, &ds) == CT_OK) {
         FUZZ_CHECK(ds->n > 0 && ds->c * ds->h * ds->w > 0, "bad dataset shape");
         for (size_t i = 0; !ds->ntargets && i < ds->n; i++)
