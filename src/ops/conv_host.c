@@ -14,9 +14,13 @@
  * block when the batch is smaller than 2 items per thread); weight
  * gradient: one item per (4 output channels, input channel), each summing
  * over the whole batch in image order; bias gradient: one item per channel.
+ * A 1x1 unpadded convolution's gradients are host-BLAS products instead,
+ * an image at a time in image order (as deterministic as the dense layers'
+ * products, which the host BLAS computes too).
  */
 #include "ops/conv_host.h"
 
+#include <cblas.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -483,6 +487,26 @@ int ct_conv2d_host_backward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf dx,
     f.dw = r[4].host;
     f.db = r[5].host;
     f.hw = hw;
+    if (d->kh == 1 && d->kw == 1 && d->pad_h == 0 && d->pad_w == 0) {
+        /* 1x1, unpadded: an image (c_in, P) is its own column matrix, so both
+         * gradients are plain products through the host BLAS, an image at a
+         * time in image order (the tap-group kernels below would compute
+         * three taps to use one, and stream dy once per input channel) */
+        size_t P = (size_t)f.oh * f.ow;
+        int ci = d->c_in, co = d->c_out, np = (int)P;
+        for (int n = 0; n < d->n; n++) {
+            const float *dyn = f.dy + (size_t)n * f.y_img;
+            if (dx.mem) /* dx_n (c_in, P) = w^T (c_in, c_out) . dy_n (c_out, P) */
+                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, ci, np, co, 1.0f, r[2].host, ci,
+                            dyn, np, 0.0f, r[3].host + (size_t)n * f.x_img, np);
+            if (dw.mem) /* dw (c_out, c_in) += dy_n (c_out, P) . x_n^T (P, c_in) */
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, co, ci, np, 1.0f, dyn, np,
+                            f.x + (size_t)n * f.x_img, np, 1.0f, f.dw, ci);
+        }
+        if (db.mem)
+            ct_pool_run(hw->pool, (size_t)d->c_out, bias_item, &f);
+        return ct_hmap_unmap(ctx, &hm, CT_OK, "conv2d backward");
+    }
     if (dx.mem) {
         pack_backward(r[2].host, d->c_out, d->c_in, d->kh, d->kw, hw->wpack);
         g.x = r[0].host;
