@@ -137,6 +137,31 @@ static int parse_fraction(const char *text, const char *what, const char *v, dou
 }
 
 /* The options the text kinds share. */
+/* split= and seed= (and their clash with test=) of the text, image and table kinds. */
+static int split_options(const char *text, const spec *s, double *split, uint64_t *seed)
+{
+    const char *fv = spec_option(s, "split"), *dv = spec_option(s, "seed");
+    unsigned long long x = 0;
+    int st;
+    if (fv && (st = parse_fraction(text, "split", fv, split)))
+        return st;
+    if (fv && spec_option(s, "test"))
+        return ct_fail(NULL, CT_ERR_INVALID_ARG,
+                       "dataset '%s' has both test= and split=; HINT: the test split is either "
+                       "another file or a fraction of this one, not both",
+                       text);
+    if (dv) {
+        if (!fv)
+            return ct_fail(NULL, CT_ERR_INVALID_ARG,
+                           "dataset '%s': seed= shuffles a split; HINT: add :split=F or drop seed=",
+                           text);
+        if ((st = parse_count(text, "seed", dv, 0, UINT64_MAX, &x)))
+            return st;
+        *seed = x;
+    }
+    return CT_OK;
+}
+
 static int text_options(const char *text, const spec *s, int default_seq,
                         const ct_text_options *given, ct_text_spec *t)
 {
@@ -149,8 +174,7 @@ static int text_options(const char *text, const spec *s, int default_seq,
     t->header = -1;
     t->given = given;
     const char *kv = spec_option(s, "tokens"), *vv = spec_option(s, "vocab");
-    const char *sv = spec_option(s, "seq"), *fv = spec_option(s, "split");
-    const char *dv = spec_option(s, "seed");
+    const char *sv = spec_option(s, "seq");
     unsigned long long x = 0;
     int st;
     if (kv) {
@@ -176,23 +200,7 @@ static int text_options(const char *text, const spec *s, int default_seq,
         t->seq = (int)x;
     }
     t->test = spec_option(s, "test");
-    if (fv && (st = parse_fraction(text, "split", fv, &t->split)))
-        return st;
-    if (t->test && fv)
-        return ct_fail(NULL, CT_ERR_INVALID_ARG,
-                       "dataset '%s' has both test= and split=; HINT: the test split is either "
-                       "another file or a fraction of this one, not both",
-                       text);
-    if (dv) {
-        if (!fv)
-            return ct_fail(NULL, CT_ERR_INVALID_ARG,
-                           "dataset '%s': seed= shuffles a split; HINT: add :split=F or drop seed=",
-                           text);
-        if ((st = parse_count(text, "seed", dv, 0, UINT64_MAX, &x)))
-            return st;
-        t->seed = x;
-    }
-    return CT_OK;
+    return split_options(text, s, &t->split, &t->seed);
 }
 
 /* csv target=COL[,COL...]: regression targets in place of a label column. */
@@ -228,31 +236,6 @@ static int parse_dims(const char *text, const char *what, const char *v, int wan
                            "each dimension in [1, 65536]", text, what, v, want == 3 ? "CxHxW" : "HxW");
         d[i] = (int)x;
         p = end + 1;
-    }
-    return CT_OK;
-}
-
-/* split= and seed= of the image and table kinds. */
-static int split_options(const char *text, const spec *s, double *split, uint64_t *seed)
-{
-    const char *fv = spec_option(s, "split"), *dv = spec_option(s, "seed");
-    unsigned long long x = 0;
-    int st;
-    if (fv && (st = parse_fraction(text, "split", fv, split)))
-        return st;
-    if (fv && spec_option(s, "test"))
-        return ct_fail(NULL, CT_ERR_INVALID_ARG,
-                       "dataset '%s' has both test= and split=; HINT: the test split is either "
-                       "another file or a fraction of this one, not both",
-                       text);
-    if (dv) {
-        if (!fv)
-            return ct_fail(NULL, CT_ERR_INVALID_ARG,
-                           "dataset '%s': seed= shuffles a split; HINT: add :split=F or drop seed=",
-                           text);
-        if ((st = parse_count(text, "seed", dv, 0, UINT64_MAX, &x)))
-            return st;
-        *seed = x;
     }
     return CT_OK;
 }
