@@ -225,19 +225,12 @@ int ct_predict(ct_context *ctx, const char *model, const char *weights, const ch
     out->top_k = top_k;
     for (;;) {
         ct_batch b;
-        if ((st = ct_loader_next(ld, &b))) {
-            ct_fail_keep(ctx, st);
-            break;
-        }
-        if (!b.n)
+        if ((st = ct_session_forward_next(&s, ld, lg, K, z, &b)) || !b.n)
             break;
         if (out->count + b.n > n) {
             st = ct_fail(ctx, CT_ERR_INTERNAL, "prediction: the loader gave more than %zu samples", n);
             break;
         }
-        if ((st = ct_session_upload(&s, &b)) || (st = ct_net_forward(&s.net, 0, 0, 0)) ||
-            (st = ct_buffer_read(ctx, lg->out.mem, lg->out.off * sizeof(float), b.n * K * sizeof(float), z)))
-            break;
         for (size_t r = 0; r < b.n; r++) {
             size_t at = out->count++;
             out->index[at] = b.index[r];
@@ -320,19 +313,12 @@ int ct_predict_outputs(ct_context *ctx, const char *model, const char *weights, 
     }
     for (;;) {
         ct_batch b;
-        if ((st = ct_loader_next(ld, &b))) {
-            ct_fail_keep(ctx, st);
-            break;
-        }
-        if (!b.n)
+        if ((st = ct_session_forward_next(&s, ld, lg, 0, z, &b)) || !b.n)
             break;
         if (out->count + b.n > n) {
             st = ct_fail(ctx, CT_ERR_INTERNAL, "prediction: the loader gave more than %zu samples", n);
             break;
         }
-        if ((st = ct_session_upload(&s, &b)) || (st = ct_net_forward(&s.net, 0, 0, 0)) ||
-            (st = ct_buffer_read(ctx, lg->out.mem, lg->out.off * sizeof(float), lg->out_n * sizeof(float), z)))
-            break;
         for (size_t i = 0; i < b.n; i++) {
             size_t at = out->count++;
             out->index[at] = b.index[i];

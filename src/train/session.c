@@ -294,6 +294,20 @@ int ct_session_upload(ct_session *s, const ct_batch *b)
     return st;
 }
 
+int ct_session_forward_next(ct_session *s, ct_loader *ld, const ct_lrt *rt, size_t per_sample,
+                            float *dst, ct_batch *b)
+{
+    int st = ct_loader_next(ld, b);
+    if (st)
+        return ct_fail_keep(s->ctx, st);
+    if (!b->n)
+        return CT_OK;
+    size_t n = per_sample ? b->n * per_sample : rt->out_n;
+    if ((st = ct_session_upload(s, b)) || (st = ct_net_forward(&s->net, 0, 0, 0)))
+        return st;
+    return ct_buffer_read(s->ctx, rt->out.mem, rt->out.off * sizeof(float), n * sizeof(float), dst);
+}
+
 const void *ct_batch_labels(const ct_batch *b, size_t row0)
 {
     return b->t ? (const void *)(b->t + row0 * b->ntargets) : (const void *)(b->y + row0);
@@ -320,15 +334,7 @@ int ct_session_evaluate_targets(ct_session *s, ct_dataset *ds, double *mse, doub
         st = ct_loader_start_epoch(ld, 0);
     while (!st) {
         ct_batch b;
-        if ((st = ct_loader_next(ld, &b)) != CT_OK) {
-            ct_fail_keep(s->ctx, st);
-            break;
-        }
-        if (b.n == 0)
-            break;
-        if ((st = ct_session_upload(s, &b)) || (st = ct_net_forward(net, 0, 0, 0)) ||
-            (st = ct_buffer_read(s->ctx, out->out.mem, out->out.off * sizeof(float),
-                                 b.n * b.ntargets * sizeof(float), pred)))
+        if ((st = ct_session_forward_next(s, ld, out, (size_t)ds->ntargets, pred, &b)) || b.n == 0)
             break;
         /* a partial batch's rows are i < b.n; the predictions are (N, K) as the targets */
         for (size_t i = 0; i < b.n * b.ntargets; i++) {
@@ -378,14 +384,7 @@ int ct_session_evaluate(ct_session *s, ct_dataset *ds, double *loss, double *acc
         st = ct_loader_start_epoch(ld, 0);
     while (!st) {
         ct_batch b;
-        if ((st = ct_loader_next(ld, &b)) != CT_OK) {
-            ct_fail_keep(s->ctx, st);
-            break;
-        }
-        if (b.n == 0)
-            break;
-        if ((st = ct_session_upload(s, &b)) || (st = ct_net_forward(net, 0, 0, 0)) ||
-            (st = ct_buffer_read(s->ctx, lg->out.mem, lg->out.off * sizeof(float), lg->out_n * sizeof(float), logits)))
+        if ((st = ct_session_forward_next(s, ld, lg, 0, logits, &b)) || b.n == 0)
             break;
         /* the logits' rows (t, i) of a language model, time-major; the
          * samples' rows otherwise; a partial batch's rows are i < b.n */

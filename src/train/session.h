@@ -61,6 +61,11 @@ const void *ct_batch_labels(const ct_batch *b, size_t row0);
 int ct_session_upload(ct_session *s, const ct_batch *b);
 /* The run-time record of the layer the loss reads: the logits. */
 const ct_lrt *ct_session_logits(const ct_net *net);
+/* The loader's next batch through the net for inference, then rt's output
+ * read into dst: per_sample floats for each of the batch's samples, or (0)
+ * the whole tensor. b->n is 0 at the end of the data. */
+int ct_session_forward_next(ct_session *s, ct_loader *ld, const ct_lrt *rt, size_t per_sample,
+                            float *dst, ct_batch *b);
 /* Loss and accuracy of a split, computed on the host from logits so a
  * partial last batch counts exactly: per sample, or per token of
  * language-model data; *count (may be NULL): samples or tokens. */
