@@ -50,6 +50,11 @@ CT_API ct_gemm_path ct_gemm_get_path(const ct_context *ctx);
 CT_API int ct_gemm_set_path(ct_context *ctx, ct_gemm_path path);
 CT_API const char *ct_gemm_path_str(ct_gemm_path path);
 
+/* The host BLAS's kernel set as OpenBLAS names it ("Haswell" for AVX2,
+ * "SkylakeX" or "Cooperlake" for AVX-512, ...), or "unknown" for another
+ * BLAS. OpenBLAS picks it when it loads; OPENBLAS_CORETYPE overrides. */
+CT_API const char *ct_host_blas_core(void);
+
 #ifdef __cplusplus
 }
 #endif

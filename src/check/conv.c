@@ -10,7 +10,9 @@
  * checked whatever the device. Where the host GEMM path is active and the
  * CPU has AVX2 and FMA, stride-1 cases also run the direct host
  * convolution (src/ops/conv_host.c), with batches on both sides of its
- * image-per-item split and widths that leave vector tails.
+ * image-per-item split and widths that leave vector tails; on a CPU with
+ * AVX-512 twice, once with its AVX-512 kernels (src/ops/conv_host512.c,
+ * the "same" convolutions) and once with CLTRAIN_HOST_ISA=avx2.
  *
  * Tolerances. Inputs are rounded to float first, so the error is the
  * device's float32 arithmetic only. A float32 sum of K products, in any
@@ -28,10 +30,12 @@
  * magnitude above these bounds (~1e-4 at the sizes used here).
  */
 #include <math.h>
+#include <stdlib.h>
 
 #include "check/check.h"
 #include "ops/conv.h"
 #include "ops/conv_host.h"
+#include "ops/host_work.h"
 #include "ref/conv.h"
 
 static void fill_f32(ct_check *c, double *x, size_t n)
@@ -58,7 +62,7 @@ enum { WS_MIN, WS_RECOMMENDED, WS_TWO_IMAGES };
 
 static void conv_case_on(ct_check *c, const ct_conv2d_desc *d, int has_bias, int ws_mode);
 
-enum { PATH_GPU_KERNELS, PATH_CPU_KERNELS, PATH_DIRECT_HOST };
+enum { PATH_GPU_KERNELS, PATH_CPU_KERNELS, PATH_DIRECT_HOST, PATH_DIRECT_HOST_AVX2 };
 
 /* path: im2col with the GPU or the CPU kernels, or the direct host
  * convolution (skipped where it does not apply). */
@@ -66,6 +70,15 @@ static void conv_case(ct_check *c, const ct_conv2d_desc *d, int has_bias, int ws
 {
     ct_context *ctx = ck_ctx(c);
     int direct = ctx->conv_direct;
+    if (path == PATH_DIRECT_HOST_AVX2) {
+        /* only where it differs from PATH_DIRECT_HOST */
+        if (!ct_host_avx512())
+            return;
+        setenv("CLTRAIN_HOST_ISA", "avx2", 1);
+        conv_case(c, d, has_bias, ws_mode, PATH_DIRECT_HOST);
+        unsetenv("CLTRAIN_HOST_ISA");
+        return;
+    }
     ctx->conv_direct = path == PATH_DIRECT_HOST;
     if (path == PATH_DIRECT_HOST) {
         /* the class table decides: probe it as the case would run */
@@ -81,7 +94,8 @@ static void conv_case(ct_check *c, const ct_conv2d_desc *d, int has_bias, int ws
             "bias=%d ws=%s path=%s", d->n, d->c_in, d->h, d->w, d->c_out, d->c_in, d->kh,
             d->kw, d->stride_h, d->stride_w, d->pad_h, d->pad_w, d->dil_h, d->dil_w, has_bias,
             ws_mode == WS_MIN ? "min" : ws_mode == WS_RECOMMENDED ? "recommended" : "two images",
-            path == PATH_DIRECT_HOST ? "direct host" : path == PATH_CPU_KERNELS ? "im2col cpu"
+            path == PATH_DIRECT_HOST ? (ct_host_avx512() ? "direct host avx512" : "direct host")
+                                     : path == PATH_CPU_KERNELS ? "im2col cpu"
                                                                                 : "im2col gpu");
     ct_kernels real = ck_use_class(c, path == PATH_GPU_KERNELS ? CT_KERNELS_GPU : CT_KERNELS_CPU);
     conv_case_on(c, d, has_bias, ws_mode);
@@ -221,8 +235,8 @@ void ct_check_conv(ct_check *c)
     };
     for (size_t f = 0; f < CT_ARRAY_LEN(fixed) && !ck_failed(c); f++)
         for (int mode = WS_MIN; mode <= WS_TWO_IMAGES && !ck_failed(c); mode++)
-            for (int path = PATH_GPU_KERNELS; path <= PATH_DIRECT_HOST && !ck_failed(c); path++) {
-                if (path == PATH_DIRECT_HOST && mode != WS_MIN)
+            for (int path = PATH_GPU_KERNELS; path <= PATH_DIRECT_HOST_AVX2 && !ck_failed(c); path++) {
+                if (path >= PATH_DIRECT_HOST && mode != WS_MIN)
                     continue; /* it takes no workspace */
                 /* small: one (workspace, kernels) pair per shape, the six pairs
                  * in turn; the batches of more than three images (there for the
@@ -259,7 +273,7 @@ void ct_check_conv(ct_check *c)
         /* stride 1 half the time, so the direct host path gets its share */
         if (ck_int(c, 0, 1))
             d.stride_h = d.stride_w = d.dil_h = d.dil_w = 1;
-        conv_case(c, &d, bias, mode, ck_int(c, PATH_GPU_KERNELS, PATH_DIRECT_HOST));
+        conv_case(c, &d, bias, mode, ck_int(c, PATH_GPU_KERNELS, PATH_DIRECT_HOST_AVX2));
         ck_case_end(c);
     }
 

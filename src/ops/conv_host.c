@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/conv_host512.h"
 #include "ops/host_work.h"
 #include "ops/hostmap.h"
 
@@ -408,11 +409,11 @@ int ct_conv2d_host_forward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf y, c
     memset(&p, 0, sizeof p);
     geometry(&p, d->n, d->c_in, d->h, d->w, d->c_out, d->kh, d->kw, d->pad_h, d->pad_w);
     size_t nw = (size_t)d->c_out * d->c_in * d->kh * d->kw;
-    ct_host_work *hw;
+    ct_host_work *hw = NULL;
     size_t taps = (size_t)d->c_in * d->kh * d->kw;
-    int st = ct_host_work_get(ctx, (size_t)p.ci * p.plane + 16, (size_t)p.ncb * 4 * taps, taps,
-                              &hw);
-    if (st)
+    int wide = ct_host_avx512() && ct_conv512_applies(d), st;
+    if (!wide && (st = ct_host_work_get(ctx, (size_t)p.ci * p.plane + 16, (size_t)p.ncb * 4 * taps,
+                                        taps, &hw)))
         return st;
     ct_hmap_range r[4] = {
         { x.mem, x.off, (size_t)d->n * p.x_img, 0, NULL },
@@ -423,6 +424,10 @@ int ct_conv2d_host_forward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf y, c
     ct_hmap hm;
     if ((st = ct_hmap_map(ctx, r, 4, &hm, "conv2d forward")))
         return st;
+    if (wide) {
+        st = ct_conv512_forward(ctx, d, r[3].host, r[0].host, r[1].host, r[2].host);
+        return ct_hmap_unmap(ctx, &hm, st, "conv2d forward");
+    }
     pack_forward(r[1].host, d->c_out, d->c_in, d->kh, d->kw, hw->wpack);
     p.x = r[0].host;
     p.bias = r[2].host;
@@ -506,6 +511,13 @@ int ct_conv2d_host_backward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf dx,
         if (db.mem)
             ct_pool_run(hw->pool, (size_t)d->c_out, bias_item, &f);
         return ct_hmap_unmap(ctx, &hm, CT_OK, "conv2d backward");
+    }
+    if (ct_host_avx512() && ct_conv512_applies(d)) {
+        st = ct_conv512_backward(ctx, d, dx.mem ? r[3].host : NULL, dw.mem ? r[4].host : NULL,
+                                 f.dy, f.x, r[2].host);
+        if (!st && db.mem)
+            ct_pool_run(hw->pool, (size_t)d->c_out, bias_item, &f);
+        return ct_hmap_unmap(ctx, &hm, st, "conv2d backward");
     }
     if (dx.mem) {
         pack_backward(r[2].host, d->c_out, d->c_in, d->kh, d->kw, hw->wpack);

@@ -3,7 +3,11 @@
  */
 #include "ops/host_work.h"
 
+#include <dlfcn.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "cltrain/gemm.h"
 
 static void host_work_free(void *state)
 {
@@ -112,9 +116,38 @@ int ct_host_avx2_fma(void)
 {
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }
+
+int ct_host_avx512(void)
+{
+    const char *isa = getenv("CLTRAIN_HOST_ISA");
+    if (isa && !strcmp(isa, "avx2"))
+        return 0;
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+           ct_host_avx2_fma();
+}
 #else
 int ct_host_avx2_fma(void)
 {
     return 0;
 }
+
+int ct_host_avx512(void)
+{
+    return 0;
+}
 #endif
+
+/* OpenBLAS's own name for the kernels it chose, looked up at run time so
+ * that another CBLAS links too */
+const char *ct_host_blas_core(void)
+{
+    void *self = dlopen(NULL, RTLD_LAZY);
+    if (!self)
+        return "unknown";
+    char *(*corename)(void) = NULL;
+    *(void **)(&corename) = dlsym(self, "openblas_get_corename");
+    const char *name = corename ? corename() : NULL;
+    dlclose(self);
+    return name ? name : "unknown";
+}

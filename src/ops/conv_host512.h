@@ -1,0 +1,26 @@
+/*
+ * conv_host512.h - the direct host convolution with AVX-512 (F, BW, DQ,
+ * VL), for the "same" stride-1 convolutions (output as wide as the input)
+ * that conv_host.c hands it where ct_host_avx512() says so. The buffers are
+ * already mapped; the context's thread pool and scratch (host_work.h) run
+ * it in a fixed decomposition, so results do not depend on the number of
+ * threads. Layout and tiles: conv_host512.c.
+ */
+#ifndef CT_OPS_CONV_HOST512_H
+#define CT_OPS_CONV_HOST512_H
+
+#include "ops/conv.h"
+#include "ops/host_work.h"
+
+/* Stride 1, dilation 1, 2 pad_w = kw - 1 (so ow = w), pad_h < kh, kw <= 16. */
+int ct_conv512_applies(const ct_conv2d_desc *d);
+
+/* y (n, co, oh, w) = x (n, ci, h, w) * w + b (b may be NULL). */
+int ct_conv512_forward(ct_context *ctx, const ct_conv2d_desc *d, float *y, const float *x,
+                       const float *w, const float *b);
+
+/* dx = (or NULL), dw += (or NULL); the bias gradient is conv_host.c's. */
+int ct_conv512_backward(ct_context *ctx, const ct_conv2d_desc *d, float *dx, float *dw,
+                        const float *dy, const float *x, const float *w);
+
+#endif /* CT_OPS_CONV_HOST512_H */
