@@ -492,6 +492,18 @@ int ct_conv2d_host_backward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf dx,
     f.dw = r[4].host;
     f.db = r[5].host;
     f.hw = hw;
+    /* AVX-512 kernels, except for a 1x1 convolution that widens a large plane
+     * (ResNet-50's 64 -> 256 at 56x56): there dy, the larger operand, would
+     * stream once per 3 input channels, and the host BLAS is faster */
+    size_t plane = (size_t)f.oh * f.ow;
+    int blas_1x1 = d->kh == 1 && d->kw == 1 && d->c_out > d->c_in && plane >= 2048;
+    if (ct_host_avx512() && ct_conv512_applies(d) && !blas_1x1) {
+        st = ct_conv512_backward(ctx, d, dx.mem ? r[3].host : NULL, dw.mem ? r[4].host : NULL,
+                                 f.dy, f.x, r[2].host);
+        if (!st && db.mem)
+            ct_pool_run(hw->pool, (size_t)d->c_out, bias_item, &f);
+        return ct_hmap_unmap(ctx, &hm, st, "conv2d backward");
+    }
     if (d->kh == 1 && d->kw == 1 && d->pad_h == 0 && d->pad_w == 0) {
         /* 1x1, unpadded: an image (c_in, P) is its own column matrix, so both
          * gradients are plain products through the host BLAS, an image at a
@@ -511,13 +523,6 @@ int ct_conv2d_host_backward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf dx,
         if (db.mem)
             ct_pool_run(hw->pool, (size_t)d->c_out, bias_item, &f);
         return ct_hmap_unmap(ctx, &hm, CT_OK, "conv2d backward");
-    }
-    if (ct_host_avx512() && ct_conv512_applies(d)) {
-        st = ct_conv512_backward(ctx, d, dx.mem ? r[3].host : NULL, dw.mem ? r[4].host : NULL,
-                                 f.dy, f.x, r[2].host);
-        if (!st && db.mem)
-            ct_pool_run(hw->pool, (size_t)d->c_out, bias_item, &f);
-        return ct_hmap_unmap(ctx, &hm, st, "conv2d backward");
     }
     if (dx.mem) {
         pack_backward(r[2].host, d->c_out, d->c_in, d->kh, d->kw, hw->wpack);
