@@ -232,6 +232,9 @@ void ct_check_conv(ct_check *c)
         { 2, 3, 9, 37, 7, 5, 5, 1, 1, 2, 2, 1, 1 },
         { 17, 4, 8, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1 },
         { 3, 6, 6, 19, 5, 2, 4, 1, 1, 0, 3, 1, 1 },
+        /* strided 1x1: subsampled, then the 1x1 direct path (AVX-512) */
+        { 5, 5, 9, 7, 10, 1, 1, 2, 2, 0, 0, 1, 1 },
+        { 2, 3, 8, 11, 9, 1, 1, 3, 2, 0, 0, 1, 1 },
     };
     for (size_t f = 0; f < CT_ARRAY_LEN(fixed) && !ck_failed(c); f++)
         for (int mode = WS_MIN; mode <= WS_TWO_IMAGES && !ck_failed(c); mode++)

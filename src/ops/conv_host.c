@@ -73,6 +73,15 @@ static void geometry(dconv *p, int n, int ci, int h, int w, int co, int kh, int 
     p->ncb = (co + 3) / 4;
 }
 
+/* The output's true shape where the convolution is strided (a strided
+ * 1x1 one, which only the AVX-512 kernels take): the mappings and the bias
+ * gradient use it. */
+static void output_shape(dconv *p, const ct_conv2d_desc *d)
+{
+    if (ct_conv2d_out_shape(NULL, d, &p->oh, &p->ow) == CT_OK)
+        p->y_img = (size_t)p->co * p->oh * p->ow;
+}
+
 /* planes (c, h, w) -> zero-padded (c, hp, wpp) at a stride of `plane` */
 static void pad_planes(const dconv *p, const float *x, int c, float *xp)
 {
@@ -377,6 +386,11 @@ int ct_conv2d_host_ok(const ct_context *ctx, const ct_conv2d_desc *d)
 {
     if (!ctx || !d || !ctx->cls.host_conv || !ct_host_avx2_fma())
         return 0;
+    /* strided 1x1 convolutions: AVX-512 only */
+    if (d->stride_h != 1 || d->stride_w != 1) {
+        int oh = 0, ow = 0;
+        return ct_host_avx512() && ct_conv512_applies(d) && !ct_conv2d_out_shape(NULL, d, &oh, &ow);
+    }
     if (d->stride_h != 1 || d->stride_w != 1 || d->dil_h != 1 || d->dil_w != 1 ||
         d->pad_h >= d->kh || d->pad_w >= d->kw)
         return 0;
@@ -408,6 +422,7 @@ int ct_conv2d_host_forward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf y, c
     dconv p;
     memset(&p, 0, sizeof p);
     geometry(&p, d->n, d->c_in, d->h, d->w, d->c_out, d->kh, d->kw, d->pad_h, d->pad_w);
+    output_shape(&p, d);
     size_t nw = (size_t)d->c_out * d->c_in * d->kh * d->kw;
     ct_host_work *hw = NULL;
     size_t taps = (size_t)d->c_in * d->kh * d->kw;
@@ -459,6 +474,7 @@ int ct_conv2d_host_backward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf dx,
     geometry(&f, d->n, d->c_in, d->h, d->w, d->c_out, d->kh, d->kw, d->pad_h, d->pad_w);
     geometry(&g, d->n, d->c_out, f.oh, f.ow, d->c_in, d->kh, d->kw, d->kh - 1 - d->pad_h,
              d->kw - 1 - d->pad_w);
+    output_shape(&f, d);
     size_t taps = (size_t)d->kh * d->kw, nw = (size_t)d->c_out * d->c_in * taps;
     /* weight-gradient items: (channel blocks, input channel), as many blocks
      * per item as still leaves 4 items per thread */
@@ -496,7 +512,8 @@ int ct_conv2d_host_backward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf dx,
      * (ResNet-50's 64 -> 256 at 56x56): there dy, the larger operand, would
      * stream once per 3 input channels, and the host BLAS is faster */
     size_t plane = (size_t)f.oh * f.ow;
-    int blas_1x1 = d->kh == 1 && d->kw == 1 && d->c_out > d->c_in && plane >= 2048;
+    int blas_1x1 = d->kh == 1 && d->kw == 1 && d->stride_h == 1 && d->stride_w == 1 &&
+                   d->c_out > d->c_in && plane >= 2048;
     if (ct_host_avx512() && ct_conv512_applies(d) && !blas_1x1) {
         st = ct_conv512_backward(ctx, d, dx.mem ? r[3].host : NULL, dw.mem ? r[4].host : NULL,
                                  f.dy, f.x, r[2].host);

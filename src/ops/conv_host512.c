@@ -41,8 +41,16 @@
 #include <immintrin.h>
 #endif
 
+static int strided_1x1(const ct_conv2d_desc *d)
+{
+    return d->kh == 1 && d->kw == 1 && d->pad_h == 0 && d->pad_w == 0 && d->dil_h == 1 &&
+           d->dil_w == 1 && (d->stride_h != 1 || d->stride_w != 1);
+}
+
 int ct_conv512_applies(const ct_conv2d_desc *d)
 {
+    if (strided_1x1(d))
+        return 1;
     return d->stride_h == 1 && d->stride_w == 1 && d->dil_h == 1 && d->dil_w == 1 &&
            2 * d->pad_w == d->kw - 1 && d->pad_h < d->kh && d->kw <= 16 && d->kh <= 16;
 }
@@ -499,8 +507,8 @@ static int masks_for(ct_context *ctx, const sconv *p, uint16_t **m)
     return CT_OK;
 }
 
-int ct_conv512_forward(ct_context *ctx, const ct_conv2d_desc *d, float *y, const float *x,
-                       const float *w, const float *b)
+static int same_forward(ct_context *ctx, const ct_conv2d_desc *d, float *y, const float *x,
+                        const float *w, const float *b)
 {
     sconv f;
     memset(&f, 0, sizeof f);
@@ -518,8 +526,8 @@ int ct_conv512_forward(ct_context *ctx, const ct_conv2d_desc *d, float *y, const
     return CT_OK;
 }
 
-int ct_conv512_backward(ct_context *ctx, const ct_conv2d_desc *d, float *dx, float *dw,
-                        const float *dy, const float *x, const float *w)
+static int same_backward(ct_context *ctx, const ct_conv2d_desc *d, float *dx, float *dw,
+                         const float *dy, const float *x, const float *w)
 {
     sconv f, g;
     memset(&f, 0, sizeof f);
@@ -553,6 +561,103 @@ int ct_conv512_backward(ct_context *ctx, const ct_conv2d_desc *d, float *dx, flo
         f.x = x, f.dy = dy, f.dw = dw, f.mask = fm, f.hw_ = hw;
         ct_pool_run(hw->pool, (size_t)((f.ncb + f.wcb - 1) / f.wcb) * f.wcitems, weight_item, &f);
         free(fm);
+    }
+    return CT_OK;
+}
+
+/* A strided 1x1 convolution is the 1x1 convolution of the subsampled
+ * input: (n, c, h, w) -> (n, c, oh, ow) at the strides, copied into a
+ * shared buffer by image; its input gradient is the subsampled one
+ * scattered back, zeros elsewhere. */
+typedef struct subsample {
+    const ct_conv2d_desc *d;
+    int oh, ow;
+    const float *src;
+    float *dst;
+    int scatter; /* dst (n, c, h, w) <- src (n, c, oh, ow) */
+} subsample;
+
+static void subsample_item(void *arg, size_t item, int thread)
+{
+    (void)thread;
+    const subsample *s = arg;
+    const ct_conv2d_desc *d = s->d;
+    size_t big = (size_t)d->c_in * d->h * d->w, small = (size_t)d->c_in * s->oh * s->ow;
+    if (s->scatter) {
+        float *dst = s->dst + item * big;
+        const float *src = s->src + item * small;
+        memset(dst, 0, big * sizeof(float));
+        for (int c = 0; c < d->c_in; c++)
+            for (int r = 0; r < s->oh; r++)
+                for (int k = 0; k < s->ow; k++)
+                    dst[((size_t)c * d->h + (size_t)r * d->stride_h) * d->w +
+                        (size_t)k * d->stride_w] = *src++;
+    } else {
+        const float *src = s->src + item * big;
+        float *dst = s->dst + item * small;
+        for (int c = 0; c < d->c_in; c++)
+            for (int r = 0; r < s->oh; r++)
+                for (int k = 0; k < s->ow; k++)
+                    *dst++ = src[((size_t)c * d->h + (size_t)r * d->stride_h) * d->w +
+                                 (size_t)k * d->stride_w];
+    }
+}
+
+static int strided_setup(ct_context *ctx, const ct_conv2d_desc *d, ct_conv2d_desc *d1,
+                         ct_host_work **hw, subsample *s)
+{
+    memset(s, 0, sizeof *s);
+    s->d = d;
+    s->oh = (d->h - 1) / d->stride_h + 1;
+    s->ow = (d->w - 1) / d->stride_w + 1;
+    *d1 = *d;
+    d1->h = s->oh, d1->w = s->ow, d1->stride_h = d1->stride_w = 1;
+    return ct_host_work_get(ctx, 16, 16, 1, hw);
+}
+
+int ct_conv512_forward(ct_context *ctx, const ct_conv2d_desc *d, float *y, const float *x,
+                       const float *w, const float *b)
+{
+    if (!strided_1x1(d))
+        return same_forward(ctx, d, y, x, w, b);
+    ct_conv2d_desc d1;
+    ct_host_work *hw;
+    subsample s;
+    float *xs;
+    int st = strided_setup(ctx, d, &d1, &hw, &s);
+    if (st || (st = ct_host_work_big(ctx, hw, 0, (size_t)d->n * d->c_in * s.oh * s.ow, &xs)))
+        return st;
+    s.src = x, s.dst = xs;
+    ct_pool_run(hw->pool, (size_t)d->n, subsample_item, &s);
+    return same_forward(ctx, &d1, y, xs, w, b);
+}
+
+int ct_conv512_backward(ct_context *ctx, const ct_conv2d_desc *d, float *dx, float *dw,
+                        const float *dy, const float *x, const float *w)
+{
+    if (!strided_1x1(d))
+        return same_backward(ctx, d, dx, dw, dy, x, w);
+    ct_conv2d_desc d1;
+    ct_host_work *hw;
+    subsample s;
+    float *xs = NULL, *dxs = NULL;
+    int st = strided_setup(ctx, d, &d1, &hw, &s);
+    if (st)
+        return st;
+    size_t small = (size_t)d->n * d->c_in * s.oh * s.ow;
+    if (dw) {
+        if ((st = ct_host_work_big(ctx, hw, 0, small, &xs)))
+            return st;
+        s.src = x, s.dst = xs;
+        ct_pool_run(hw->pool, (size_t)d->n, subsample_item, &s);
+    }
+    if (dx && (st = ct_host_work_big(ctx, hw, 1, small, &dxs)))
+        return st;
+    if ((st = same_backward(ctx, &d1, dxs, dw, dy, xs, w)))
+        return st;
+    if (dx) {
+        s.src = dxs, s.dst = dx, s.scatter = 1;
+        ct_pool_run(hw->pool, (size_t)d->n, subsample_item, &s);
     }
     return CT_OK;
 }

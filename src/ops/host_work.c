@@ -20,6 +20,8 @@ static void host_work_free(void *state)
     free(hw->cached);
     free(hw->wpack);
     free(hw->toff);
+    free(hw->big[0]);
+    free(hw->big[1]);
     free(hw);
 }
 
@@ -102,6 +104,20 @@ int ct_host_work_get(ct_context *ctx, size_t per_thread, size_t wpack_n, size_t 
     for (int t = 0; t < hw->threads; t++)
         hw->cached[t] = -1;
     *out = hw;
+    return CT_OK;
+}
+
+int ct_host_work_big(ct_context *ctx, ct_host_work *hw, int slot, size_t n, float **out)
+{
+    if (hw->big_n[slot] < n) {
+        free(hw->big[slot]);
+        hw->big[slot] = aligned_alloc(64, round_up(n, 16) * sizeof(float));
+        hw->big_n[slot] = hw->big[slot] ? n : 0;
+        if (!hw->big[slot])
+            return ct_fail(ctx, CT_ERR_NO_MEMORY, "conv2d host path: out of host memory for "
+                           "%zu floats", n);
+    }
+    *out = hw->big[slot];
     return CT_OK;
 }
 

@@ -29,6 +29,8 @@ typedef struct ct_host_work {
     size_t wpack_n;
     int *toff;         /* tap offsets */
     size_t toff_n;
+    float *big[2];     /* shared (not per thread) buffers, grown on demand */
+    size_t big_n[2];
 } ct_host_work;
 
 /* The context's pool and scratch, with at least per_thread floats of
@@ -37,6 +39,10 @@ typedef struct ct_host_work {
  * compute units (pocl: the cores), or CLTRAIN_THREADS. */
 int ct_host_work_get(ct_context *ctx, size_t per_thread, size_t wpack_n, size_t taps,
                      ct_host_work **out);
+
+/* Shared buffer `slot` (0 or 1) of hw with room for n floats, 64-byte
+ * aligned; it keeps its size between calls (no page faults per call). */
+int ct_host_work_big(ct_context *ctx, ct_host_work *hw, int slot, size_t n, float **out);
 
 /* The pool's thread count once it exists, else the device's compute units. */
 int ct_host_work_threads(const ct_context *ctx);
