@@ -53,6 +53,23 @@ inline void ct_dropout_apply(__global float *out, __global const float *in, uint
     }
 }
 
+/* The common case, four whole elements of one block (first a multiple of
+ * 4): one Philox call, straight-line code that CPU compilers vectorize
+ * across work-items (the general loop above does not vectorize; on pocl it
+ * ran 5x slower). Same decisions, same results. */
+inline void ct_dropout_apply4(__global float *out, __global const float *in, uint b, uint first,
+                              float p, float scale, uint seed_lo, uint seed_hi, uint stream)
+{
+    uint4 r = ct_dropout_block(first / 4 + b, seed_lo, seed_hi, stream);
+    float4 v = vload4(b, in);
+    float4 o;
+    o.x = ct_u01(r.x) >= p ? v.x * scale : 0.0f;
+    o.y = ct_u01(r.y) >= p ? v.y * scale : 0.0f;
+    o.z = ct_u01(r.z) >= p ? v.z * scale : 0.0f;
+    o.w = ct_u01(r.w) >= p ? v.w * scale : 0.0f;
+    vstore4(o, b, out);
+}
+
 /* y = x * keep * scale; work-item b handles elements 4b .. 4b + 3.
  * x, y: (n) */
 __kernel void dropout_fwd_f32(__global float *y, ulong y_off, __global const float *x, ulong x_off,
@@ -60,7 +77,9 @@ __kernel void dropout_fwd_f32(__global float *y, ulong y_off, __global const flo
                               uint stream)
 {
     uint b = get_global_id(0);
-    if (b < (n + 3) / 4)
+    if (first % 4 == 0 && 4 * b + 3 < n)
+        ct_dropout_apply4(y + y_off, x + x_off, b, first, p, scale, seed_lo, seed_hi, stream);
+    else if (b < (n + 3) / 4)
         ct_dropout_apply(y + y_off, x + x_off, b, n, first, p, scale, seed_lo, seed_hi, stream);
 }
 
@@ -70,6 +89,8 @@ __kernel void dropout_bwd_f32(__global float *dx, ulong dx_off, __global const f
                               uint seed_hi, uint stream)
 {
     uint b = get_global_id(0);
-    if (b < (n + 3) / 4)
+    if (first % 4 == 0 && 4 * b + 3 < n)
+        ct_dropout_apply4(dx + dx_off, dy + dy_off, b, first, p, scale, seed_lo, seed_hi, stream);
+    else if (b < (n + 3) / 4)
         ct_dropout_apply(dx + dx_off, dy + dy_off, b, n, first, p, scale, seed_lo, seed_hi, stream);
 }

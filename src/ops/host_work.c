@@ -140,7 +140,7 @@ int ct_host_avx512(void)
         return 0;
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
            __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
-           ct_host_avx2_fma();
+           __builtin_cpu_supports("bmi2") && ct_host_avx2_fma();
 }
 #else
 int ct_host_avx2_fma(void)

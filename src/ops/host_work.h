@@ -16,7 +16,7 @@
 /* compiled for AVX2 + FMA; called only where ct_host_avx2_fma() says so */
 #define CT_AVX2 __attribute__((target("avx2,fma")))
 /* compiled for AVX-512; called only where ct_host_avx512() says so */
-#define CT_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")))
+#define CT_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,bmi2")))
 #endif
 
 typedef struct ct_host_work {
@@ -50,7 +50,8 @@ int ct_host_work_threads(const ct_context *ctx);
 /* Whether this CPU has AVX2 and FMA (0 off x86). */
 int ct_host_avx2_fma(void);
 
-/* Whether the host kernels use AVX-512 (F, BW, DQ, VL): the CPU has it and
+/* Whether the host kernels use AVX-512 (F, BW, DQ, VL; and BMI2, which
+ * every CPU with those has): the CPU has it and
  * CLTRAIN_HOST_ISA is not "avx2" (which keeps the AVX2 kernels, to compare
  * or to check them on an AVX-512 machine). */
 int ct_host_avx512(void);

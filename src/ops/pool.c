@@ -104,6 +104,8 @@ int ct_maxpool_backward(ct_context *ctx, const ct_pool2d *p, ct_buf dx, ct_buf d
         if (!x.mem)
             return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_maxpool_backward: no input x given: "
                            "HINT: disjoint windows (stride >= kernel) find the argmax from x");
+        if (ctx->cls.host_pool)
+            return ct_maxpool_host_backward(ctx, p, oh, ow, dx, dy, x, argmax);
         /* disjoint windows: one work-item per window writes its tile, the
          * argmax found once instead of once per element (several times
          * faster at 2x2/2); same results */
@@ -116,6 +118,8 @@ int ct_maxpool_backward(ct_context *ctx, const ct_pool2d *p, ct_buf dx, ct_buf d
                        "%dx%d overlaps but no argmax record was given: HINT: pass the argmax "
                        "buffer ct_maxpool_forward filled (see ct_maxpool_overlaps)", p->kh, p->kw,
                        p->sh, p->sw);
+    if (ctx->cls.host_pool)
+        return ct_maxpool_host_backward(ctx, p, oh, ow, dx, dy, x, argmax);
     size_t g[1] = { (size_t)a.planes * (size_t)p->h }; /* one work-item per input row */
     return CT_RUN(ctx, CT_PROG_pool, "maxpool_bwd_f32", 1, g, NULL, CT_BUF(dx), CT_BUF(dy),
                   CT_BUF(argmax), POOL_GEOM(a));

@@ -196,3 +196,149 @@ int ct_maxpool_host_forward(ct_context *ctx, const ct_pool2d *p, int oh, int ow,
     ct_pool_run(hw->pool, planes, maxpool_plane, &hp);
     return ct_hmap_unmap(ctx, &hm, CT_OK, "max pool forward");
 }
+
+/* ---- backward ---- */
+
+typedef struct hpool_bwd {
+    const ct_pool2d *p;
+    int oh, ow;
+    int avx512;
+    const float *x, *dy;
+    const int *am;
+    float *dx;
+} hpool_bwd;
+
+#ifdef CT_HOST_X86
+/* 2x2 windows at stride 2, unpadded, n <= 16 of them from output (oy, ox0)
+ * whose tiles are exactly their windows: the scan of window_max (first
+ * maximum in the order a b / c d, a NaN taking over) lane by lane, then
+ * 0 + dy at the winner and 0 at the other three. */
+static CT_AVX512 void bwd_2x2_16(const hpool_bwd *hb, const float *xp, float *dxp, size_t o,
+                                 int oy, int ox0, int n)
+{
+    const ct_pool2d *p = hb->p;
+    size_t r0 = (size_t)(2 * oy) * p->w + (size_t)(2 * ox0), r1 = r0 + (size_t)p->w;
+    __mmask16 lo = (__mmask16)(n >= 8 ? 0xffff : (1u << (2 * n)) - 1);
+    __mmask16 hi = (__mmask16)(n > 8 ? (1u << (2 * (n - 8))) - 1 : 0);
+    __m512 t0 = _mm512_maskz_loadu_ps(lo, xp + r0), t1 = _mm512_maskz_loadu_ps(hi, xp + r0 + 16);
+    __m512 u0 = _mm512_maskz_loadu_ps(lo, xp + r1), u1 = _mm512_maskz_loadu_ps(hi, xp + r1 + 16);
+    __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    __m512i od = _mm512_add_epi32(ev, _mm512_set1_epi32(1));
+    __m512 a = _mm512_permutex2var_ps(t0, ev, t1), b = _mm512_permutex2var_ps(t0, od, t1);
+    __m512 c = _mm512_permutex2var_ps(u0, ev, u1), d = _mm512_permutex2var_ps(u0, od, u1);
+    __m512 m = a;
+    __mmask16 tb = _mm512_cmp_ps_mask(b, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(b, b, _CMP_UNORD_Q);
+    m = _mm512_mask_blend_ps(tb, m, b);
+    __mmask16 tc = _mm512_cmp_ps_mask(c, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(c, c, _CMP_UNORD_Q);
+    m = _mm512_mask_blend_ps(tc, m, c);
+    __mmask16 td = _mm512_cmp_ps_mask(d, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(d, d, _CMP_UNORD_Q);
+    /* the winner: d if td, else c if tc, else b if tb, else a */
+    __mmask16 wd = td, wc = (__mmask16)(tc & ~td), wb = (__mmask16)(tb & ~tc & ~td);
+    __mmask16 wa = (__mmask16)~(tb | tc | td);
+    __mmask16 nm = (__mmask16)(n >= 16 ? 0xffff : (1u << n) - 1);
+    __m512 g = _mm512_add_ps(_mm512_setzero_ps(), _mm512_maskz_loadu_ps(nm, hb->dy + o));
+    __m512 ga = _mm512_maskz_mov_ps(wa, g), gb = _mm512_maskz_mov_ps(wb, g);
+    __m512 gc = _mm512_maskz_mov_ps(wc, g), gd = _mm512_maskz_mov_ps(wd, g);
+    /* interleave back: row 0 = a0 b0 a1 b1 ..., row 1 = c0 d0 ... */
+    __m512i il = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    __m512i ih = _mm512_add_epi32(il, _mm512_set1_epi32(8));
+    _mm512_mask_storeu_ps(dxp + r0, lo, _mm512_permutex2var_ps(ga, il, gb));
+    _mm512_mask_storeu_ps(dxp + r0 + 16, hi, _mm512_permutex2var_ps(ga, ih, gb));
+    _mm512_mask_storeu_ps(dxp + r1, lo, _mm512_permutex2var_ps(gc, il, gd));
+    _mm512_mask_storeu_ps(dxp + r1 + 16, hi, _mm512_permutex2var_ps(gc, ih, gd));
+}
+#endif
+
+/* Disjoint windows (maxpool_bwd_tile_f32's rule): window (oy, ox) owns the
+ * tile of rows [oy sh - ph, (oy + 1) sh - ph) and columns likewise, clipped
+ * to the plane, the last tile of each axis stretched to the plane's end;
+ * it writes 0 + dy at its argmax (found again from x, as the forward found
+ * it) and 0 elsewhere in its tile. */
+static void maxpool_bwd_tiles(void *arg, size_t plane, int thread)
+{
+    (void)thread;
+    const hpool_bwd *hb = arg;
+    const ct_pool2d *p = hb->p;
+    size_t in0 = plane * (size_t)p->h * p->w, out0 = plane * (size_t)hb->oh * hb->ow;
+    const float *xp = hb->x + in0;
+    float *dxp = hb->dx + in0;
+    /* 2x2/2 unpadded: the windows whose tiles are exactly themselves (all
+     * but a stretched last row or column of an odd size) 16 at a time */
+    int fast = 0;
+#ifdef CT_HOST_X86
+    fast = hb->avx512 && p->kh == 2 && p->kw == 2 && p->sh == 2 && p->sw == 2 && p->ph == 0 &&
+           p->pw == 0;
+#endif
+    for (int oy = 0; oy < hb->oh; oy++) {
+        int ox_from = 0;
+#ifdef CT_HOST_X86
+        if (fast && (oy < hb->oh - 1 || p->h == 2 * hb->oh)) {
+            int nx = hb->ow - (p->w > 2 * hb->ow ? 1 : 0);
+            for (; ox_from < nx; ox_from += 16)
+                bwd_2x2_16(hb, xp, dxp, out0 + (size_t)oy * hb->ow + (size_t)ox_from, oy, ox_from,
+                           nx - ox_from < 16 ? nx - ox_from : 16);
+            ox_from = nx;
+        }
+#endif
+        int wy0 = oy * p->sh - p->ph, wy1 = wy0 + p->kh < p->h ? wy0 + p->kh : p->h;
+        wy0 = wy0 > 0 ? wy0 : 0;
+        int ty0 = wy0, ty1 = oy == hb->oh - 1 ? p->h : (oy + 1) * p->sh - p->ph;
+        ty1 = ty1 < p->h ? ty1 : p->h;
+        for (int ox = ox_from; ox < hb->ow; ox++) {
+            int wx0 = ox * p->sw - p->pw, wx1 = wx0 + p->kw < p->w ? wx0 + p->kw : p->w;
+            wx0 = wx0 > 0 ? wx0 : 0;
+            int tx1 = ox == hb->ow - 1 ? p->w : (ox + 1) * p->sw - p->pw;
+            tx1 = tx1 < p->w ? tx1 : p->w;
+            float m;
+            int best;
+            window_max(xp, p->w, wy0, wy1, wx0, wx1, &m, &best);
+            float g = 0.0f + hb->dy[out0 + (size_t)oy * hb->ow + ox];
+            for (int yy = ty0; yy < ty1; yy++)
+                for (int xx = wx0; xx < tx1; xx++) {
+                    int q = yy * p->w + xx;
+                    dxp[q] = q == best ? g : 0.0f;
+                }
+        }
+    }
+}
+
+/* Overlapping windows: dx = 0, then each output's dy added at its recorded
+ * argmax, outputs in row order (the order maxpool_bwd_f32 adds them in). */
+static void maxpool_bwd_scatter(void *arg, size_t plane, int thread)
+{
+    (void)thread;
+    const hpool_bwd *hb = arg;
+    const ct_pool2d *p = hb->p;
+    size_t in0 = plane * (size_t)p->h * p->w, out0 = plane * (size_t)hb->oh * hb->ow;
+    float *dxp = hb->dx + in0;
+    memset(dxp, 0, (size_t)p->h * p->w * sizeof(float));
+    size_t per = (size_t)hb->oh * hb->ow;
+    for (size_t o = 0; o < per; o++)
+        dxp[hb->am[out0 + o]] += hb->dy[out0 + o];
+}
+
+int ct_maxpool_host_backward(ct_context *ctx, const ct_pool2d *p, int oh, int ow, ct_buf dx,
+                             ct_buf dy, ct_buf x, ct_buf argmax)
+{
+    ct_host_work *hw;
+    int st = ct_host_work_get(ctx, 16, 16, 1, &hw);
+    if (st)
+        return st;
+    int tiles = !ct_maxpool_overlaps(p);
+    size_t planes = (size_t)p->n * p->c, ny = planes * (size_t)oh * ow;
+    size_t nx = planes * (size_t)p->h * p->w;
+    ct_hmap_range r[4] = {
+        { dy.mem, dy.off, ny, 0, NULL },
+        { tiles ? x.mem : NULL, x.off, nx, 0, NULL },
+        { tiles ? NULL : argmax.mem, argmax.off, ny, 0, NULL },
+        { dx.mem, dx.off, nx, 1, NULL },
+    };
+    ct_hmap hm;
+    if ((st = ct_hmap_map(ctx, r, 4, &hm, "max pool backward")))
+        return st;
+    hpool_bwd hb = { p, oh, ow, ct_host_avx512(), r[1].host, r[0].host, (const int *)(const void *)r[2].host,
+                     r[3].host };
+    ct_pool_run(hw->pool, planes, tiles ? maxpool_bwd_tiles : maxpool_bwd_scatter, &hb);
+    return ct_hmap_unmap(ctx, &hm, CT_OK, "max pool backward");
+}
+
