@@ -13,8 +13,10 @@
  * of the parameters and of the running statistics as read back from the
  * device.
  *
- * The file names the device and driver it was recorded on. On that device
- * and driver the comparison is exact: loss bits and both hashes. Elsewhere
+ * The file names the device and driver it was recorded on, and the host
+ * side the CPU class runs on (its vector kernels, AVX-512 or AVX2, and the
+ * host BLAS's kernel set). Where all of them match the comparison is exact:
+ * loss bits and both hashes. Elsewhere
  * the float summation orders legitimately differ (work-group sizes, the
  * BLAS's and CLBlast's kernels, contraction into FMAs), so only the losses
  * are compared, within the tolerances of models[] (justified below), and
@@ -37,6 +39,7 @@
 #include "cltrain/cltrain.h"
 #include "core/sha256.h"
 #include "nn/net.h"
+#include "ops/host_work.h"
 #include "optim/optim.h"
 
 #ifndef CT_RECORDED_DATA
@@ -98,6 +101,7 @@ typedef struct run {
 typedef struct record {
     char device[REC_LINE_MAX];
     char driver[REC_LINE_MAX];
+    char host[REC_LINE_MAX];
     run runs[MAX_RUNS];
     int count;
 } record;
@@ -217,14 +221,24 @@ done:
     return bad;
 }
 
+/* "host ISA BLAS": what the CPU class's host-side bits depend on */
+static void host_of(char *out, size_t n)
+{
+    snprintf(out, n, "%s %s", ct_host_avx512() ? "avx512" : ct_host_avx2_fma() ? "avx2" : "none",
+             ct_host_blas_core());
+}
+
 static void write_record(FILE *f, const ct_device_info *dev, const run *runs, int count)
 {
+    char host[REC_LINE_MAX];
+    host_of(host, sizeof host);
     fprintf(f, "# cltrain: %d training steps (Adam) of each model in each device class, read by\n"
             "# tests/test_recorded.c. Recorded on %s, driver %s (%s).\n"
             "# Re-record: build-rec/tests/test_recorded --record > tests/data/recorded_steps.txt\n",
             STEPS, dev->name, dev->driver_version, dev->platform_version);
     fprintf(f, "device %s\n", dev->name);
     fprintf(f, "driver %s\n", dev->driver_version);
+    fprintf(f, "host %s\n", host);
     for (int i = 0; i < count; i++) {
         const run *r = &runs[i];
         fprintf(f, "run %s %s %d\n", r->model, r->cls, r->batch);
@@ -282,6 +296,8 @@ static int read_record(const char *path, record *rec)
             snprintf(rec->device, sizeof rec->device, "%s", v);
         } else if ((v = after(line, "driver"))) {
             snprintf(rec->driver, sizeof rec->driver, "%s", v);
+        } else if ((v = after(line, "host"))) {
+            snprintf(rec->host, sizeof rec->host, "%s", v);
         } else if ((v = after(line, "run"))) {
             if (rec->count == MAX_RUNS) {
                 bad = parse_error(path, lineno, "too many runs");
@@ -399,12 +415,16 @@ int main(int argc, char **argv)
         return 1;
     }
     const ct_device_info *dev = ct_context_device(ctx);
-    int exact = !recording && !strcmp(rec.device, dev->name) && !strcmp(rec.driver, dev->driver_version);
+    char host[REC_LINE_MAX];
+    host_of(host, sizeof host);
+    int exact = !recording && !strcmp(rec.device, dev->name) && !strcmp(rec.driver, dev->driver_version) &&
+                !strcmp(rec.host, host);
     if (!recording && !exact)
-        printf("bit-exact comparison skipped: recorded on \"%s\", driver \"%s\"; this is \"%s\", driver "
-               "\"%s\", whose float summation orders may differ. Losses compared within a relative "
-               "tolerance (1e-4 at step 1, looser later for resnet56), hashes not compared.\n",
-               rec.device, rec.driver, dev->name, dev->driver_version);
+        printf("bit-exact comparison skipped: recorded on \"%s\", driver \"%s\", host \"%s\"; this is "
+               "\"%s\", driver \"%s\", host \"%s\", whose float summation orders may differ. Losses "
+               "compared within a relative tolerance (1e-4 at step 1, looser later for resnet56), "
+               "hashes not compared.\n",
+               rec.device, rec.driver, rec.host, dev->name, dev->driver_version, host);
     static run runs[MAX_RUNS];
     int count = 0, bad = 0;
     FILE *out = recording ? stderr : stdout; /* in recording, stdout is the file */
