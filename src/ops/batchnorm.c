@@ -7,6 +7,8 @@
  */
 #include "ops/batchnorm.h"
 
+#include "ops/batchnorm_host.h"
+
 #define BN_MAX_WG 256
 
 /* A CPU device's local size for `items` work-items of `kernel` that need no
@@ -74,6 +76,9 @@ int ct_batchnorm_forward_train(ct_context *ctx, ct_buf y, ct_buf save_mean, ct_b
         !running_mean.mem != !running_var.mem)
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "%s: a NULL buffer (only the running statistics "
                        "may be NULL, and then both)", who);
+    if (ct_batchnorm_host_ok(ctx))
+        return ct_batchnorm_host_forward(ctx, y, save_mean, save_invstd, running_mean, running_var,
+                                         x, gamma, beta, N, C, HW, momentum, eps, 1, relu);
     cl_uint n = (cl_uint)N, c = (cl_uint)C, hw = (cl_uint)HW;
     cl_float mom = momentum, e = eps;
     if (ctx->cls.row_kernels) {
@@ -110,6 +115,9 @@ int ct_batchnorm_forward_eval(ct_context *ctx, ct_buf y, ct_buf x, ct_buf gamma,
         return st;
     if (!y.mem || !x.mem || !gamma.mem || !beta.mem || !running_mean.mem || !running_var.mem)
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "%s: a NULL buffer", who);
+    if (ct_batchnorm_host_ok(ctx))
+        return ct_batchnorm_host_forward(ctx, y, (ct_buf){ NULL, 0 }, (ct_buf){ NULL, 0 }, running_mean, running_var, x,
+                                         gamma, beta, N, C, HW, 0.0f, eps, 0, relu);
     return launch_fwd(ctx, y, x, running_mean, running_var, gamma, beta, N, C, HW, eps, 1, relu);
 }
 
@@ -123,6 +131,9 @@ static int launch_bwd(ct_context *ctx, const char *who, ct_buf dx, ct_buf dgamma
     if (!dx.mem || !dgamma.mem || !dbeta.mem || !dy.mem || !x.mem || !gamma.mem || !mean.mem ||
         !stat.mem || (relu && !y.mem))
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "%s: a NULL buffer (y is needed with relu)", who);
+    if (ct_batchnorm_host_ok(ctx))
+        return ct_batchnorm_host_backward(ctx, dx, dgamma, dbeta, dy, x, y, gamma, mean, stat, N, C,
+                                          HW, eps, train, relu);
     cl_uint n = (cl_uint)N, c = (cl_uint)C, hw = (cl_uint)HW;
     cl_float e = eps;
     cl_int t = train, r = relu ? 1 : 0;

@@ -13,7 +13,7 @@
 
 #include "cl/runtime.h"
 
-#define CT_HMAP_MAX 8
+#define CT_HMAP_MAX 10
 
 typedef struct ct_hmap_range {
     cl_mem mem;    /* NULL: skipped (host stays NULL) */
