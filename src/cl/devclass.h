@@ -26,7 +26,7 @@ typedef struct ct_devclass {
     int row_kernels;    /* per-row / per-chunk kernels (activations, losses, LRN, batch norm, im2col) */
     int fuse_bias_act;  /* dense and conv add the bias and activation in one kernel after the product */
     int host_conv;      /* stride-1 convolutions on the host (when the CPU has AVX2 + FMA) */
-    int host_pool;      /* max pool (forward and backward) and dropout on the host */
+    int host_pool;      /* max pool, dropout and (AVX-512 CPUs) batch norm on the host */
 } ct_devclass;
 
 /* Parses CLTRAIN_KERNELS-style text ("auto", "cpu", "gpu"); -1 if unknown. */
