@@ -476,20 +476,35 @@ int ct_conv2d_host_backward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf dx,
              d->kw - 1 - d->pad_w);
     output_shape(&f, d);
     size_t taps = (size_t)d->kh * d->kw, nw = (size_t)d->c_out * d->c_in * taps;
-    /* weight-gradient items: (channel blocks, input channel), as many blocks
-     * per item as still leaves 4 items per thread */
-    int threads = ct_host_work_threads(ctx);
-    f.group = f.ncb;
-    while (f.group > 1 && (size_t)d->c_in * (size_t)((f.ncb + f.group - 1) / f.group) <
-                              4 * (size_t)(threads > 0 ? threads : 1))
-        f.group = (f.group + 1) / 2;
-    size_t nacc = (size_t)f.group * d->kh * ((d->kw + 2) / 3) * 12 * 8;
-    size_t need_g = dx.mem ? (size_t)g.ci * g.plane + 16 : 0;
-    size_t need_f = f.plane + 16 + 16 + nacc;
+    /* Which kernels: AVX-512, except for a 1x1 convolution that widens a
+     * large plane (ResNet-50's 64 -> 256 at 56x56): there dy, the larger
+     * operand, would stream once per 3 input channels, and the host BLAS is
+     * faster; else an unpadded stride-1 1x1 through the host BLAS (a strided
+     * one only reaches here with AVX-512, ct_conv2d_host_ok); else the AVX2
+     * kernels below, the only ones that need this file's scratch. */
+    int blas_1x1 = d->kh == 1 && d->kw == 1 && d->pad_h == 0 && d->pad_w == 0 &&
+                   d->stride_h == 1 && d->stride_w == 1;
+    int wide = ct_host_avx512() && ct_conv512_applies(d) &&
+               !(blas_1x1 && d->c_out > d->c_in && (size_t)f.oh * f.ow >= 2048);
     ct_host_work *hw;
-    int st = ct_host_work_get(ctx, need_g > need_f ? need_g : need_f,
+    int st;
+    if (wide || blas_1x1) {
+        st = ct_host_work_get(ctx, 16, 16, 1, &hw);
+    } else {
+        /* weight-gradient items: (channel blocks, input channel), as many
+         * blocks per item as still leaves 4 items per thread */
+        int threads = ct_host_work_threads(ctx);
+        f.group = f.ncb;
+        while (f.group > 1 && (size_t)d->c_in * (size_t)((f.ncb + f.group - 1) / f.group) <
+                                  4 * (size_t)(threads > 0 ? threads : 1))
+            f.group = (f.group + 1) / 2;
+        size_t nacc = (size_t)f.group * d->kh * ((d->kw + 2) / 3) * 12 * 8;
+        size_t need_g = dx.mem ? (size_t)g.ci * g.plane + 16 : 0;
+        size_t need_f = f.plane + 16 + 16 + nacc;
+        st = ct_host_work_get(ctx, need_g > need_f ? need_g : need_f,
                               dx.mem ? (size_t)g.ncb * 4 * d->c_out * taps : 16,
                               (size_t)d->c_out * taps, &hw);
+    }
     if (st)
         return st;
     ct_hmap_range r[6] = {
@@ -508,20 +523,14 @@ int ct_conv2d_host_backward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf dx,
     f.dw = r[4].host;
     f.db = r[5].host;
     f.hw = hw;
-    /* AVX-512 kernels, except for a 1x1 convolution that widens a large plane
-     * (ResNet-50's 64 -> 256 at 56x56): there dy, the larger operand, would
-     * stream once per 3 input channels, and the host BLAS is faster */
-    size_t plane = (size_t)f.oh * f.ow;
-    int blas_1x1 = d->kh == 1 && d->kw == 1 && d->stride_h == 1 && d->stride_w == 1 &&
-                   d->c_out > d->c_in && plane >= 2048;
-    if (ct_host_avx512() && ct_conv512_applies(d) && !blas_1x1) {
+    if (wide) {
         st = ct_conv512_backward(ctx, d, dx.mem ? r[3].host : NULL, dw.mem ? r[4].host : NULL,
                                  f.dy, f.x, r[2].host);
         if (!st && db.mem)
             ct_pool_run(hw->pool, (size_t)d->c_out, bias_item, &f);
         return ct_hmap_unmap(ctx, &hm, st, "conv2d backward");
     }
-    if (d->kh == 1 && d->kw == 1 && d->pad_h == 0 && d->pad_w == 0) {
+    if (blas_1x1) {
         /* 1x1, unpadded: an image (c_in, P) is its own column matrix, so both
          * gradients are plain products through the host BLAS, an image at a
          * time in image order (the tap-group kernels below would compute

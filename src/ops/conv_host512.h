@@ -1,7 +1,8 @@
 /*
  * conv_host512.h - the direct host convolution with AVX-512 (F, BW, DQ,
  * VL), for the "same" stride-1 convolutions (output as wide as the input)
- * that conv_host.c hands it where ct_host_avx512() says so. The buffers are
+ * and the unpadded strided 1x1 ones that conv_host.c hands it where
+ * ct_host_avx512() says so. The buffers are
  * already mapped; the context's thread pool and scratch (host_work.h) run
  * it in a fixed decomposition, so results do not depend on the number of
  * threads. Layout and tiles: conv_host512.c.
@@ -12,7 +13,8 @@
 #include "ops/conv.h"
 #include "ops/host_work.h"
 
-/* Stride 1, dilation 1, 2 pad_w = kw - 1 (so ow = w), pad_h < kh, kw <= 16. */
+/* Stride 1, dilation 1, 2 pad_w = kw - 1 (so ow = w), pad_h < kh, kh and kw
+ * <= 16; or an unpadded 1x1 at any stride (subsampled first). */
 int ct_conv512_applies(const ct_conv2d_desc *d);
 
 /* y (n, co, oh, w) = x (n, ci, h, w) * w + b (b may be NULL). */

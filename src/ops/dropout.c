@@ -112,14 +112,12 @@ static int host_apply(ct_context *ctx, const char *who, ct_buf out, ct_buf in, s
         { in.mem, in.off, n, 0, NULL },
         { out.mem, out.off, n, 1, NULL },
     };
-    if (in.mem == out.mem && in.off == out.off)
-        r[0].mem = NULL; /* in place: one mapping, read and written */
     ct_hmap hm;
     if ((st = ct_hmap_map(ctx, r, 2, &hm, who)))
         return st;
     /* u01(w) = (w >> 8) 2^-24 exactly, so u01(w) >= p is (w >> 8) >= ceil(p 2^24) */
     double t = ceil((double)p * 16777216.0);
-    hdrop d = { r[1].host, r[0].mem ? r[0].host : r[1].host, n, first, p, ct_dropout_scale(p),
+    hdrop d = { r[1].host, r[0].host, n, first, p, ct_dropout_scale(p),
                 { (uint32_t)seed, 0x5eedu }, (uint32_t)(seed >> 32), stream,
                 (uint32_t)(t > 16777216.0 ? 16777216.0 : t), ct_host_avx512() };
     ct_pool_run(hw->pool, (n + CHUNK - 1) / CHUNK, drop_item, &d);

@@ -180,14 +180,8 @@ int ct_predict(ct_context *ctx, const char *model, const char *weights, const ch
     unsigned char *used = NULL;
     if (st)
         goto done;
-    ct_loader_options lo;
-    ct_loader_defaults(&lo);
-    lo.batch = (size_t)batch;
-    lo.shuffle = 0;
-    if ((st = ct_loader_create(s.test, &lo, &ld)) || (st = ct_loader_start_epoch(ld, 0))) {
-        ct_fail_keep(ctx, st);
+    if ((st = ct_session_loader(&s, s.test, (size_t)batch, &ld)))
         goto done;
-    }
     const ct_lrt *lg = ct_session_logits(&s.net);
     if (ct_session_regression(s.model)) {
         st = predict_values(&s, ld, lg, out);
@@ -275,14 +269,8 @@ int ct_predict_outputs(ct_context *ctx, const char *model, const char *weights, 
     float *z = NULL;
     if (st)
         goto done;
-    ct_loader_options lo;
-    ct_loader_defaults(&lo);
-    lo.batch = (size_t)batch;
-    lo.shuffle = 0;
-    if ((st = ct_loader_create(s.test, &lo, &ld)) || (st = ct_loader_start_epoch(ld, 0))) {
-        ct_fail_keep(ctx, st);
+    if ((st = ct_session_loader(&s, s.test, (size_t)batch, &ld)))
         goto done;
-    }
     const ct_model *m = s.model;
     const ct_layer *in = &m->layers[0], *lgl = &m->layers[m->layers[m->count - 1].inputs[0]];
     const ct_lrt *lg = ct_session_logits(&s.net);

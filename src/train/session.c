@@ -313,25 +313,31 @@ const void *ct_batch_labels(const ct_batch *b, size_t row0)
     return b->t ? (const void *)(b->t + row0 * b->ntargets) : (const void *)(b->y + row0);
 }
 
+int ct_session_loader(ct_session *s, ct_dataset *ds, size_t batch, ct_loader **out)
+{
+    ct_loader_options lo;
+    ct_loader_defaults(&lo);
+    lo.batch = batch;
+    lo.shuffle = 0;
+    int st = ct_loader_create(ds, &lo, out);
+    if (!st && (st = ct_loader_start_epoch(*out, 0)))
+        ct_loader_free(out);
+    return st ? ct_fail_keep(s->ctx, st) : CT_OK;
+}
+
 int ct_session_evaluate_targets(ct_session *s, ct_dataset *ds, double *mse, double *mae, size_t *count)
 {
     ct_net *net = &s->net;
-    ct_loader_options lo;
-    ct_loader_defaults(&lo);
-    lo.batch = (size_t)net->batch;
-    lo.shuffle = 0;
     ct_loader *ld = NULL;
-    int st = ct_loader_create(ds, &lo, &ld);
+    int st = ct_session_loader(s, ds, (size_t)net->batch, &ld);
     if (st)
-        return ct_fail_keep(s->ctx, st);
+        return st;
     const ct_lrt *out = ct_session_logits(net);
     float *pred = malloc(out->out_n * sizeof *pred);
     double sq = 0, ab = 0;
     size_t n = 0, elems = 0;
     if (!pred)
         st = ct_fail(s->ctx, CT_ERR_NO_MEMORY, "out of host memory");
-    if (!st)
-        st = ct_loader_start_epoch(ld, 0);
     while (!st) {
         ct_batch b;
         if ((st = ct_session_forward_next(s, ld, out, (size_t)ds->ntargets, pred, &b)) || b.n == 0)
@@ -365,14 +371,10 @@ const ct_lrt *ct_session_logits(const ct_net *net)
 int ct_session_evaluate(ct_session *s, ct_dataset *ds, double *loss, double *acc, size_t *count)
 {
     ct_net *net = &s->net;
-    ct_loader_options lo;
-    ct_loader_defaults(&lo);
-    lo.batch = (size_t)net->batch;
-    lo.shuffle = 0;
     ct_loader *ld = NULL;
-    int st = ct_loader_create(ds, &lo, &ld);
+    int st = ct_session_loader(s, ds, (size_t)net->batch, &ld);
     if (st)
-        return ct_fail_keep(s->ctx, st);
+        return st;
     const ct_lrt *lg = ct_session_logits(net);
     size_t K = lg->out_n / lg->rows, per = lg->rows / (size_t)net->batch; /* per: T of a language model */
     float *logits = malloc(lg->out_n * sizeof *logits);
@@ -380,8 +382,6 @@ int ct_session_evaluate(ct_session *s, ct_dataset *ds, double *loss, double *acc
     size_t correct = 0, n = 0;
     if (!logits)
         st = ct_fail(s->ctx, CT_ERR_NO_MEMORY, "out of host memory");
-    if (!st)
-        st = ct_loader_start_epoch(ld, 0);
     while (!st) {
         ct_batch b;
         if ((st = ct_session_forward_next(s, ld, lg, 0, logits, &b)) || b.n == 0)

@@ -61,6 +61,10 @@ const void *ct_batch_labels(const ct_batch *b, size_t row0);
 int ct_session_upload(ct_session *s, const ct_batch *b);
 /* The run-time record of the layer the loss reads: the logits. */
 const ct_lrt *ct_session_logits(const ct_net *net);
+/* A loader over ds for inference: batches of `batch` in the dataset's
+ * order, its first epoch started. On failure *out is NULL and the context
+ * holds the message. */
+int ct_session_loader(ct_session *s, ct_dataset *ds, size_t batch, ct_loader **out);
 /* The loader's next batch through the net for inference, then rt's output
  * read into dst: per_sample floats for each of the batch's samples, or (0)
  * the whole tensor. b->n is 0 at the end of the data. */
