@@ -20,6 +20,7 @@
 #include <math.h>
 
 #include "check/check.h"
+#include "ops/eltwise_host.h"
 #include "ref/eltwise.h"
 
 #define U 5.9604644775390625e-8 /* 2^-24 */
@@ -101,6 +102,19 @@ static void one_case(ct_check *c, size_t n)
     if (ck_status(c, ct_add_accumulate(ctx, d_b, d_dy, n), "add accumulate"))
         return;
     ck_expect(c, "accumulate dst", d_b, n, r, 0, 2 * U);
+
+    /* fill and copy (zeroing and handing gradients on) */
+    float v = (float)ck_uniform(c, -2, 2);
+    for (size_t i = 0; i < n; i++)
+        r[i] = v;
+    ct_buf d_f = ck_dev_out(c, n), d_c = ck_dev_out(c, n);
+    if (ck_failed(c) || ck_status(c, ct_fill(ctx, d_f, n, v), "fill") ||
+        ck_status(c, ct_copy(ctx, d_c, d_b, n), "copy"))
+        return;
+    ck_expect(c, "fill x", d_f, n, r, 0, 0);
+    for (size_t i = 0; i < n; i++)
+        r[i] = (double)(float)(b[i] + dy[i]);
+    ck_expect(c, "copy dst", d_c, n, r, 0, 0);
 
     /* scale dy in place by s */
     for (size_t i = 0; i < n; i++)
@@ -202,6 +216,14 @@ void ct_check_eltwise(ct_check *c)
 {
     one_case(c, 1);
     ck_case_end(c);
+    /* the CPU class's host loops (eltwise_host.h) take CT_ELTWISE_HOST_MIN
+     * elements and up, in items of 16384: just below, and three items with
+     * a ragged last one */
+    static const size_t fixed[] = { CT_ELTWISE_HOST_MIN - 1, 2 * 16384 + CT_ELTWISE_HOST_MIN + 77 };
+    for (size_t k = 0; k < CT_ARRAY_LEN(fixed) && !ck_failed(c); k++) {
+        one_case(c, fixed[k]);
+        ck_case_end(c);
+    }
     for (int it = 0; it < ck_iterations(c) && !ck_failed(c); it++) {
         one_case(c, (size_t)ck_dim(c, 5000));
         ck_case_end(c);

@@ -101,6 +101,9 @@ void ct_check_shortcut(ct_check *c)
      * larger than the input, odd extents (the last row and column kept) */
     static const sc_shape edges[] = {
         { 1, 1, 1, 1, 2, 2 }, { 2, 3, 4, 5, 1, 3 }, { 1, 2, 3, 2, 4, 5 }, { 2, 3, 7, 8, 2, 8 },
+        /* past CT_ELTWISE_HOST_MIN (the CPU class's host loops): both
+         * passes, the backward only (a forward of 3276), an identity */
+        { 4, 6, 33, 31, 2, 11 }, { 2, 5, 40, 37, 3, 9 }, { 3, 8, 32, 32, 1, 8 },
     };
     for (size_t e = 0; e < CT_ARRAY_LEN(edges) && !ck_failed(c); e++) {
         one_case(c, &edges[e]);

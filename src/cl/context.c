@@ -191,6 +191,7 @@ void ct_context_free(ct_context **pctx)
     if (!pctx || !*pctx)
         return;
     ct_context *ctx = *pctx;
+    ct_hold_release(ctx);
     if (ctx->queue)
         clFinish(ctx->queue);
     for (size_t i = 0; i < ctx->kernel_cap; i++) {
@@ -320,11 +321,65 @@ void ct_buffer_release(cl_mem *buffer)
     }
 }
 
+void ct_hold_register(ct_context *ctx, cl_mem mem)
+{
+    if (!ctx->cls.host_pool || !mem || ctx->nheld == CT_HELD_MAX || ct_hold_index(ctx, mem) >= 0)
+        return;
+    size_t bytes = 0;
+    if (clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof bytes, &bytes, NULL) != CL_SUCCESS || !bytes)
+        return;
+    ctx->held[ctx->nheld].mem = mem;
+    ctx->held[ctx->nheld].bytes = bytes;
+    ctx->held[ctx->nheld].ptr = NULL;
+    ctx->nheld++;
+}
+
+int ct_hold_index(const ct_context *ctx, cl_mem mem)
+{
+    for (int i = 0; i < ctx->nheld; i++)
+        if (ctx->held[i].mem == mem)
+            return i;
+    return -1;
+}
+
+static int hold_unmap(ct_context *ctx, int i)
+{
+    if (!ctx->held[i].ptr)
+        return CT_OK;
+    cl_int err = clEnqueueUnmapMemObject(ctx->queue, ctx->held[i].mem, ctx->held[i].ptr, 0, NULL, NULL);
+    ctx->held[i].ptr = NULL;
+    ctx->nheld_mapped--;
+    return err == CL_SUCCESS ? CT_OK : ct_cl_fail(ctx, err, "unmapping a held buffer");
+}
+
+int ct_hold_release(ct_context *ctx)
+{
+    int st = CT_OK;
+    for (int i = 0; i < ctx->nheld; i++) {
+        int s2 = hold_unmap(ctx, i);
+        st = st ? st : s2;
+    }
+    return st;
+}
+
+int ct_hold_forget(ct_context *ctx, cl_mem mem)
+{
+    int i = mem ? ct_hold_index(ctx, mem) : -1;
+    if (i < 0)
+        return CT_OK;
+    int st = hold_unmap(ctx, i);
+    ctx->held[i] = ctx->held[--ctx->nheld];
+    return st;
+}
+
 int ct_buffer_write(ct_context *ctx, cl_mem buffer, size_t offset, size_t bytes, const void *src)
 {
     CT_VALIDATE(ctx, ctx && buffer && (src || !bytes));
     if (!bytes)
         return CT_OK;
+    int st = ct_hold_sync(ctx);
+    if (st)
+        return st;
     ct_count_blocking(ctx);
     ct_count_h2d(ctx, bytes);
     cl_int err = clEnqueueWriteBuffer(ctx->queue, buffer, CL_TRUE, offset, bytes, src, 0, NULL, NULL);
@@ -336,6 +391,9 @@ int ct_buffer_read(ct_context *ctx, cl_mem buffer, size_t offset, size_t bytes, 
     CT_VALIDATE(ctx, ctx && buffer && (dst || !bytes));
     if (!bytes)
         return CT_OK;
+    int st = ct_hold_sync(ctx);
+    if (st)
+        return st;
     ct_count_blocking(ctx);
     ctx->count.d2h_bytes += bytes;
     cl_int err = clEnqueueReadBuffer(ctx->queue, buffer, CL_TRUE, offset, bytes, dst, 0, NULL, NULL);

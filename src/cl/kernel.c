@@ -138,6 +138,8 @@ int ct_run(struct ct_context *ctx, int prog, const char *name, unsigned dims,
             return CT_OK; /* nothing to do */
         gsz[d] = (global[d] + lsz[d] - 1) / lsz[d] * lsz[d];
     }
+    if ((st = ct_hold_sync(ctx)))
+        return st;
     ctx->count.launches++;
     cl_int err = clEnqueueNDRangeKernel(ctx->queue, e->kernel, dims, NULL, gsz, lsz, 0, NULL, NULL);
     if (err != CL_SUCCESS)

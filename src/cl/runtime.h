@@ -38,6 +38,7 @@ typedef struct ct_ext_kind {
 } ct_ext_kind;
 
 #define CT_CONTEXT_EXTS 4
+#define CT_HELD_MAX 32
 
 typedef struct ct_kernel_entry {
     char *name;
@@ -82,6 +83,18 @@ struct ct_context {
         void *state;
     } ext[CT_CONTEXT_EXTS];  /* upper floors' state (ct_context_ext) */
 
+    /* Buffers whose host mappings persist from one host op to the next
+     * (the CPU class's net arenas: ct_hold_register); any other command on
+     * the queue first unmaps them (ct_hold_release), so a kernel never runs
+     * on a mapped buffer. */
+    struct {
+        cl_mem mem;
+        size_t bytes;
+        void *ptr; /* NULL: not mapped now */
+    } held[CT_HELD_MAX];
+    int nheld;
+    int nheld_mapped;
+
     char last_error[CT_ERROR_MAX];
 };
 
@@ -106,6 +119,22 @@ static inline void ct_count_blocking(struct ct_context *ctx)
 static inline void ct_count_h2d(struct ct_context *ctx, size_t bytes)
 {
     ctx->count.h2d_bytes += bytes;
+}
+
+/* Held host mappings (the table in struct ct_context). Registering does
+ * nothing outside the CPU class's host-op contexts (host_pool) or when the
+ * table is full: the buffer is then mapped and unmapped per op as before. */
+void ct_hold_register(struct ct_context *ctx, cl_mem mem);
+/* Unmaps mem if held and forgets it: before releasing it. */
+int ct_hold_forget(struct ct_context *ctx, cl_mem mem);
+/* The table's index of mem, or -1. */
+int ct_hold_index(const struct ct_context *ctx, cl_mem mem);
+/* Unmaps every held mapping (not blocking: enqueued before what the caller
+ * enqueues next). Every enqueue other than a host op's map calls it. */
+int ct_hold_release(struct ct_context *ctx);
+static inline int ct_hold_sync(struct ct_context *ctx)
+{
+    return ctx->nheld_mapped ? ct_hold_release(ctx) : 0;
 }
 
 /* Waits for an event; counted as a blocking call only when the event had

@@ -588,11 +588,28 @@ static ct_buf grad_sink(ct_net *net, const ct_layer *l, int k, int *accumulate)
     *accumulate = 0;
     if (!pr->needs_dout)
         return net->gtmp; /* nobody needs it (the input layer) */
-    if (net->model->layers[p].consumers > 1) {
+    if (net->model->layers[p].consumers > 1 && !ct_net_grad_first(net, (size_t)(l - net->model->layers), k)) {
         *accumulate = 1;
         return net->gtmp;
     }
     return pr->dout;
+}
+
+int ct_net_grad_first(const ct_net *net, size_t i, int j)
+{
+    const ct_layer *l = &net->model->layers[i];
+    int p = l->inputs[j];
+    if (net->model->layers[p].consumers < 2 || net->rt[p].last_reader != i || !l->type->backward)
+        return 0;
+    /* input 0 is what the net delivers; other inputs only a layer that
+     * delivers its own gradients writes, and an input named twice is
+     * written first where it is named first */
+    if (j > 0 && !(l->type->flags & CT_LAYER_OWN_GRADS))
+        return 0;
+    for (int k = 0; k < j; k++)
+        if (l->inputs[k] == p)
+            return 0;
+    return 1;
 }
 
 static int deliver(ct_net *net, const ct_layer *l, int k, int accumulate)
@@ -627,12 +644,18 @@ int ct_net_backward(ct_net *net, uint64_t seed, long step)
         double t0 = net->prof_bwd ? ct_now() : 0;
         uint64_t l0 = net->ctx->count.launches;
         int st = CT_OK;
-        /* a gradient with several writers is accumulated: zero it when the
-         * first writer runs, not earlier, as the plan lets its memory serve
-         * other gradients until then */
+        /* a gradient with several writers: the first writer (its last
+         * reader, backward runs in reverse) overwrites it and the others
+         * add to it (ct_net_grad_first); where that reader writes no
+         * gradient there, it is zeroed then, not earlier, as the plan lets
+         * its memory serve other gradients until then */
         for (int j = 0; j < m->layers[i].ninputs && !st; j++) {
             size_t p = (size_t)m->layers[i].inputs[j];
-            if (m->layers[p].consumers > 1 && net->rt[p].needs_dout && net->rt[p].last_reader == i)
+            int named_before = 0;
+            for (int k = 0; k < j; k++)
+                named_before |= (size_t)m->layers[i].inputs[k] == p;
+            if (m->layers[p].consumers > 1 && net->rt[p].needs_dout && net->rt[p].last_reader == i &&
+                !named_before && !ct_net_grad_first(net, i, j))
                 st = ct_fill(net->ctx, net->rt[p].dout, net->rt[p].out_n, 0.0f);
         }
         if (!st && net->probe)

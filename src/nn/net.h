@@ -35,7 +35,7 @@ typedef struct ct_lrt {          /* one layer at run time */
     size_t saved_n;              /* floats */
     int needs_dout;              /* some later layer sends a gradient here */
     size_t last_reader;          /* the last layer reading the output: the first backward
-                                    to write dout (zeroed then when it has several readers) */
+                                    to write dout (ct_net_grad_first) */
     int view;                    /* a view (flatten) whose dout is its producer's too */
     union {                      /* the type's own state, filled by its plan (src/nn/layer.h) */
         unsigned char bytes[CT_LAYER_STATE_MAX];
@@ -134,6 +134,11 @@ int ct_net_forward(ct_net *net, int training, uint64_t seed, long step);
  * them first (ct_net_zero_grads). */
 int ct_net_backward(ct_net *net, uint64_t seed, long step);
 int ct_net_zero_grads(ct_net *net);
+/* Whether layer i's backward is the first to write the gradient of its
+ * input j where that gradient has several writers (several layers read the
+ * output): it then overwrites the gradient, and later writers add to it. A
+ * layer that delivers its own gradients (CT_LAYER_OWN_GRADS) asks this. */
+int ct_net_grad_first(const ct_net *net, size_t i, int j);
 
 /* Host size of the input of one batch (elements) and of its labels. */
 size_t ct_net_input_elems(const ct_net *net);

@@ -212,8 +212,11 @@ static int alloc_failed(ct_net *net, int st, const char *where, uint64_t given)
 static void release_buffers(ct_net *net)
 {
     for (int a = 0; a < CT_ARENA_COUNT; a++) {
-        for (int c = 0; c < net->nchunks[a]; c++)
+        for (int c = 0; c < net->nchunks[a]; c++) {
+            if (net->chunk[a][c])
+                ct_hold_forget(net->ctx, net->chunk[a][c]);
             ct_buffer_release(&net->chunk[a][c]);
+        }
         memset(&net->arena[a], 0, sizeof net->arena[a]);
     }
     ct_buffer_release(&net->slot[0]);
@@ -248,6 +251,9 @@ int ct_net_alloc(ct_net *net)
                 goto fail;
             }
             given += bytes;
+            /* the arenas' host mappings may persist across host ops (the
+             * batch slots', written by the transfer queue, may not) */
+            ct_hold_register(net->ctx, net->chunk[a][c]);
         }
     for (int k = 0; k < 2; k++) {
         if ((st = ct_buffer_create(net->ctx, net->slot_n * sizeof(float), &net->slot[k]))) {

@@ -4,6 +4,8 @@
  */
 #include "ops/act.h"
 
+#include "ops/eltwise_host.h"
+
 /* elements per work-item of the CPU kernels (cl_kernels/act.cl), a
  * multiple of their float8 vectors */
 #define CT_ACT_CHUNK 2048u
@@ -20,6 +22,8 @@ int ct_act_forward(ct_context *ctx, ct_act act, ct_buf y, ct_buf x, size_t n)
     if (act < 0 || act >= CT_ACT_COUNT || n > UINT32_MAX)
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_act_forward: activation %d over %zu elements",
                        (int)act, n);
+    if (ct_eltwise_host_ok(ctx, n) && ct_eltwise_host_act(act))
+        return ct_host_act_forward(ctx, act, y, x, n);
     cl_uint nn = (cl_uint)n;
     cl_int a = act;
     if (ctx->cls.row_kernels) {
@@ -38,6 +42,8 @@ int ct_act_backward(ct_context *ctx, ct_act act, ct_buf dx, ct_buf dy, ct_buf x,
     if (act < 0 || act >= CT_ACT_COUNT || n > UINT32_MAX)
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_act_backward: activation %d over %zu elements",
                        (int)act, n);
+    if (ct_eltwise_host_ok(ctx, n) && ct_eltwise_host_act(act))
+        return ct_host_act_backward(ctx, act, dx, dy, x, n);
     cl_uint nn = (cl_uint)n;
     cl_int a = act;
     if (ctx->cls.row_kernels) {

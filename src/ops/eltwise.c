@@ -4,6 +4,8 @@
  */
 #include "ops/eltwise.h"
 
+#include "ops/eltwise_host.h"
+
 static int check_n(ct_context *ctx, const char *who, size_t n)
 {
     if (n > UINT32_MAX)
@@ -22,6 +24,8 @@ int ct_add_forward(ct_context *ctx, ct_buf y, ct_buf a, ct_buf b, size_t n)
     int st = check_n(ctx, "ct_add_forward", n);
     if (st)
         return st;
+    if (ct_eltwise_host_ok(ctx, n))
+        return ct_host_add(ctx, y, a, b, n);
     cl_uint nn = (cl_uint)n;
     size_t g[1] = { n };
     return CT_RUN(ctx, CT_PROG_eltwise, "add_fwd_f32", 1, g, NULL, CT_BUF(y), CT_BUF(a), CT_BUF(b),
@@ -36,6 +40,8 @@ int ct_add_backward(ct_context *ctx, ct_buf da, ct_buf db, ct_buf dy, size_t n)
     cl_int which = (da.mem && !same(da, dy) ? 1 : 0) | (db.mem && !same(db, dy) ? 2 : 0);
     if (!which)
         return CT_OK;
+    if (ct_eltwise_host_ok(ctx, n))
+        return ct_host_add_backward(ctx, da, db, dy, n, which);
     /* a skipped target's argument must still be a valid buffer: pass dy */
     ct_buf a = which & 1 ? da : dy, b = which & 2 ? db : dy;
     cl_uint nn = (cl_uint)n;
@@ -49,6 +55,8 @@ int ct_add_accumulate(ct_context *ctx, ct_buf dst, ct_buf src, size_t n)
     int st = check_n(ctx, "ct_add_accumulate", n);
     if (st)
         return st;
+    if (ct_eltwise_host_ok(ctx, n))
+        return ct_host_accumulate(ctx, dst, src, n);
     cl_uint nn = (cl_uint)n;
     size_t g[1] = { n };
     return CT_RUN(ctx, CT_PROG_eltwise, "add_accumulate_f32", 1, g, NULL, CT_BUF(dst), CT_BUF(src),

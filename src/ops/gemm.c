@@ -103,6 +103,8 @@ int ct_gemm(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t n, size_
     if (ctx->cls.gemm == CT_GEMM_HOST)
         return host_gemm(ctx, trans_a, trans_b, m, n, k, alpha, ops, beta);
 
+    if ((st = ct_hold_sync(ctx)))
+        return st;
     cl_command_queue q = ctx->queue;
     ctx->count.launches++;
     CLBlastStatusCode s = CLBlastSgemm(CLBlastLayoutRowMajor,
@@ -183,6 +185,8 @@ int ct_gemm_batched(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t 
         return ct_hmap_unmap(ctx, &hm, CT_OK, "ct_gemm_batched");
     }
 
+    if ((st = ct_hold_sync(ctx)))
+        return st;
     float *ab = malloc(2 * count * sizeof *ab);
     if (!ab)
         return ct_fail(ctx, CT_ERR_NO_MEMORY, "ct_gemm_batched: out of host memory");

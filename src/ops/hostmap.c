@@ -1,6 +1,6 @@
 /*
  * hostmap.c - one blocking map per distinct buffer over the union of the
- * ranges used in it (hostmap.h).
+ * ranges used in it, or the buffer's held mapping (hostmap.h).
  */
 #include "ops/hostmap.h"
 
@@ -39,6 +39,27 @@ int ct_hmap_map(ct_context *ctx, ct_hmap_range *r, int n, ct_hmap *m, const char
     }
     size_t base[CT_HMAP_MAX];
     for (int j = 0; j < m->nb; j++) {
+        int h = ct_hold_index(ctx, m->bufs[j]);
+        if (h >= 0) {
+            /* a held buffer: mapped whole, once, until the next command */
+            if (!ctx->held[h].ptr) {
+                cl_int err = CL_SUCCESS;
+                ct_count_blocking(ctx);
+                void *p = clEnqueueMapBuffer(ctx->queue, m->bufs[j], CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+                                             ctx->held[h].bytes, 0, NULL, NULL, &err);
+                if (err != CL_SUCCESS) {
+                    char msg[160];
+                    snprintf(msg, sizeof msg, "%s: mapping a buffer into host memory", what);
+                    return ct_hmap_unmap(ctx, m, ct_cl_fail(ctx, err, msg), what);
+                }
+                ctx->held[h].ptr = p;
+                ctx->nheld_mapped++;
+            }
+            m->maps[j] = NULL; /* not the op's to unmap */
+            m->held[j] = ctx->held[h].ptr;
+            base[j] = 0;
+            continue;
+        }
         cl_int err = CL_SUCCESS;
         cl_map_flags flags = wr[j] ? (CL_MAP_READ | CL_MAP_WRITE) : CL_MAP_READ;
         ct_count_blocking(ctx);
@@ -55,7 +76,8 @@ int ct_hmap_map(ct_context *ctx, ct_hmap_range *r, int n, ct_hmap *m, const char
     }
     for (int i = 0; i < n; i++)
         if (idx[i] >= 0)
-            r[i].host = (float *)m->maps[idx[i]] + (r[i].off - base[idx[i]]);
+            r[i].host = (float *)(m->held[idx[i]] ? m->held[idx[i]] : m->maps[idx[i]]) +
+                        (r[i].off - base[idx[i]]);
     return CT_OK;
 }
 
@@ -72,6 +94,7 @@ int ct_hmap_unmap(ct_context *ctx, ct_hmap *m, int st, const char *what)
         }
         m->maps[j] = NULL;
     }
+    memset(m->held, 0, sizeof m->held);
     m->nb = 0;
     return st;
 }

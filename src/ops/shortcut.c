@@ -3,6 +3,8 @@
  */
 #include "ops/shortcut.h"
 
+#include "ops/eltwise_host.h"
+
 int ct_shortcut_a_out_dim(int in, int stride)
 {
     return stride < 1 || in < 1 ? 0 : (in - 1) / stride + 1;
@@ -56,6 +58,9 @@ int ct_shortcut_a_forward(ct_context *ctx, ct_buf y, ct_buf x, int n, int c, int
     int st = validate(ctx, "ct_shortcut_a_forward", n, c, h, w, stride, out_channels, &a);
     if (st)
         return st;
+    if (ct_eltwise_host_ok(ctx, (size_t)a.n * a.co * a.oh * a.ow))
+        return ct_host_shortcut_a_forward(ctx, y, x, n, c, h, w, stride, out_channels, (int)a.oh,
+                                          (int)a.ow);
     size_t g[1] = { (size_t)a.n * a.co * a.oh * a.ow };
     return CT_RUN(ctx, CT_PROG_shortcut, "shortcut_a_fwd_f32", 1, g, NULL, CT_BUF(y), CT_BUF(x),
                   SC_ARGS(a));
@@ -68,6 +73,9 @@ int ct_shortcut_a_backward(ct_context *ctx, ct_buf dx, ct_buf dy, int n, int c, 
     int st = validate(ctx, "ct_shortcut_a_backward", n, c, h, w, stride, out_channels, &a);
     if (st)
         return st;
+    if (ct_eltwise_host_ok(ctx, (size_t)a.n * a.c * a.h * a.w))
+        return ct_host_shortcut_a_backward(ctx, dx, dy, n, c, h, w, stride, out_channels, (int)a.oh,
+                                           (int)a.ow);
     size_t g[1] = { (size_t)a.n * a.c * a.h * a.w };
     return CT_RUN(ctx, CT_PROG_shortcut, "shortcut_a_bwd_f32", 1, g, NULL, CT_BUF(dx), CT_BUF(dy),
                   SC_ARGS(a));

@@ -210,6 +210,9 @@ static int reduce_grads(ct_group *g)
             /* the host buffer stays untouched until the next step's sum,
              * which comes after this queue's next reads */
             ct_count_h2d(r->ctx, len * sizeof(float));
+            st = ct_hold_sync(r->ctx);
+            if (st)
+                return st;
             cl_int err = clEnqueueWriteBuffer(ct_context_queue(r->ctx), r->net->arena[CT_ARENA_GRADS].mem,
                                               CL_FALSE, at * sizeof(float), len * sizeof(float), sum + at,
                                               0, NULL, NULL);

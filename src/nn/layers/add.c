@@ -1,7 +1,8 @@
 /*
  * add.c - the sum of two layers' outputs of one shape (residual
- * connections): from=A,B. Its backward hands dy to both inputs itself,
- * adding into a gradient that other layers also write.
+ * connections): from=A,B. Its backward hands dy to both inputs itself:
+ * a copy, or an add into a gradient that other layers also write unless it
+ * is the first writer there (ct_net_grad_first).
  */
 #include <stdio.h>
 
@@ -43,7 +44,8 @@ static int backward(const ct_layer_call *c)
         const ct_lrt *pr = &c->net->rt[c->l->inputs[j]];
         if (!pr->needs_dout)
             continue;
-        st = c->net->model->layers[c->l->inputs[j]].consumers > 1
+        st = c->net->model->layers[c->l->inputs[j]].consumers > 1 &&
+                     !ct_net_grad_first(c->net, c->index, j)
                  ? ct_add_accumulate(c->ctx, pr->dout, c->dy, c->r->out_n)
                  : ct_copy(c->ctx, pr->dout, c->dy, c->r->out_n);
     }
