@@ -10,6 +10,8 @@
  */
 #include "ops/lstm.h"
 
+#include "ops/lstm_host.h"
+
 int ct_lstm_validate(ct_context *ctx, const ct_lstm_desc *d)
 {
     if (!d)
@@ -122,6 +124,7 @@ int ct_lstm_forward(ct_context *ctx, const ct_lstm_desc *d, ct_buf y, ct_buf h_n
     size_t T = (size_t)d->T, N = (size_t)d->N, H = (size_t)d->hidden, G = 4 * H;
     lstm_ws w = { T * N * H, N * H, G, ws };
     cl_uint nn = (cl_uint)N, hh = (cl_uint)H, gg = (cl_uint)G, rows = (cl_uint)(T * N);
+    int host = ct_lstm_host_ok(ctx);
     for (int k = 0; k < d->layers; k++) {
         ct_lstm_offsets o = ct_lstm_layer_offsets(d, k);
         size_t in = layer_in(d, k);
@@ -129,8 +132,9 @@ int ct_lstm_forward(ct_context *ctx, const ct_lstm_desc *d, ct_buf y, ct_buf h_n
         ct_buf gates = ws_gates(&w, k, 0), bih = ct_buf_at(params, o.b_ih),
                bhh = ct_buf_at(params, o.b_hh);
         size_t gb[2] = { G, T * N };
-        st = CT_RUN(ctx, CT_PROG_lstm, "lstm_bias_f32", 2, gb, NULL, CT_BUF(gates), CT_BUF(bih),
-                    CT_BUF(bhh), CT_ARG(rows), CT_ARG(gg));
+        st = host ? ct_lstm_host_bias(ctx, gates, bih, bhh, T * N, G)
+                  : CT_RUN(ctx, CT_PROG_lstm, "lstm_bias_f32", 2, gb, NULL, CT_BUF(gates), CT_BUF(bih),
+                           CT_BUF(bhh), CT_ARG(rows), CT_ARG(gg));
         if (!st)
             st = gemm(ctx, 0, 1, T * N, G, in, X, in, ct_buf_at(params, o.w_ih), in, 1.0f, gates,
                       G);
@@ -143,8 +147,9 @@ int ct_lstm_forward(ct_context *ctx, const ct_lstm_desc *d, ct_buf y, ct_buf h_n
             cl_int has_prev = t > 0;
             size_t g[2] = { H, N };
             if (!st)
-                st = CT_RUN(ctx, CT_PROG_lstm, "lstm_fwd_f32", 2, g, NULL, CT_BUF(gt), CT_BUF(cp),
-                            CT_BUF(ct), CT_BUF(ht), CT_ARG(nn), CT_ARG(hh), CT_ARG(has_prev));
+                st = host ? ct_lstm_host_fwd(ctx, gt, cp, ct, ht, N, H, has_prev)
+                          : CT_RUN(ctx, CT_PROG_lstm, "lstm_fwd_f32", 2, g, NULL, CT_BUF(gt), CT_BUF(cp),
+                                   CT_BUF(ct), CT_BUF(ht), CT_ARG(nn), CT_ARG(hh), CT_ARG(has_prev));
         }
         if (!st && h_n.mem)
             st = ct_copy(ctx, ct_buf_at(h_n, (size_t)k * N * H), ws_h(&w, k, T - 1), N * H);
@@ -169,6 +174,7 @@ int ct_lstm_backward(ct_context *ctx, const ct_lstm_desc *d, ct_buf dx, ct_buf d
     size_t T = (size_t)d->T, N = (size_t)d->N, H = (size_t)d->hidden, G = 4 * H;
     lstm_ws w = { T * N * H, N * H, G, ws };
     cl_uint nn = (cl_uint)N, hh = (cl_uint)H, gg = (cl_uint)G, rows = (cl_uint)(T * N);
+    int host = ct_lstm_host_ok(ctx);
     ct_buf dgates = ct_buf_at(ws, 6 * w.S * (size_t)d->layers);
     ct_buf dseq = ct_buf_at(dgates, 4 * w.S), dc = ct_buf_at(dseq, w.S);
     if ((st = ct_copy(ctx, dseq, dy, T * N * H)))
@@ -184,9 +190,10 @@ int ct_lstm_backward(ct_context *ctx, const ct_lstm_desc *d, ct_buf dx, ct_buf d
                    dht = ct_buf_at(dseq, t * N * H);
             cl_int has_prev = t > 0;
             size_t g[2] = { H, N };
-            st = CT_RUN(ctx, CT_PROG_lstm, "lstm_bwd_f32", 2, g, NULL, CT_BUF(dgt), CT_BUF(gt),
-                        CT_BUF(ct), CT_BUF(cp), CT_BUF(dht), CT_BUF(dc), CT_ARG(nn), CT_ARG(hh),
-                        CT_ARG(has_prev));
+            st = host ? ct_lstm_host_bwd(ctx, dgt, gt, ct, cp, dht, dc, N, H, has_prev)
+                      : CT_RUN(ctx, CT_PROG_lstm, "lstm_bwd_f32", 2, g, NULL, CT_BUF(dgt), CT_BUF(gt),
+                               CT_BUF(ct), CT_BUF(cp), CT_BUF(dht), CT_BUF(dc), CT_ARG(nn), CT_ARG(hh),
+                               CT_ARG(has_prev));
             /* dh_{t-1} += dgates_t W_hh, onto the gradient from above */
             if (!st && t > 0)
                 st = gemm(ctx, 0, 0, N, H, G, dgt, G, ct_buf_at(params, o.w_hh), H, 1.0f,
@@ -208,8 +215,9 @@ int ct_lstm_backward(ct_context *ctx, const ct_lstm_desc *d, ct_buf dx, ct_buf d
         if (!st) {
             ct_buf dbih = ct_buf_at(dparams, o.b_ih), dbhh = ct_buf_at(dparams, o.b_hh);
             size_t g[1] = { G };
-            st = CT_RUN(ctx, CT_PROG_lstm, "lstm_dbias_f32", 1, g, NULL, CT_BUF(dbih),
-                        CT_BUF(dbhh), CT_BUF(dgates), CT_ARG(rows), CT_ARG(gg));
+            st = host ? ct_lstm_host_dbias(ctx, dbih, dbhh, dgates, T * N, G)
+                      : CT_RUN(ctx, CT_PROG_lstm, "lstm_dbias_f32", 1, g, NULL, CT_BUF(dbih),
+                               CT_BUF(dbhh), CT_BUF(dgates), CT_ARG(rows), CT_ARG(gg));
         }
     }
     return st;
