@@ -4,7 +4,8 @@
  * (ctx->cls); none of them looks at the device type itself.
  *
  * The CPU class: the host BLAS on mapped buffers, the direct host
- * convolution, the host max pool and dropout, and the per-row kernels whose work-items
+ * convolution, the host max pool, dropout, batch norm, element-wise ops and
+ * LSTM steps (the _host.c files of src/ops), and the per-row kernels whose work-items
  * each own a whole row or chunk (SIMD-friendly for CPU compilers).
  * The GPU class: CLBlast, and the work-group kernels (one work-item per
  * element, tree reductions in local memory); nothing runs on the host inside
@@ -26,7 +27,8 @@ typedef struct ct_devclass {
     int row_kernels;    /* per-row / per-chunk kernels (activations, losses, LRN, batch norm, im2col) */
     int fuse_bias_act;  /* dense and conv add the bias and activation in one kernel after the product */
     int host_conv;      /* stride-1 convolutions on the host (when the CPU has AVX2 + FMA) */
-    int host_pool;      /* max pool, dropout and (AVX-512 CPUs) batch norm on the host */
+    int host_pool;      /* max pool, dropout, exact element-wise ops and (AVX-512 CPUs) batch
+                           norm and the LSTM's steps on the host; net arenas' mappings held */
 } ct_devclass;
 
 /* Parses CLTRAIN_KERNELS-style text ("auto", "cpu", "gpu"); -1 if unknown. */
