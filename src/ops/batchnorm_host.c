@@ -180,10 +180,6 @@ int ct_batchnorm_host_forward(ct_context *ctx, ct_buf y, ct_buf save_mean, ct_bu
                               int train, int relu)
 {
 #ifdef CT_HOST_X86
-    ct_host_work *hw;
-    int st = ct_host_work_get(ctx, 16, 16, 1, &hw);
-    if (st)
-        return st;
     size_t nx = N * C * HW;
     ct_hmap_range r[8] = {
         { x.mem, x.off, nx, 0, NULL },
@@ -195,8 +191,10 @@ int ct_batchnorm_host_forward(ct_context *ctx, ct_buf y, ct_buf save_mean, ct_bu
         { running_mean.mem, running_mean.off, C, train, NULL },
         { running_var.mem, running_var.off, C, train, NULL },
     };
+    ct_pool *pool;
     ct_hmap hm;
-    if ((st = ct_hmap_map(ctx, r, 8, &hm, "batch norm forward")))
+    int st = ct_host_begin(ctx, r, 8, &hm, &pool, "batch norm forward");
+    if (st)
         return st;
     hbn b;
     memset(&b, 0, sizeof b);
@@ -204,7 +202,7 @@ int ct_batchnorm_host_forward(ct_context *ctx, ct_buf y, ct_buf save_mean, ct_bu
     b.x = r[0].host, b.y = r[1].host, b.gamma = r[2].host, b.beta = r[3].host;
     b.save_mean = r[4].host, b.save_invstd = r[5].host, b.rmean = r[6].host, b.rvar = r[7].host;
     b.mean = r[6].host, b.stat = r[7].host;
-    ct_pool_run(hw->pool, C, train ? forward_train_item : forward_eval_item, &b);
+    ct_pool_run(pool, C, train ? forward_train_item : forward_eval_item, &b);
     return ct_hmap_unmap(ctx, &hm, CT_OK, "batch norm forward");
 #else
     (void)y, (void)save_mean, (void)save_invstd, (void)running_mean, (void)running_var, (void)x;
@@ -219,10 +217,6 @@ int ct_batchnorm_host_backward(ct_context *ctx, ct_buf dx, ct_buf dgamma, ct_buf
                                size_t N, size_t C, size_t HW, float eps, int train, int relu)
 {
 #ifdef CT_HOST_X86
-    ct_host_work *hw;
-    int st = ct_host_work_get(ctx, 16, 16, 1, &hw);
-    if (st)
-        return st;
     size_t nx = N * C * HW;
     ct_hmap_range r[9] = {
         { dy.mem, dy.off, nx, 0, NULL },
@@ -235,8 +229,10 @@ int ct_batchnorm_host_backward(ct_context *ctx, ct_buf dx, ct_buf dgamma, ct_buf
         { dgamma.mem, dgamma.off, C, 1, NULL },
         { dbeta.mem, dbeta.off, C, 1, NULL },
     };
+    ct_pool *pool;
     ct_hmap hm;
-    if ((st = ct_hmap_map(ctx, r, 9, &hm, "batch norm backward")))
+    int st = ct_host_begin(ctx, r, 9, &hm, &pool, "batch norm backward");
+    if (st)
         return st;
     hbn b;
     memset(&b, 0, sizeof b);
@@ -244,7 +240,7 @@ int ct_batchnorm_host_backward(ct_context *ctx, ct_buf dx, ct_buf dgamma, ct_buf
     b.dy = r[0].host, b.x = r[1].host, b.yv = r[2].host, b.gamma = r[3].host;
     b.mean = r[4].host, b.stat = r[5].host, b.dx = r[6].host, b.dgamma = r[7].host;
     b.dbeta = r[8].host;
-    ct_pool_run(hw->pool, C, backward_item, &b);
+    ct_pool_run(pool, C, backward_item, &b);
     return ct_hmap_unmap(ctx, &hm, CT_OK, "batch norm backward");
 #else
     (void)dx, (void)dgamma, (void)dbeta, (void)dy, (void)x, (void)y, (void)gamma, (void)mean;

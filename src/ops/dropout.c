@@ -104,23 +104,21 @@ static void drop_item(void *arg, size_t item, int thread)
 static int host_apply(ct_context *ctx, const char *who, ct_buf out, ct_buf in, size_t n,
                       size_t first, float p, uint64_t seed, uint32_t stream)
 {
-    ct_host_work *hw;
-    int st = ct_host_work_get(ctx, 16, 16, 1, &hw);
-    if (st)
-        return st;
     ct_hmap_range r[2] = {
         { in.mem, in.off, n, 0, NULL },
         { out.mem, out.off, n, 1, NULL },
     };
+    ct_pool *pool;
     ct_hmap hm;
-    if ((st = ct_hmap_map(ctx, r, 2, &hm, who)))
+    int st = ct_host_begin(ctx, r, 2, &hm, &pool, who);
+    if (st)
         return st;
     /* u01(w) = (w >> 8) 2^-24 exactly, so u01(w) >= p is (w >> 8) >= ceil(p 2^24) */
     double t = ceil((double)p * 16777216.0);
     hdrop d = { r[1].host, r[0].host, n, first, p, ct_dropout_scale(p),
                 { (uint32_t)seed, 0x5eedu }, (uint32_t)(seed >> 32), stream,
                 (uint32_t)(t > 16777216.0 ? 16777216.0 : t), ct_host_avx512() };
-    ct_pool_run(hw->pool, (n + CHUNK - 1) / CHUNK, drop_item, &d);
+    ct_pool_run(pool, (n + CHUNK - 1) / CHUNK, drop_item, &d);
     return ct_hmap_unmap(ctx, &hm, CT_OK, who);
 }
 

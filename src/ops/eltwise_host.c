@@ -7,7 +7,6 @@
 #include "ops/eltwise_host.h"
 
 #include "ops/host_work.h"
-#include "ops/hostmap.h"
 
 /* elements per pool item: 64 KiB of each operand */
 #define EW_CHUNK 16384u
@@ -152,21 +151,19 @@ int ct_eltwise_host_act(ct_act act)
  * with e->y, e->y2, e->a, e->b taken from r[0..3] (NULL where absent). */
 static int run(ct_context *ctx, ew *e, ct_hmap_range *r, int nr, size_t items, const char *what)
 {
-    ct_host_work *hw;
-    int st = ct_host_work_get(ctx, 16, 16, 1, &hw);
-    if (st)
-        return st;
+    ct_pool *pool;
     ct_hmap hm;
-    if ((st = ct_hmap_map(ctx, r, nr, &hm, what)))
+    int st = ct_host_begin(ctx, r, nr, &hm, &pool, what);
+    if (st)
         return st;
     e->y = r[0].host;
     e->y2 = nr > 1 ? r[1].host : NULL;
     e->a = nr > 2 ? r[2].host : NULL;
     e->b = nr > 3 ? r[3].host : NULL;
 #ifdef CT_HOST_X86
-    ct_pool_run(hw->pool, items, ct_host_avx512() ? ew_item512 : ew_item, e);
+    ct_pool_run(pool, items, ct_host_avx512() ? ew_item512 : ew_item, e);
 #else
-    ct_pool_run(hw->pool, items, ew_item, e);
+    ct_pool_run(pool, items, ew_item, e);
 #endif
     return ct_hmap_unmap(ctx, &hm, CT_OK, what);
 }
@@ -236,24 +233,27 @@ int ct_host_act_backward(ct_context *ctx, ct_act act, ct_buf dx, ct_buf dy, ct_b
     return run(ctx, &e, r, 4, chunks(n), "activation backward (host)");
 }
 
+/* forward: out = y (n, co, oh, ow) from in = x (n, c, h, w); backward:
+ * out = dx (n, c, h, w) from in = dy (n, co, oh, ow); an item per image */
+static int shortcut(ct_context *ctx, int fwd, ct_buf out, ct_buf in, int n, int c, int h, int w,
+                    int stride, int co, int oh, int ow)
+{
+    size_t nx = (size_t)n * c * h * w, ny = (size_t)n * co * oh * ow;
+    ct_hmap_range r[3] = { { out.mem, out.off, fwd ? ny : nx, 1, NULL }, { NULL, 0, 0, 0, NULL },
+                           { in.mem, in.off, fwd ? nx : ny, 0, NULL } };
+    ew e = { .op = fwd ? EW_SC_FWD : EW_SC_BWD, .c = (size_t)c, .h = (size_t)h, .w = (size_t)w,
+             .co = (size_t)co, .oh = (size_t)oh, .ow = (size_t)ow, .s = (size_t)stride };
+    return run(ctx, &e, r, 3, (size_t)n, fwd ? "option-A shortcut (host)" : "option-A shortcut backward (host)");
+}
+
 int ct_host_shortcut_a_forward(ct_context *ctx, ct_buf y, ct_buf x, int n, int c, int h, int w,
                                int stride, int co, int oh, int ow)
 {
-    size_t nx = (size_t)n * c * h * w, ny = (size_t)n * co * oh * ow;
-    ct_hmap_range r[3] = { { y.mem, y.off, ny, 1, NULL }, { NULL, 0, 0, 0, NULL },
-                           { x.mem, x.off, nx, 0, NULL } };
-    ew e = { .op = EW_SC_FWD, .c = (size_t)c, .h = (size_t)h, .w = (size_t)w, .co = (size_t)co,
-             .oh = (size_t)oh, .ow = (size_t)ow, .s = (size_t)stride };
-    return run(ctx, &e, r, 3, (size_t)n, "option-A shortcut (host)");
+    return shortcut(ctx, 1, y, x, n, c, h, w, stride, co, oh, ow);
 }
 
 int ct_host_shortcut_a_backward(ct_context *ctx, ct_buf dx, ct_buf dy, int n, int c, int h, int w,
                                 int stride, int co, int oh, int ow)
 {
-    size_t nx = (size_t)n * c * h * w, ny = (size_t)n * co * oh * ow;
-    ct_hmap_range r[3] = { { dx.mem, dx.off, nx, 1, NULL }, { NULL, 0, 0, 0, NULL },
-                           { dy.mem, dy.off, ny, 0, NULL } };
-    ew e = { .op = EW_SC_BWD, .c = (size_t)c, .h = (size_t)h, .w = (size_t)w, .co = (size_t)co,
-             .oh = (size_t)oh, .ow = (size_t)ow, .s = (size_t)stride };
-    return run(ctx, &e, r, 3, (size_t)n, "option-A shortcut backward (host)");
+    return shortcut(ctx, 0, dx, dy, n, c, h, w, stride, co, oh, ow);
 }

@@ -167,3 +167,14 @@ const char *ct_host_blas_core(void)
     dlclose(self);
     return name ? name : "unknown";
 }
+
+int ct_host_begin(ct_context *ctx, ct_hmap_range *r, int n, ct_hmap *hm, ct_pool **pool,
+                  const char *what)
+{
+    ct_host_work *hw;
+    int st = ct_host_work_get(ctx, 16, 16, 1, &hw);
+    if (st)
+        return st;
+    *pool = hw->pool;
+    return ct_hmap_map(ctx, r, n, hm, what);
+}

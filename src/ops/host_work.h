@@ -9,6 +9,7 @@
 #define CT_OPS_HOST_WORK_H
 
 #include "core/pool.h"
+#include "ops/hostmap.h"
 #include "ops/ops.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -39,6 +40,12 @@ typedef struct ct_host_work {
  * compute units (pocl: the cores), or CLTRAIN_THREADS. */
 int ct_host_work_get(ct_context *ctx, size_t per_thread, size_t wpack_n, size_t taps,
                      ct_host_work **out);
+
+/* What a host op starts with: the context's pool (no scratch asked) in
+ * *pool, and r[0..n) mapped into *hm (ct_hmap_map; the op ends with
+ * ct_hmap_unmap). */
+int ct_host_begin(ct_context *ctx, ct_hmap_range *r, int n, ct_hmap *hm, ct_pool **pool,
+                  const char *what);
 
 /* Shared buffer `slot` (0 or 1) of hw with room for n floats, 64-byte
  * aligned; it keeps its size between calls (no page faults per call). */

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "ops/host_work.h"
-#include "ops/hostmap.h"
 
 #ifdef CT_HOST_X86
 #include "ops/vmath512.h"
@@ -110,12 +109,10 @@ static CT_AVX512 void dbias_item(void *arg, size_t item, int thread)
 static int run(ct_context *ctx, ct_hmap_range *r, int n, size_t items, ct_pool_fn fn, hl *l,
                const char *what)
 {
-    ct_host_work *hw;
-    int st = ct_host_work_get(ctx, 16, 16, 1, &hw);
-    if (st)
-        return st;
+    ct_pool *pool;
     ct_hmap hm;
-    if ((st = ct_hmap_map(ctx, r, n, &hm, what)))
+    int st = ct_host_begin(ctx, r, n, &hm, &pool, what);
+    if (st)
         return st;
     l->gates = r[0].host;
     l->c = n > 1 ? r[1].host : NULL;
@@ -127,7 +124,7 @@ static int run(ct_context *ctx, ct_hmap_range *r, int n, size_t items, ct_pool_f
     l->cp = n > 7 ? r[7].host : NULL;
     l->cc = n > 8 ? r[8].host : NULL;
     l->dh = n > 9 ? r[9].host : NULL;
-    ct_pool_run(hw->pool, items, fn, l);
+    ct_pool_run(pool, items, fn, l);
     return ct_hmap_unmap(ctx, &hm, CT_OK, what);
 }
 #endif /* CT_HOST_X86 */
@@ -147,15 +144,13 @@ int ct_lstm_host_bias(ct_context *ctx, ct_buf gates, ct_buf bih, ct_buf bhh, siz
     hl l;
     memset(&l, 0, sizeof l);
     l.G = G;
-    ct_host_work *hw;
-    int st = ct_host_work_get(ctx, 16, 16, 1, &hw);
+    ct_pool *pool;
+    ct_hmap hm;
+    int st = ct_host_begin(ctx, r, 3, &hm, &pool, "lstm bias (host)");
     if (st)
         return st;
-    ct_hmap hm;
-    if ((st = ct_hmap_map(ctx, r, 3, &hm, "lstm bias (host)")))
-        return st;
     l.gates = r[0].host, l.b1 = r[1].host, l.b2 = r[2].host;
-    ct_pool_run(hw->pool, rows, bias_item, &l);
+    ct_pool_run(pool, rows, bias_item, &l);
     return ct_hmap_unmap(ctx, &hm, CT_OK, "lstm bias (host)");
 }
 

@@ -178,22 +178,20 @@ static void maxpool_plane(void *arg, size_t plane, int thread)
 int ct_maxpool_host_forward(ct_context *ctx, const ct_pool2d *p, int oh, int ow, ct_buf y,
                             ct_buf x, ct_buf argmax)
 {
-    ct_host_work *hw;
-    int st = ct_host_work_get(ctx, 16, 16, 1, &hw);
-    if (st)
-        return st;
     size_t planes = (size_t)p->n * p->c, ny = planes * (size_t)oh * ow;
     ct_hmap_range r[3] = {
         { x.mem, x.off, planes * (size_t)p->h * p->w, 0, NULL },
         { y.mem, y.off, ny, 1, NULL },
         { argmax.mem, argmax.off, argmax.mem ? ny : 0, 1, NULL },
     };
+    ct_pool *pool;
     ct_hmap hm;
-    if ((st = ct_hmap_map(ctx, r, 3, &hm, "max pool forward")))
+    int st = ct_host_begin(ctx, r, 3, &hm, &pool, "max pool forward");
+    if (st)
         return st;
     /* the argmax record is int32 in a float-typed buffer */
     hpool hp = { p, oh, ow, ct_host_avx2_fma(), r[0].host, r[1].host, (int *)(void *)r[2].host };
-    ct_pool_run(hw->pool, planes, maxpool_plane, &hp);
+    ct_pool_run(pool, planes, maxpool_plane, &hp);
     return ct_hmap_unmap(ctx, &hm, CT_OK, "max pool forward");
 }
 
@@ -320,10 +318,6 @@ static void maxpool_bwd_scatter(void *arg, size_t plane, int thread)
 int ct_maxpool_host_backward(ct_context *ctx, const ct_pool2d *p, int oh, int ow, ct_buf dx,
                              ct_buf dy, ct_buf x, ct_buf argmax)
 {
-    ct_host_work *hw;
-    int st = ct_host_work_get(ctx, 16, 16, 1, &hw);
-    if (st)
-        return st;
     int tiles = !ct_maxpool_overlaps(p);
     size_t planes = (size_t)p->n * p->c, ny = planes * (size_t)oh * ow;
     size_t nx = planes * (size_t)p->h * p->w;
@@ -333,12 +327,14 @@ int ct_maxpool_host_backward(ct_context *ctx, const ct_pool2d *p, int oh, int ow
         { tiles ? NULL : argmax.mem, argmax.off, ny, 0, NULL },
         { dx.mem, dx.off, nx, 1, NULL },
     };
+    ct_pool *pool;
     ct_hmap hm;
-    if ((st = ct_hmap_map(ctx, r, 4, &hm, "max pool backward")))
+    int st = ct_host_begin(ctx, r, 4, &hm, &pool, "max pool backward");
+    if (st)
         return st;
     hpool_bwd hb = { p, oh, ow, ct_host_avx512(), r[1].host, r[0].host, (const int *)(const void *)r[2].host,
                      r[3].host };
-    ct_pool_run(hw->pool, planes, tiles ? maxpool_bwd_tiles : maxpool_bwd_scatter, &hb);
+    ct_pool_run(pool, planes, tiles ? maxpool_bwd_tiles : maxpool_bwd_scatter, &hb);
     return ct_hmap_unmap(ctx, &hm, CT_OK, "max pool backward");
 }
 
