@@ -82,9 +82,10 @@ int cmd_bench(const cli_args *a)
                            r.flops_per_step, r.plan_mib, r.batch_bytes);
                     if (r.nlayers) {
                         printf(", \"launches_per_step\": %.2f, \"blocking_calls_per_step\": %.2f, "
-                               "\"h2d_bytes_per_step\": %.0f, \"d2h_bytes_per_step\": %.0f, \"layers\": [",
+                               "\"h2d_bytes_per_step\": %.0f, \"d2h_bytes_per_step\": %.0f, "
+                               "\"zero_grad_ms\": %.4f, \"optimizer_ms\": %.4f, \"layers\": [",
                                r.launches_per_step, r.blocking_calls_per_step, r.h2d_bytes_per_step,
-                               r.d2h_bytes_per_step);
+                               r.d2h_bytes_per_step, r.zero_grad_ms, r.optimizer_ms);
                         for (int l = 0; l < r.nlayers; l++) {
                             printf("%s{\"name\": ", l ? ", " : "");
                             json_string(r.layers[l].name);
@@ -118,6 +119,8 @@ int cmd_bench(const cli_args *a)
                 if (r.nlayers) {
                     printf("    %-16s %-22s fwd %9.2f ms  bwd %9.2f ms  (layers under 0.5%% not shown)\n",
                            "total", "", tf, tb);
+                    printf("    %-16s %-22s %9.2f ms\n    %-16s %-22s %9.2f ms\n", "zero grads", "",
+                           r.zero_grad_ms, "optimizer", "sgd momentum 0.9", r.optimizer_ms);
                     printf("    per step: %.1f launches, %.1f blocking calls, %.0f bytes host->device "
                            "(the batch: %.0f), %.0f bytes device->host; kernels %s, GEMM %s\n",
                            r.launches_per_step, r.blocking_calls_per_step, r.h2d_bytes_per_step,

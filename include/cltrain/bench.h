@@ -51,6 +51,9 @@ typedef struct ct_bench_result {
     double blocking_calls_per_step;
     double h2d_bytes_per_step;
     double d2h_bytes_per_step;
+    /* with profile: per step, serialized: zeroing the gradients, the SGD step */
+    double zero_grad_ms;
+    double optimizer_ms;
     /* with profile: one entry per layer (a profiled step runs serialized,
      * so the median above comes from the unprofiled steps before) */
     ct_bench_layer *layers;

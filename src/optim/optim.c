@@ -4,11 +4,13 @@
  * PyTorch computes an optimizer's scalars (bias corrections, step size,
  * 1 - beta, 1 - lr wd) in Python doubles and rounds them to float only when
  * a tensor op uses them; the launchers do the same in double, so the device
- * sees PyTorch's float scalars.
+ * sees PyTorch's float scalars. On the CPU class the steps run on the host
+ * pool (optim_host.c) from the same scalars.
  */
 #include <math.h>
 
 #include "optim/optim.h"
+#include "optim/optim_host.h"
 
 #define NORM_MAX_WG 256
 #define NORM_MAX_GROUPS 256
@@ -76,6 +78,8 @@ static int optim_sgd(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct_
     cl_float wd = d->weight_decay, mu = d->momentum;
     cl_float one_minus_damp = (cl_float)(1.0 - (double)d->dampening);
     cl_int nesterov = d->nesterov != 0, first = step == 1;
+    if (ct_optim_host_ok(ctx, n))
+        return ct_host_sgd_step(ctx, params, grads, b, n, lr, wd, mu, one_minus_damp, nesterov, first);
     size_t g[1] = { n };
     return CT_RUN(ctx, CT_PROG_optim, "sgd_step_f32", 1, g, NULL, CT_BUF(params), CT_BUF(grads),
                   CT_BUF(b), CT_ARG(n), CT_ARG(lr), CT_ARG(wd), CT_ARG(mu),
@@ -95,6 +99,9 @@ static int optim_adam(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct
     cl_float bc2_sqrt = (cl_float)sqrt(1.0 - pow(b2, t));
     cl_int first = step == 1;
     ct_buf m = state, v = ct_buf_at(state, n);
+    if (ct_optim_host_ok(ctx, n))
+        return ct_host_adam_step(ctx, params, grads, m, v, n, decay, l2, beta1, omb1, beta2, omb2,
+                                 step_size, bc2_sqrt, eps, first);
     size_t g[1] = { n };
     return CT_RUN(ctx, CT_PROG_optim, "adam_step_f32", 1, g, NULL, CT_BUF(params), CT_BUF(grads),
                   CT_BUF(m), CT_BUF(v), CT_ARG(n), CT_ARG(decay), CT_ARG(l2), CT_ARG(beta1),

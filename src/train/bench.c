@@ -84,6 +84,7 @@ typedef struct bench_step {
     const float *x;   /* (batch, ...) the batch, uploaded every step */
     const int32_t *y; /* (batch) */
     uint64_t seed;
+    double *prof;     /* NULL, or seconds of zero-grad [0] and the optimizer [1] */
 } bench_step;
 
 /* One training step on slot step % 2: upload (not blocking: the host copy
@@ -104,12 +105,24 @@ static int run_step(const bench_step *b, long step)
         return ct_cl_fail(ctx, err, "uploading a batch");
     ct_net_use_slot(net, k);
     int st;
-    if ((st = ct_net_zero_grads(net)) || (st = ct_net_forward(net, 1, b->seed, step)) ||
-        (st = ct_net_backward(net, b->seed, step)) ||
-        (st = ct_optim_step(ctx, &b->od, (ct_buf){ net->arena[CT_ARENA_PARAMS].mem, 0 },
+    double t0 = ct_now(); /* with prof: each phase timed, serialized */
+    if ((st = ct_net_zero_grads(net)) || (b->prof && (st = ct_context_finish(ctx))))
+        return st;
+    double t1 = ct_now();
+    if ((st = ct_net_forward(net, 1, b->seed, step)) || (st = ct_net_backward(net, b->seed, step)) ||
+        (b->prof && (st = ct_context_finish(ctx))))
+        return st;
+    double t2 = ct_now();
+    if ((st = ct_optim_step(ctx, &b->od, (ct_buf){ net->arena[CT_ARENA_PARAMS].mem, 0 },
                             (ct_buf){ net->arena[CT_ARENA_GRADS].mem, 0 }, (ct_buf){ b->state, 0 },
                             net->arena_size[CT_ARENA_PARAMS], step, b->od.lr)) ||
-        (st = ct_axpy(ctx, (ct_buf){ b->acc, 0 }, (float)net->batch, net->loss, 1)) ||
+        (b->prof && (st = ct_context_finish(ctx))))
+        return st;
+    if (b->prof) {
+        b->prof[0] += t1 - t0;
+        b->prof[1] += ct_now() - t2;
+    }
+    if ((st = ct_axpy(ctx, (ct_buf){ b->acc, 0 }, (float)net->batch, net->loss, 1)) ||
         (st = ct_add_accumulate(ctx, (ct_buf){ b->acc, 1 }, net->correct, 1)))
         return st;
     return CT_OK;
@@ -160,7 +173,7 @@ int ct_bench_run(ct_context *ctx, const ct_bench_options *opt, ct_bench_result *
     res->kernels = ct_context_kernels(ctx);
     res->gemm = ct_gemm_get_path(ctx);
     res->batch_bytes = (double)(net.rt[0].out_n * sizeof(float) + ct_net_label_elems(&net) * sizeof(int32_t));
-    bench_step bs = { &net, od, NULL, NULL, NULL, NULL, opt->seed };
+    bench_step bs = { &net, od, NULL, NULL, NULL, NULL, opt->seed, NULL };
     if ((st = ct_net_alloc(&net)) || (st = ct_net_init_params(&net, opt->seed)) ||
         (st = make_batch(&net, opt->seed, &x, &y)) ||
         (state_n && (st = ct_buffer_create(ctx, state_n * sizeof(float), &state))) ||
@@ -201,9 +214,14 @@ int ct_bench_run(ct_context *ctx, const ct_bench_options *opt, ct_bench_result *
         /* and once more, each layer timed (serialized) */
         if ((st = ct_net_profile(&net, 1)))
             goto done;
+        double prof[2] = { 0, 0 };
+        bs.prof = prof;
         for (int i = 0; i < steps; i++)
             if ((st = run_step(&bs, ++step)) || (st = ct_context_finish(ctx)))
                 goto done;
+        bs.prof = NULL;
+        res->zero_grad_ms = 1e3 * prof[0] / steps;
+        res->optimizer_ms = 1e3 * prof[1] / steps;
         res->layers = calloc(m->count, sizeof *res->layers);
         if (!res->layers) {
             st = ct_fail(ctx, CT_ERR_NO_MEMORY, "out of host memory");
