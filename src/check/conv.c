@@ -8,11 +8,13 @@
  * col2im kernels of the CPU class or the fine-grained ones of the GPU
  * class, by switching the context's class for the case, so both pairs are
  * checked whatever the device. Where the host GEMM path is active and the
- * CPU has AVX2 and FMA, stride-1 cases also run the direct host
- * convolution (src/ops/conv_host.c), with batches on both sides of its
+ * CPU has AVX2 and FMA, stride-1 cases (with AVX-512, strided ones too)
+ * also run the direct host convolution (src/ops/conv_host.c), with
+ * batches on both sides of its
  * image-per-item split and widths that leave vector tails; on a CPU with
  * AVX-512 twice, once with its AVX-512 kernels (src/ops/conv_host512.c,
- * the "same" convolutions) and once with CLTRAIN_HOST_ISA=avx2.
+ * the "same" convolutions, and the strided ones through their phase form)
+ * and once with CLTRAIN_HOST_ISA=avx2.
  *
  * Tolerances. Inputs are rounded to float first, so the error is the
  * device's float32 arithmetic only. A float32 sum of K products, in any
@@ -235,6 +237,12 @@ void ct_check_conv(ct_check *c)
         /* strided 1x1: subsampled, then the 1x1 direct path (AVX-512) */
         { 5, 5, 9, 7, 10, 1, 1, 2, 2, 0, 0, 1, 1 },
         { 2, 3, 8, 11, 9, 1, 1, 3, 2, 0, 0, 1, 1 },
+        /* other strided ones: the phase form on AVX-512 (AlexNet's 11x11 stride 4,
+         * ResNet's 7x7 and 3x3 stride 2, unequal strides and kernels) */
+        { 2, 3, 31, 27, 5, 11, 11, 4, 4, 2, 2, 1, 1 },
+        { 3, 3, 23, 19, 9, 7, 7, 2, 2, 3, 3, 1, 1 },
+        { 4, 9, 15, 14, 11, 3, 3, 2, 2, 1, 1, 1, 1 },
+        { 2, 4, 13, 16, 7, 3, 5, 3, 2, 1, 2, 1, 1 },
     };
     for (size_t f = 0; f < CT_ARRAY_LEN(fixed) && !ck_failed(c); f++)
         for (int mode = WS_MIN; mode <= WS_TWO_IMAGES && !ck_failed(c); mode++)

@@ -20,8 +20,8 @@ static void host_work_free(void *state)
     free(hw->cached);
     free(hw->wpack);
     free(hw->toff);
-    free(hw->big[0]);
-    free(hw->big[1]);
+    for (int k = 0; k < CT_HOST_BIG_SLOTS; k++)
+        free(hw->big[k]);
     free(hw);
 }
 

@@ -20,6 +20,8 @@
 #define CT_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,bmi2")))
 #endif
 
+#define CT_HOST_BIG_SLOTS 4
+
 typedef struct ct_host_work {
     ct_pool *pool;
     int threads;
@@ -30,8 +32,8 @@ typedef struct ct_host_work {
     size_t wpack_n;
     int *toff;         /* tap offsets */
     size_t toff_n;
-    float *big[2];     /* shared (not per thread) buffers, grown on demand */
-    size_t big_n[2];
+    float *big[CT_HOST_BIG_SLOTS]; /* shared (not per thread) buffers, grown on demand */
+    size_t big_n[CT_HOST_BIG_SLOTS];
 } ct_host_work;
 
 /* The context's pool and scratch, with at least per_thread floats of
@@ -47,7 +49,7 @@ int ct_host_work_get(ct_context *ctx, size_t per_thread, size_t wpack_n, size_t 
 int ct_host_begin(ct_context *ctx, ct_hmap_range *r, int n, ct_hmap *hm, ct_pool **pool,
                   const char *what);
 
-/* Shared buffer `slot` (0 or 1) of hw with room for n floats, 64-byte
+/* Shared buffer `slot` (0 .. CT_HOST_BIG_SLOTS - 1) of hw with room for n floats, 64-byte
  * aligned; it keeps its size between calls (no page faults per call). */
 int ct_host_work_big(ct_context *ctx, ct_host_work *hw, int slot, size_t n, float **out);
 
