@@ -61,12 +61,18 @@ static int phased(const ct_conv2d_desc *d)
     size_t hq = (size_t)oh + (size_t)kqh - 1, wq = (size_t)ow + (size_t)kqw - 1;
     size_t cq = (size_t)d->c_in * d->stride_h * d->stride_w;
     size_t c = cq > (size_t)d->c_out ? cq : (size_t)d->c_out;
-    /* the zero taps cost their FMAs: up to 1.4x the real ones (11x11 at
-     * stride 4: 1.19, 7x7 at 2: 1.31), not a 3x3 at stride 2 (1.78), which
-     * measured slower than im2col and a GEMM on ResNet-50 (56x56: 83 ms
-     * against 75 forward and backward, 7x7: 122 against 54) */
+    /* Where it pays, measured: the forward and the input gradient skip the
+     * zero taps, but the weight gradient sums groups of at most kqw taps,
+     * and a 3x3 at stride 2 has 2, a third fewer FMAs per load than the
+     * tiles' 3. So: kernels much larger than the stride (AlexNet's 11x11
+     * at 4, ResNet's 7x7 at 2: the zero taps in the weight gradient 1.19x
+     * and 1.31x of the real ones), and narrow inputs, where a GEMM with
+     * c_out rows is poor (ResNet-56's 3x3s at stride 2: 24 -> 9.5 ms and
+     * 16.6 -> 8.7 ms); not ResNet-50's 3x3s at stride 2 on 256 and 512
+     * channels (phased slower than im2col: 56 and 54 ms against ~100). */
     long taps = (long)d->kh * d->kw, qtaps = (long)d->stride_h * d->stride_w * kqh * kqw;
-    return kqh <= 16 && kqw <= 16 && 5 * qtaps <= 7 * taps && c * hq * wq < ((size_t)1 << 30);
+    return kqh <= 16 && kqw <= 16 && c * hq * wq < ((size_t)1 << 30) &&
+           (5 * qtaps <= 7 * taps || d->c_in <= 64);
 }
 
 int ct_conv512_applies(const ct_conv2d_desc *d)
@@ -96,6 +102,14 @@ typedef struct sconv {
     const float *bias;
     const float *wpk;
     const uint16_t *mask; /* (nvec, kh, kw): lanes reading inside the plane (and p < P) */
+    /* NULL, or the taps that are not zero, as rows [i0, i1) x columns
+     * [j0, j1) (4 ints each): per input channel (forward and weight
+     * gradient), or with rng_by_block per 8-channel output block (the
+     * input gradient); the packed weights hold those taps only */
+    const int *rng;
+    int rng_by_block;
+    const size_t *wofs;   /* with rng_by_block: each block's packed weights' offset */
+    size_t wblock;        /* else: floats of packed weights per block */
     ct_host_work *hw_;
     const float *dy;
     float *dw;
@@ -141,34 +155,46 @@ static inline uintptr_t addr(const float *base, long off)
 
 #define LDM(m, a) _mm512_maskz_loadu_ps((m), (const void *)(a))
 
-/* forward weights (co, ci, kh, kw) -> (ceil(co / 8), ci, kh, kw, 8) */
-static void pack_forward(const float *w, int co, int ci, int kh, int kw, float *out)
+/* The tap range of input channel c for output block cb (sconv.rng). */
+static inline const int *tap_range(const sconv *p, int cb, int c, const int *full)
 {
-    int ncb = (co + 7) / 8, taps = kh * kw;
+    return !p->rng ? full : p->rng + 4 * (p->rng_by_block ? cb : c);
+}
+
+/* forward weights (co, ci, kh, kw) -> (ceil(co / 8), ci, kh, kw, 8), the
+ * taps in p's ranges only */
+static void pack_forward(const sconv *p, const float *w, int co, int ci, int kh, int kw, float *out)
+{
+    int ncb = (co + 7) / 8, taps = kh * kw, full[4] = { 0, kh, 0, kw };
     for (int cb = 0; cb < ncb; cb++)
-        for (int c = 0; c < ci; c++)
-            for (int t = 0; t < taps; t++)
-                for (int q = 0; q < 8; q++) {
-                    int o = 8 * cb + q;
-                    *out++ = o < co ? w[((size_t)o * ci + c) * taps + t] : 0.0f;
-                }
+        for (int c = 0; c < ci; c++) {
+            const int *r = tap_range(p, cb, c, full);
+            for (int i = r[0]; i < r[1]; i++)
+                for (int j = r[2]; j < r[3]; j++)
+                    for (int q = 0; q < 8; q++) {
+                        int o = 8 * cb + q;
+                        *out++ = o < co ? w[((size_t)o * ci + c) * taps + (size_t)i * kw + j] : 0.0f;
+                    }
+        }
 }
 
 /* the input gradient's: w'(ci, co, i, j) = w(co, ci, kh-1-i, kw-1-j), as
- * (ceil(ci / 8), co, kh, kw, 8) */
-static void pack_backward(const float *w, int co, int ci, int kh, int kw, float *out)
+ * (ceil(ci / 8), co, kh, kw, 8), the taps in g's ranges only */
+static void pack_backward(const sconv *g, const float *w, int co, int ci, int kh, int kw, float *out)
 {
-    int ncb = (ci + 7) / 8, taps = kh * kw;
+    int ncb = (ci + 7) / 8, taps = kh * kw, full[4] = { 0, kh, 0, kw };
     for (int cb = 0; cb < ncb; cb++)
-        for (int o = 0; o < co; o++)
-            for (int i = 0; i < kh; i++)
-                for (int j = 0; j < kw; j++)
+        for (int o = 0; o < co; o++) {
+            const int *r = tap_range(g, cb, o, full);
+            for (int i = r[0]; i < r[1]; i++)
+                for (int j = r[2]; j < r[3]; j++)
                     for (int q = 0; q < 8; q++) {
                         int c = 8 * cb + q;
                         *out++ = c < ci ? w[((size_t)o * ci + c) * taps +
                                             (size_t)(kh - 1 - i) * kw + (kw - 1 - j)]
                                         : 0.0f;
                     }
+        }
 }
 
 static CT_AVX512 inline __mmask16 tail_mask(const sconv *p, int v)
@@ -203,13 +229,13 @@ static CT_AVX512 inline __mmask16 tail_mask(const sconv *p, int v)
     } while (0)
 
 /* 8 output channels (cvalid of them stored) x NV vectors from v0, kernel
- * width KW (0: p->kw). ximg: the image's input; wk: the block's packed
- * weights; yc: the block's first output plane. */
-#define DEF_TILE(NV, KW)                                                                          \
-    static CT_AVX512 void tile_##NV##_##KW(const sconv *p, const float *ximg, int v0,             \
-                                          const float *wk, float *yc, int cvalid,                \
-                                          const float *b8)                                        \
+ * width KW (0: p->kw; R: p->kw and p's tap ranges). ximg: the image's
+ * input; wk: the block's (cb's) packed weights; yc: its first output plane. */
+#define DEF_TILE_AS(NAME, NV, KW, RANGED)                                                         \
+    static CT_AVX512 void NAME(const sconv *p, const float *ximg, int v0, const float *wk,        \
+                               float *yc, int cvalid, const float *b8, int cb)                    \
     {                                                                                             \
+        const int ranged = RANGED;                                                                \
         const int kw = KW ? KW : p->kw, nv = NV;                                                  \
         /* named sums, not arrays: GCC keeps arrays of vectors in memory */                       \
         T_INIT(0);                                                                                \
@@ -223,11 +249,16 @@ static CT_AVX512 inline __mmask16 tail_mask(const sconv *p, int v)
         const uint16_t *m0 = p->mask + (size_t)v0 * p->taps;                                      \
         const uint16_t *m1 = nv > 1 ? m0 + p->taps : m0, *m2 = nv > 2 ? m0 + 2 * p->taps : m0;    \
         uintptr_t xb = addr(ximg, (long)v0 * 16 - (long)p->ph * p->w - p->pw);                    \
-        for (int c = 0; c < p->ci; c++)                                                           \
-            for (int i = 0; i < p->kh; i++) {                                                     \
+        for (int c = 0; c < p->ci; c++) {                                                         \
+            int i0 = 0, i1 = p->kh, j0 = 0, j1 = kw;                                              \
+            if (ranged) {                                                                         \
+                const int *r = p->rng + 4 * (p->rng_by_block ? cb : c);                           \
+                i0 = r[0], i1 = r[1], j0 = r[2], j1 = r[3];                                       \
+            }                                                                                     \
+            for (int i = i0; i < i1; i++) {                                                       \
                 uintptr_t xr = xb + ((size_t)c * p->hw + (size_t)i * p->w) * sizeof(float);       \
                 int t = i * kw;                                                                   \
-                for (int j = 0; j < kw; j++, wk += 8) {                                           \
+                for (int j = j0; j < j1; j++, wk += 8) {                                          \
                     uintptr_t xa = xr + (size_t)j * sizeof(float);                                \
                     __m512 x0 = LDM(m0[t + j], xa), x1 = x0, x2 = x0;                             \
                     if (nv > 1)                                                                   \
@@ -244,6 +275,7 @@ static CT_AVX512 inline __mmask16 tail_mask(const sconv *p, int v)
                     T_CH(7);                                                                      \
                 }                                                                                 \
             }                                                                                     \
+        }                                                                                         \
         __mmask16 t0 = tail_mask(p, v0), t1 = nv > 1 ? tail_mask(p, v0 + 1) : t0;                 \
         __mmask16 t2 = nv > 2 ? tail_mask(p, v0 + 2) : t0;                                        \
         (void)t1, (void)t2;                                                                       \
@@ -257,6 +289,8 @@ static CT_AVX512 inline __mmask16 tail_mask(const sconv *p, int v)
         T_STORE(7);                                                                               \
     }
 
+#define DEF_TILE(NV, KW) DEF_TILE_AS(tile_##NV##_##KW, NV, KW, 0)
+
 DEF_TILE(1, 0)
 DEF_TILE(2, 0)
 DEF_TILE(3, 0)
@@ -269,19 +303,23 @@ DEF_TILE(3, 3)
 DEF_TILE(1, 5)
 DEF_TILE(2, 5)
 DEF_TILE(3, 5)
+DEF_TILE_AS(tile_1_r, 1, 0, 1)
+DEF_TILE_AS(tile_2_r, 2, 0, 1)
+DEF_TILE_AS(tile_3_r, 3, 0, 1)
 
 typedef void (*tile_fn)(const sconv *, const float *, int, const float *, float *, int,
-                        const float *);
+                        const float *, int);
 
-static tile_fn pick_tile(int nv, int kw)
+static tile_fn pick_tile(const sconv *p, int nv)
 {
-    static const tile_fn t[4][3] = {
+    static const tile_fn t[5][3] = {
         { tile_1_0, tile_2_0, tile_3_0 },
         { tile_1_1, tile_2_1, tile_3_1 },
         { tile_1_3, tile_2_3, tile_3_3 },
         { tile_1_5, tile_2_5, tile_3_5 },
+        { tile_1_r, tile_2_r, tile_3_r },
     };
-    int k = kw == 1 ? 1 : kw == 3 ? 2 : kw == 5 ? 3 : 0;
+    int kw = p->kw, k = p->rng ? 4 : kw == 1 ? 1 : kw == 3 ? 2 : kw == 5 ? 3 : 0;
     return t[k][nv - 1];
 }
 
@@ -302,9 +340,8 @@ static void forward_item(void *arg, size_t item, int thread)
         p->hw_->cached[thread] = n;
     }
     float *yimg = p->y + (size_t)n * p->y_img;
-    size_t wblock = (size_t)p->ci * p->taps * 8;
     for (int cb = cb0; cb < cb1; cb++) {
-        const float *wk = p->wpk + (size_t)cb * wblock;
+        const float *wk = p->wpk + (p->wofs ? p->wofs[cb] : (size_t)cb * p->wblock);
         int cvalid = p->co - 8 * cb < 8 ? p->co - 8 * cb : 8;
         float b8[8] = { 0, 0, 0, 0, 0, 0, 0, 0 };
         for (int q = 0; q < cvalid && p->bias; q++)
@@ -312,7 +349,7 @@ static void forward_item(void *arg, size_t item, int thread)
         float *yc = yimg + (size_t)8 * cb * p->P;
         for (int v0 = 0; v0 < p->nvec;) {
             int left = p->nvec - v0, nv = left == 4 ? 2 : left < 3 ? left : 3;
-            pick_tile(nv, p->kw)(p, ximg, v0, wk, yc, cvalid, b8);
+            pick_tile(p, nv)(p, ximg, v0, wk, yc, cvalid, b8, cb);
             v0 += nv;
         }
     }
@@ -418,6 +455,21 @@ static int group_taps(const sconv *p, int c0, int cc, int u, long *ox, int *mi, 
     return jn;
 }
 
+/* How many of group u's jn taps lie in its channel's range (sconv.rng, by
+ * channel; a range starts at tap 0, so those are the first ones). */
+static int group_in_range(const sconv *p, int c0, int cc, int u, int jn)
+{
+    (void)cc;
+    if (p->taps == 1)
+        return jn;
+    int ncg = (p->kw + 2) / 3, per_c = p->kh * ncg;
+    int c = c0 + u / per_c, i = u % per_c / ncg, j0 = u % ncg * 3;
+    const int *r = p->rng + 4 * c;
+    if (i < r[0] || i >= r[1] || j0 >= r[3])
+        return 0;
+    return r[3] - j0 < jn ? r[3] - j0 : jn;
+}
+
 /* dw of the item's output channel blocks and input channels over the
  * batch, a chunk of wnb images at a time, 24 sums per (block, group)
  * carried in scratch from chunk to chunk. */
@@ -453,6 +505,8 @@ static CT_AVX512 void weight_item(void *arg, size_t item, int thread)
             __m512 *acc = acc0 + (size_t)(cb - cb0) * U * 24;
             for (int u = 0; u < U; u++) {
                 int jn = group_taps(p, c0, cc, u, ox, mi, di);
+                if (p->rng && (jn = group_in_range(p, c0, cc, u, jn)) == 0)
+                    continue; /* all zero taps: their sums stay 0, and go nowhere */
                 uintptr_t xb = addr(ximg, 0);
                 if (jn == 3)
                     wrow_3(p, xb, xstep, ox, mi, dy8, nb, acc + (size_t)u * 24);
@@ -529,18 +583,34 @@ static int masks_for(ct_context *ctx, const sconv *p, uint16_t **m)
     return CT_OK;
 }
 
+/* Floats of packed weights per output block of f, whose ranges (if any)
+ * are per input channel. */
+static size_t forward_wblock(const sconv *f)
+{
+    if (!f->rng)
+        return (size_t)f->ci * f->taps * 8;
+    size_t t = 0;
+    for (int c = 0; c < f->ci; c++)
+        t += (size_t)(f->rng[4 * c + 1] - f->rng[4 * c]) * (size_t)(f->rng[4 * c + 3] - f->rng[4 * c + 2]);
+    return t * 8;
+}
+
+/* y = x * w + b; rc: NULL, or the taps of each input channel that are not
+ * zero (sconv.rng) */
 static int same_forward(ct_context *ctx, const ct_conv2d_desc *d, float *y, const float *x,
-                        const float *w, const float *b)
+                        const float *w, const float *b, const int *rc)
 {
     sconv f;
     memset(&f, 0, sizeof f);
     geometry(&f, d->n, d->c_in, d->h, d->w, d->c_out, d->kh, d->kw, d->pad_h, d->pad_w);
+    f.rng = rc;
+    f.wblock = forward_wblock(&f);
     ct_host_work *hw;
-    int st = ct_host_work_get(ctx, f.x_img + 16, (size_t)f.ncb * 8 * f.ci * f.taps, 1, &hw);
+    int st = ct_host_work_get(ctx, f.x_img + 16, (size_t)f.ncb * f.wblock, 1, &hw);
     uint16_t *fm = NULL;
     if (st || (st = masks_for(ctx, &f, &fm)))
         return st;
-    pack_forward(w, d->c_out, d->c_in, d->kh, d->kw, hw->wpack);
+    pack_forward(&f, w, d->c_out, d->c_in, d->kh, d->kw, hw->wpack);
     f.x = x, f.y = y, f.bias = b, f.wpk = hw->wpack, f.mask = fm, f.hw_ = hw;
     set_items(&f, hw->threads);
     ct_pool_run(hw->pool, (size_t)f.n * f.items_per_img, forward_item, &f);
@@ -548,8 +618,30 @@ static int same_forward(ct_context *ctx, const ct_conv2d_desc *d, float *y, cons
     return CT_OK;
 }
 
+/* The input gradient's tap ranges per block of its output channels (the
+ * forward's input channels): the union of the block's channels' flipped
+ * ranges. rng: (g->ncb, 4); wofs: (g->ncb); returns the packed floats. */
+static size_t backward_ranges(const sconv *g, const int *rc, int *rng, size_t *wofs)
+{
+    size_t off = 0;
+    for (int cb = 0; cb < g->ncb; cb++) {
+        int *r = rng + 4 * cb;
+        r[0] = g->kh, r[1] = 0, r[2] = g->kw, r[3] = 0;
+        for (int c = 8 * cb; c < 8 * cb + 8 && c < g->co; c++) {
+            const int *f = rc + 4 * c;
+            int i0 = g->kh - f[1], i1 = g->kh - f[0], j0 = g->kw - f[3], j1 = g->kw - f[2];
+            r[0] = i0 < r[0] ? i0 : r[0], r[1] = i1 > r[1] ? i1 : r[1];
+            r[2] = j0 < r[2] ? j0 : r[2], r[3] = j1 > r[3] ? j1 : r[3];
+        }
+        wofs[cb] = off;
+        off += (size_t)g->ci * (size_t)(r[1] - r[0]) * (size_t)(r[3] - r[2]) * 8;
+    }
+    return off;
+}
+
+/* dx = (or NULL), dw += (or NULL); rc as same_forward's */
 static int same_backward(ct_context *ctx, const ct_conv2d_desc *d, float *dx, float *dw,
-                         const float *dy, const float *x, const float *w)
+                         const float *dy, const float *x, const float *w, const int *rc)
 {
     sconv f, g;
     memset(&f, 0, sizeof f);
@@ -557,34 +649,44 @@ static int same_backward(ct_context *ctx, const ct_conv2d_desc *d, float *dx, fl
     geometry(&f, d->n, d->c_in, d->h, d->w, d->c_out, d->kh, d->kw, d->pad_h, d->pad_w);
     geometry(&g, d->n, d->c_out, f.oh, d->w, d->c_in, d->kh, d->kw, d->kh - 1 - d->pad_h,
              d->kw - 1 - d->pad_w);
+    f.rng = rc;
     set_weight_items(&f, ct_host_work_threads(ctx));
     size_t per = dw ? (size_t)f.wcb * groups_per_block(&f, f.wcc) * 24 * 16 +
                           (size_t)f.wnb * f.wcc * f.hw + 16
                     : 16;
     per = dx && per < g.x_img + 16 ? g.x_img + 16 : per;
+    int *grng = NULL;
+    size_t *gofs = NULL, npack = (size_t)g.ncb * 8 * g.ci * g.taps;
+    if (dx && rc) {
+        grng = malloc((size_t)g.ncb * 4 * sizeof *grng);
+        gofs = malloc((size_t)g.ncb * sizeof *gofs);
+        if (!grng || !gofs) {
+            free(grng);
+            free(gofs);
+            return ct_fail(ctx, CT_ERR_NO_MEMORY, "conv2d host path: out of host memory");
+        }
+        npack = backward_ranges(&g, rc, grng, gofs);
+        g.rng = grng, g.rng_by_block = 1, g.wofs = gofs;
+    }
+    g.wblock = (size_t)g.ci * g.taps * 8;
     ct_host_work *hw;
-    int st = ct_host_work_get(ctx, per, dx ? (size_t)g.ncb * 8 * g.ci * g.taps : 16, 1, &hw);
-    if (st)
-        return st;
-    if (dx) {
-        uint16_t *gm = NULL;
-        if ((st = masks_for(ctx, &g, &gm)))
-            return st;
-        pack_backward(w, d->c_out, d->c_in, d->kh, d->kw, hw->wpack);
+    uint16_t *gm = NULL, *fm = NULL;
+    int st = ct_host_work_get(ctx, per, dx ? npack : 16, 1, &hw);
+    if (!st && dx && !(st = masks_for(ctx, &g, &gm))) {
+        pack_backward(&g, w, d->c_out, d->c_in, d->kh, d->kw, hw->wpack);
         g.x = dy, g.y = dx, g.wpk = hw->wpack, g.mask = gm, g.hw_ = hw;
         set_items(&g, hw->threads);
         ct_pool_run(hw->pool, (size_t)g.n * g.items_per_img, forward_item, &g);
-        free(gm);
     }
-    if (dw) {
-        uint16_t *fm = NULL;
-        if ((st = masks_for(ctx, &f, &fm)))
-            return st;
+    if (!st && dw && !(st = masks_for(ctx, &f, &fm))) {
         f.x = x, f.dy = dy, f.dw = dw, f.mask = fm, f.hw_ = hw;
         ct_pool_run(hw->pool, (size_t)((f.ncb + f.wcb - 1) / f.wcb) * f.wcitems, weight_item, &f);
-        free(fm);
     }
-    return CT_OK;
+    free(gm);
+    free(fm);
+    free(grng);
+    free(gofs);
+    return st;
 }
 
 /* A strided 1x1 convolution is the 1x1 convolution of the subsampled
@@ -642,21 +744,20 @@ static int strided_setup(ct_context *ctx, const ct_conv2d_desc *d, ct_conv2d_des
  * a dimension, tap i = s a + u (u < s) of output r reads input s (r + a) + u
  * - pad: for each phase u, a stride-1 read of the plane subsampled at
  * s R + u - pad. So the input becomes s_h s_w phase planes per channel,
- * xq (n, c_in s_h s_w, hq, wq) with xq[c, u, v][R, C] = x[c][s_h R + u - pad_h]
- * [s_w C + v - pad_w] (zero outside x), and the convolution a stride-1,
- * unpadded one over them with a kqh x kqw kernel, kq = ceil(k / s):
- * wq[o][c, u, v][a, b] = w[o][c][s_h a + u][s_w b + v], zero where that tap
- * is past k. The tiles above need the output as wide as the input: the
- * output is computed wq wide, hq = oh + kqh - 1 rows of phase planes give oh
+ * xq (n, s_h s_w c_in, hq, wq), phase-major: plane (u s_w + v) c_in + c holds
+ * x[c][s_h R + u - pad_h][s_w C + v - pad_w] (zero outside x), and the
+ * convolution a stride-1, unpadded one over them with a kqh x kqw kernel,
+ * kq = ceil(k / s): wq[o][(u, v, c)][a, b] = w[o][c][s_h a + u][s_w b + v].
+ * Phase (u, v) has ceil((k_h - u) / s_h) x ceil((k_w - v) / s_w) real taps
+ * (a prefix of rows and columns), the rest are zero: the forward tiles and
+ * the input gradient's skip them (sconv.rng), the weight gradient skips the
+ * groups that hold none. The tiles need the output as wide as the input:
+ * it is computed wq wide, hq = oh + kqh - 1 rows of phase planes give oh
  * rows, and the kqw - 1 extra columns (reading zero-masked lanes past each
  * row) are cropped off; backward, dy is widened with zero columns, so the
  * weight gradient sums exactly the real terms and the input gradient (the
  * transposed convolution, whose planes are xq's) scatters back through the
- * phases, each input element from exactly one phase element. AlexNet's 11x11
- * stride-4 input layer becomes a 3x3 one over 48 channels (the zero taps:
- * 1.19x its FLOPs), ResNet's 7x7 stride-2 one 4x4 over 12 (1.31x), a 3x3
- * stride-2 one 2x2 over 4 c_in (1.78x), all at the tiles' rate instead of
- * im2col and a GEMM's (phased() takes the first two, not the third).
+ * phases, each input element from exactly one phase element.
  */
 typedef struct phase {
     const ct_conv2d_desc *d;
@@ -695,9 +796,9 @@ static void phase_item(void *arg, size_t item, int thread)
     if (q->dir == PH_IN) {
         const float *x = q->src + item * x_img;
         float *o = q->dst + item * xq_img;
-        for (int c = 0; c < d->c_in; c++)
-            for (int u = 0; u < sh; u++)
-                for (int v = 0; v < sw; v++)
+        for (int u = 0; u < sh; u++)
+            for (int v = 0; v < sw; v++)
+                for (int c = 0; c < d->c_in; c++)
                     for (int R = 0; R < q->hq; R++, o += q->wq) {
                         int yy = sh * R + u - d->pad_h;
                         if (yy < 0 || yy >= d->h) {
@@ -723,8 +824,8 @@ static void phase_item(void *arg, size_t item, int thread)
                 }
                 for (int xx = 0; xx < d->w; xx++) {
                     int C = (xx + d->pad_w) / sw, v = (xx + d->pad_w) % sw;
-                    dr[xx] = C < q->wq ? g[(((size_t)c * sh + (size_t)u) * sw + (size_t)v) * q->hq * q->wq +
-                                           (size_t)R * q->wq + (size_t)C]
+                    dr[xx] = C < q->wq ? g[(((size_t)u * sw + (size_t)v) * d->c_in + (size_t)c) *
+                                               q->hq * q->wq + (size_t)R * q->wq + (size_t)C]
                                        : 0.0f;
                 }
             }
@@ -766,7 +867,7 @@ static void phase_w_item(void *arg, size_t o, int thread)
                 for (int a = 0; a < q->kqh; a++)
                     for (int b = 0; b < q->kqw; b++) {
                         int i = sh * a + u, j = sw * b + v;
-                        size_t kq = o * per_oq + ((((size_t)c * sh + (size_t)u) * sw + (size_t)v) *
+                        size_t kq = o * per_oq + ((((size_t)u * sw + (size_t)v) * d->c_in + (size_t)c) *
                                                       q->kqh + (size_t)a) * q->kqw + (size_t)b;
                         int real = i < d->kh && j < d->kw;
                         size_t k = o * per_o + ((size_t)c * d->kh + (size_t)(real ? i : 0)) * d->kw +
@@ -776,6 +877,25 @@ static void phase_w_item(void *arg, size_t o, int thread)
                         else if (real)
                             pw->dst[k] += pw->src[kq];
                     }
+}
+
+/* The taps of each phase channel that are not zero (sconv.rng): phase
+ * (u, v) has ceil((kh - u) / s_h) x ceil((kw - v) / s_w) of them. */
+static int *phase_ranges(ct_context *ctx, const phase *q)
+{
+    const ct_conv2d_desc *d = q->d;
+    int *r = malloc((size_t)q->cq * 4 * sizeof *r);
+    if (!r) {
+        ct_fail(ctx, CT_ERR_NO_MEMORY, "conv2d host path: out of host memory");
+        return NULL;
+    }
+    for (int k = 0; k < q->cq; k++) {
+        int ph = k / d->c_in, u = ph / d->stride_w, v = ph % d->stride_w;
+        int *t = r + 4 * k;
+        t[0] = 0, t[1] = d->kh > u ? (d->kh - u + d->stride_h - 1) / d->stride_h : 0;
+        t[2] = 0, t[3] = d->kw > v ? (d->kw - v + d->stride_w - 1) / d->stride_w : 0;
+    }
+    return r;
 }
 
 static int phase_forward(ct_context *ctx, const ct_conv2d_desc *d, float *y, const float *x,
@@ -796,7 +916,12 @@ static int phase_forward(ct_context *ctx, const ct_conv2d_desc *d, float *y, con
     ct_pool_run(hw->pool, (size_t)d->c_out, phase_w_item, &pw);
     q.dir = PH_IN, q.src = x, q.dst = xq;
     ct_pool_run(hw->pool, (size_t)d->n, phase_item, &q);
-    if ((st = same_forward(ctx, &dq, yw, xq, wq, b)))
+    int *rc = phase_ranges(ctx, &q);
+    if (!rc)
+        return CT_ERR_NO_MEMORY;
+    st = same_forward(ctx, &dq, yw, xq, wq, b, rc);
+    free(rc);
+    if (st)
         return st;
     q.dir = PH_CROP, q.src = yw, q.dst = y;
     ct_pool_run(hw->pool, (size_t)d->n, phase_item, &q);
@@ -830,7 +955,12 @@ static int phase_backward(ct_context *ctx, const ct_conv2d_desc *d, float *dx, f
         q.dir = PH_IN, q.src = x, q.dst = xq;
         ct_pool_run(hw->pool, (size_t)d->n, phase_item, &q);
     }
-    if ((st = same_backward(ctx, &dq, dxq, dw ? dwq : NULL, dyw, xq, wq)))
+    int *rc = phase_ranges(ctx, &q);
+    if (!rc)
+        return CT_ERR_NO_MEMORY;
+    st = same_backward(ctx, &dq, dxq, dw ? dwq : NULL, dyw, xq, wq, rc);
+    free(rc);
+    if (st)
         return st;
     if (dw) {
         phase_w pw = { &q, dwq, dw, 1 };
@@ -849,7 +979,7 @@ int ct_conv512_forward(ct_context *ctx, const ct_conv2d_desc *d, float *y, const
     if (phased(d))
         return phase_forward(ctx, d, y, x, w, b);
     if (!strided_1x1(d))
-        return same_forward(ctx, d, y, x, w, b);
+        return same_forward(ctx, d, y, x, w, b, NULL);
     ct_conv2d_desc d1;
     ct_host_work *hw;
     subsample s;
@@ -859,7 +989,7 @@ int ct_conv512_forward(ct_context *ctx, const ct_conv2d_desc *d, float *y, const
         return st;
     s.src = x, s.dst = xs;
     ct_pool_run(hw->pool, (size_t)d->n, subsample_item, &s);
-    return same_forward(ctx, &d1, y, xs, w, b);
+    return same_forward(ctx, &d1, y, xs, w, b, NULL);
 }
 
 int ct_conv512_backward(ct_context *ctx, const ct_conv2d_desc *d, float *dx, float *dw,
@@ -868,7 +998,7 @@ int ct_conv512_backward(ct_context *ctx, const ct_conv2d_desc *d, float *dx, flo
     if (phased(d))
         return phase_backward(ctx, d, dx, dw, dy, x, w);
     if (!strided_1x1(d))
-        return same_backward(ctx, d, dx, dw, dy, x, w);
+        return same_backward(ctx, d, dx, dw, dy, x, w, NULL);
     ct_conv2d_desc d1;
     ct_host_work *hw;
     subsample s;
@@ -885,7 +1015,7 @@ int ct_conv512_backward(ct_context *ctx, const ct_conv2d_desc *d, float *dx, flo
     }
     if (dx && (st = ct_host_work_big(ctx, hw, 1, small, &dxs)))
         return st;
-    if ((st = same_backward(ctx, &d1, dxs, dw, dy, xs, w)))
+    if ((st = same_backward(ctx, &d1, dxs, dw, dy, xs, w, NULL)))
         return st;
     if (dx) {
         s.src = dxs, s.dst = dx, s.scatter = 1;

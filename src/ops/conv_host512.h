@@ -1,7 +1,8 @@
 /*
  * conv_host512.h - the direct host convolution with AVX-512 (F, BW, DQ,
- * VL), for the "same" stride-1 convolutions (output as wide as the input)
- * and the unpadded strided 1x1 ones that conv_host.c hands it where
+ * VL), for the "same" stride-1 convolutions (output as wide as the input),
+ * the unpadded strided 1x1 ones, and other strided ones in their phase
+ * form where that pays (conv_host512.c), that conv_host.c hands it where
  * ct_host_avx512() says so. The buffers are
  * already mapped; the context's thread pool and scratch (host_work.h) run
  * it in a fixed decomposition, so results do not depend on the number of
@@ -14,7 +15,8 @@
 #include "ops/host_work.h"
 
 /* Stride 1, dilation 1, 2 pad_w = kw - 1 (so ow = w), pad_h < kh, kh and kw
- * <= 16; or an unpadded 1x1 at any stride (subsampled first). */
+ * <= 16; or an unpadded 1x1 at any stride (subsampled first); or a strided
+ * one with dilation 1 whose phase form pays (large kernels, narrow inputs). */
 int ct_conv512_applies(const ct_conv2d_desc *d);
 
 /* y (n, co, oh, w) = x (n, ci, h, w) * w + b (b may be NULL). */
