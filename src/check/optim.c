@@ -152,8 +152,17 @@ static void optim_case(ct_check *c, int variant, size_t n, int steps, int clip)
                 return;
         }
         ct_ref_optim_step(&d, p, g, state, n, s, lr);
-        if (ck_status(c, ct_optim_step(ctx, &d, d_p, d_g, d_state, n, s, (float)lr), "optimizer step"))
+        /* the last step also zeroes the gradients (the same update, then 0) */
+        int zero = s == steps;
+        if (ck_status(c, (zero ? ct_optim_step_zero_grads : ct_optim_step)(ctx, &d, d_p, d_g, d_state, n,
+                                                                           s, (float)lr),
+                      "optimizer step"))
             return;
+        if (zero) {
+            for (size_t i = 0; i < n; i++)
+                g[i] = 0;
+            ck_expect(c, "gradients zeroed", d_g, n, g, 0, 0);
+        }
         ck_expect(c, "params", d_p, n, p, 1e-6, 1e-6);
         if (sgd && ns)
             ck_expect(c, "momentum buffer", d_state, n, state, 1e-6, 1e-6);

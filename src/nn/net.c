@@ -572,8 +572,10 @@ int ct_net_forward(ct_net *net, int training, uint64_t seed, long step)
 
 int ct_net_zero_grads(ct_net *net)
 {
-    if (!net->nparams)
+    if (!net->nparams || net->grads_zero) {
+        net->grads_zero = 0;
         return CT_OK;
+    }
     return ct_fill(net->ctx, net->arena[CT_ARENA_GRADS].mem ? (ct_buf){ net->arena[CT_ARENA_GRADS].mem, 0 }
                                                             : ct_none(),
                    net->arena_size[CT_ARENA_GRADS], 0.0f);
@@ -640,6 +642,7 @@ static int backward_layer(ct_net *net, size_t i, uint64_t seed, long step)
 int ct_net_backward(ct_net *net, uint64_t seed, long step)
 {
     const ct_model *m = net->model;
+    net->grads_zero = 0;
     for (size_t i = m->count; i-- > 0;) {
         double t0 = net->prof_bwd ? ct_now() : 0;
         uint64_t l0 = net->ctx->count.launches;

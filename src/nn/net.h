@@ -50,6 +50,9 @@ typedef struct ct_net {
     const ct_model *model;
     int batch;
     int seq;                     /* T of a sequence model, 0 otherwise */
+    int grads_zero;              /* the gradients are zero (set by whoever zeroed them with the
+                                    optimizer step, ct_optim_step_zero_grads): the next
+                                    ct_net_zero_grads only clears this */
     size_t arena_size[CT_ARENA_COUNT]; /* floats, all chunks of the arena together */
     ct_arena arena[CT_ARENA_COUNT];    /* .mem: the first chunk (the only one of parameters,
                                           gradients and buffers: those stay flat) */

@@ -71,7 +71,7 @@ size_t ct_optim_state_size(const ct_optim_desc *d, size_t n)
 }
 
 static int optim_sgd(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct_buf grads,
-                     ct_buf state, cl_uint n, long step, float lr)
+                     ct_buf state, cl_uint n, long step, float lr, int zero)
 {
     /* without momentum the kernel never touches the state: any buffer does */
     ct_buf b = d->momentum != 0 ? state : params;
@@ -79,7 +79,8 @@ static int optim_sgd(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct_
     cl_float one_minus_damp = (cl_float)(1.0 - (double)d->dampening);
     cl_int nesterov = d->nesterov != 0, first = step == 1;
     if (ct_optim_host_ok(ctx, n))
-        return ct_host_sgd_step(ctx, params, grads, b, n, lr, wd, mu, one_minus_damp, nesterov, first);
+        return ct_host_sgd_step(ctx, params, grads, b, n, lr, wd, mu, one_minus_damp, nesterov, first,
+                                zero);
     size_t g[1] = { n };
     return CT_RUN(ctx, CT_PROG_optim, "sgd_step_f32", 1, g, NULL, CT_BUF(params), CT_BUF(grads),
                   CT_BUF(b), CT_ARG(n), CT_ARG(lr), CT_ARG(wd), CT_ARG(mu),
@@ -87,7 +88,7 @@ static int optim_sgd(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct_
 }
 
 static int optim_adam(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct_buf grads,
-                      ct_buf state, cl_uint n, long step, float lr)
+                      ct_buf state, cl_uint n, long step, float lr, int zero)
 {
     double b1 = d->beta1, b2 = d->beta2, t = (double)step;
     int adamw = d->kind == CT_OPT_ADAMW;
@@ -101,7 +102,7 @@ static int optim_adam(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct
     ct_buf m = state, v = ct_buf_at(state, n);
     if (ct_optim_host_ok(ctx, n))
         return ct_host_adam_step(ctx, params, grads, m, v, n, decay, l2, beta1, omb1, beta2, omb2,
-                                 step_size, bc2_sqrt, eps, first);
+                                 step_size, bc2_sqrt, eps, first, zero);
     size_t g[1] = { n };
     return CT_RUN(ctx, CT_PROG_optim, "adam_step_f32", 1, g, NULL, CT_BUF(params), CT_BUF(grads),
                   CT_BUF(m), CT_BUF(v), CT_ARG(n), CT_ARG(decay), CT_ARG(l2), CT_ARG(beta1),
@@ -109,8 +110,9 @@ static int optim_adam(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct
                   CT_ARG(eps), CT_ARG(first));
 }
 
-int ct_optim_step(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct_buf grads,
-                  ct_buf state, size_t n, long step, float lr)
+/* The step, then (zero) grads = 0: fused on the host pool, else a fill. */
+static int optim_step(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct_buf grads,
+                      ct_buf state, size_t n, long step, float lr, int zero)
 {
     int st = ct_optim_validate(ctx, d);
     if (st)
@@ -130,9 +132,24 @@ int ct_optim_step(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct_buf
     if (!params.mem || !grads.mem || (ct_optim_state_size(d, n) && !state.mem))
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "%s step: a NULL buffer (params, grads, or the "
                        "state of %zu floats it needs)", name, ct_optim_state_size(d, n));
-    if (d->kind == CT_OPT_SGD)
-        return optim_sgd(ctx, d, params, grads, state, (cl_uint)n, step, lr);
-    return optim_adam(ctx, d, params, grads, state, (cl_uint)n, step, lr);
+    int host = ct_optim_host_ok(ctx, n);
+    st = d->kind == CT_OPT_SGD ? optim_sgd(ctx, d, params, grads, state, (cl_uint)n, step, lr, zero)
+                               : optim_adam(ctx, d, params, grads, state, (cl_uint)n, step, lr, zero);
+    if (!st && zero && !host)
+        st = ct_fill(ctx, grads, n, 0.0f);
+    return st;
+}
+
+int ct_optim_step(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct_buf grads,
+                  ct_buf state, size_t n, long step, float lr)
+{
+    return optim_step(ctx, d, params, grads, state, n, step, lr, 0);
+}
+
+int ct_optim_step_zero_grads(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct_buf grads,
+                             ct_buf state, size_t n, long step, float lr)
+{
+    return optim_step(ctx, d, params, grads, state, n, step, lr, 1);
 }
 
 

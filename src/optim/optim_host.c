@@ -14,6 +14,7 @@
 #include "optim/optim_host.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "ops/host_work.h"
 
@@ -27,7 +28,8 @@ typedef struct opt_args {
     int adam;
     size_t n;
     float *p, *b, *v;  /* params, momentum (SGD) or m (Adam), v (Adam) */
-    const float *g;
+    float *g;          /* written only with zero */
+    int zero;          /* then g = 0 after its use */
     /* SGD */
     float lr, wd, mu, omd;
     int nesterov;
@@ -81,6 +83,8 @@ static void opt_item(void *arg, size_t item, int thread)
         adam_range(a, lo, hi);
     else
         sgd_range(a, lo, hi);
+    if (a->zero)
+        memset(a->g + lo, 0, (hi - lo) * sizeof(float));
 }
 
 #ifdef CT_HOST_X86
@@ -107,8 +111,12 @@ static CT_AVX512 void sgd512(const opt_args *a, size_t lo, size_t hi)
             gi = nest ? ADD(gi, MUL(mu, m)) : m;
         }
         _mm512_storeu_ps(p + i, SUB(w, MUL(lr, gi)));
+        if (a->zero) /* the line is in cache: this costs its write-back only */
+            _mm512_storeu_ps(a->g + i, _mm512_setzero_ps());
     }
     sgd_range(a, i, hi);
+    if (a->zero)
+        memset(a->g + i, 0, (hi - i) * sizeof(float));
 }
 
 static CT_AVX512 void adam512(const opt_args *a, size_t lo, size_t hi)
@@ -135,8 +143,12 @@ static CT_AVX512 void adam512(const opt_args *a, size_t lo, size_t hi)
         _mm512_storeu_ps(v + i, vi);
         V512 denom = ADD(_mm512_div_ps(_mm512_sqrt_ps(vi), bc2), eps);
         _mm512_storeu_ps(p + i, SUB(w, MUL(ss, _mm512_div_ps(mi, denom))));
+        if (a->zero)
+            _mm512_storeu_ps(a->g + i, _mm512_setzero_ps());
     }
     adam_range(a, i, hi);
+    if (a->zero)
+        memset(a->g + i, 0, (hi - i) * sizeof(float));
 }
 
 static CT_AVX512 void opt_item512(void *arg, size_t item, int thread)
@@ -160,7 +172,7 @@ int ct_optim_host_ok(const ct_context *ctx, size_t n)
 static int run(ct_context *ctx, opt_args *a, ct_buf p, ct_buf g, ct_buf b, ct_buf v, const char *what)
 {
     size_t n = a->n;
-    ct_hmap_range r[4] = { { p.mem, p.off, n, 1, NULL }, { g.mem, g.off, n, 0, NULL },
+    ct_hmap_range r[4] = { { p.mem, p.off, n, 1, NULL }, { g.mem, g.off, n, a->zero, NULL },
                            { b.mem, b.off, n, 1, NULL }, { v.mem, v.off, n, 1, NULL } };
     int nr = v.mem ? 4 : b.mem ? 3 : 2;
     ct_pool *pool;
@@ -182,20 +194,20 @@ static int run(ct_context *ctx, opt_args *a, ct_buf p, ct_buf g, ct_buf b, ct_bu
 }
 
 int ct_host_sgd_step(ct_context *ctx, ct_buf p, ct_buf g, ct_buf b, size_t n, float lr, float wd,
-                     float mu, float one_minus_damp, int nesterov, int first)
+                     float mu, float one_minus_damp, int nesterov, int first, int zero)
 {
     opt_args a = { .n = n, .lr = lr, .wd = wd, .mu = mu, .omd = one_minus_damp,
-                   .nesterov = nesterov, .first = first };
+                   .nesterov = nesterov, .first = first, .zero = zero };
     ct_buf none = { NULL, 0 };
     return run(ctx, &a, p, g, mu != 0.0f ? b : none, none, "sgd step (host)");
 }
 
 int ct_host_adam_step(ct_context *ctx, ct_buf p, ct_buf g, ct_buf m, ct_buf v, size_t n, float decay,
                       float l2, float beta1, float one_minus_beta1, float beta2, float one_minus_beta2,
-                      float step_size, float bc2_sqrt, float eps, int first)
+                      float step_size, float bc2_sqrt, float eps, int first, int zero)
 {
     opt_args a = { .adam = 1, .n = n, .decay = decay, .l2 = l2, .b1 = beta1, .omb1 = one_minus_beta1,
                    .b2 = beta2, .omb2 = one_minus_beta2, .step_size = step_size,
-                   .bc2_sqrt = bc2_sqrt, .eps = eps, .first = first };
+                   .bc2_sqrt = bc2_sqrt, .eps = eps, .first = first, .zero = zero };
     return run(ctx, &a, p, g, m, v, "adam step (host)");
 }

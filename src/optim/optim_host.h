@@ -20,11 +20,11 @@
 
 int ct_optim_host_ok(const ct_context *ctx, size_t n);
 
-/* b: the momentum (unused, any buffer, when mu is 0) */
+/* b: the momentum (unused, any buffer, when mu is 0); zero: then g = 0 */
 int ct_host_sgd_step(ct_context *ctx, ct_buf p, ct_buf g, ct_buf b, size_t n, float lr, float wd,
-                     float mu, float one_minus_damp, int nesterov, int first);
+                     float mu, float one_minus_damp, int nesterov, int first, int zero);
 int ct_host_adam_step(ct_context *ctx, ct_buf p, ct_buf g, ct_buf m, ct_buf v, size_t n, float decay,
                       float l2, float beta1, float one_minus_beta1, float beta2, float one_minus_beta2,
-                      float step_size, float bc2_sqrt, float eps, int first);
+                      float step_size, float bc2_sqrt, float eps, int first, int zero);
 
 #endif /* CT_OPTIM_OPTIM_HOST_H */

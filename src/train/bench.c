@@ -113,11 +113,13 @@ static int run_step(const bench_step *b, long step)
         (b->prof && (st = ct_context_finish(ctx))))
         return st;
     double t2 = ct_now();
-    if ((st = ct_optim_step(ctx, &b->od, (ct_buf){ net->arena[CT_ARENA_PARAMS].mem, 0 },
-                            (ct_buf){ net->arena[CT_ARENA_GRADS].mem, 0 }, (ct_buf){ b->state, 0 },
-                            net->arena_size[CT_ARENA_PARAMS], step, b->od.lr)) ||
+    if ((st = ct_optim_step_zero_grads(ctx, &b->od, (ct_buf){ net->arena[CT_ARENA_PARAMS].mem, 0 },
+                                       (ct_buf){ net->arena[CT_ARENA_GRADS].mem, 0 },
+                                       (ct_buf){ b->state, 0 }, net->arena_size[CT_ARENA_PARAMS], step,
+                                       b->od.lr)) ||
         (b->prof && (st = ct_context_finish(ctx))))
         return st;
+    net->grads_zero = 1;
     if (b->prof) {
         b->prof[0] += t1 - t0;
         b->prof[1] += ct_now() - t2;
