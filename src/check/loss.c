@@ -68,10 +68,12 @@ static double xent_of_x(void *user)
 }
 
 /* kind: 0 plain, 1 wide logits (exp overflows without the max shift),
- * 2 ties for the maximum, 3 one label out of range */
+ * 2 ties for the maximum, 3 one label out of range, 4 huge logits (+-1e30:
+ * x - m far below exp's range, where a vector exp's range reduction fails) */
 static void xent_case_on(ct_check *c, size_t N, size_t K, int kind, double scale);
 
-/* The launchers pick row-per-work-item kernels in the CPU class and
+/* The launchers pick row-per-work-item kernels in the CPU class (the host
+ * pool past ops/loss_host.h's threshold on the host GEMM path) and
  * work-group trees in the GPU class: the case switches the context to
  * either (ck_use_class), so both are checked on any device. */
 static void xent_case(ct_check *c, size_t N, size_t K, int kind, double scale, int as_cpu)
@@ -84,7 +86,7 @@ static void xent_case(ct_check *c, size_t N, size_t K, int kind, double scale, i
 static void xent_case_on(ct_check *c, size_t N, size_t K, int kind, double scale)
 {
     ct_context *ctx = ck_ctx(c);
-    static const char *const kinds[] = { "plain", "wide", "ties", "bad label" };
+    static const char *const kinds[] = { "plain", "wide", "ties", "bad label", "huge" };
     ck_case(c, "softmax_xent N=%zu K=%zu %s scale=%g as %s", N, K, kinds[kind], scale,
             ct_kernels_str(ct_context_kernels(ctx)));
     double *x = ck_host(c, N * K), *dx = ck_host(c, N * K);
@@ -92,7 +94,8 @@ static void xent_case_on(ct_check *c, size_t N, size_t K, int kind, double scale
     cl_mem d_lab = NULL;
     if (ck_failed(c))
         return;
-    ck_fill(c, x, N * K, kind == 1 ? -150 : -5, kind == 1 ? 150 : 5);
+    double span = kind == 1 ? 150 : kind == 4 ? 1e30 : 5;
+    ck_fill(c, x, N * K, -span, span);
     for (size_t r = 0; r < N; r++)
         labels[r] = (int32_t)ck_int(c, 0, (int)K - 1);
     for (size_t r = 0; kind == 2 && K > 1 && r < N; r += 2) {
@@ -130,7 +133,7 @@ static void xent_case_on(ct_check *c, size_t N, size_t K, int kind, double scale
         goto done;
     ck_expect(c, "backward dx", d_dx, N * K, dx, 4e-6 * scale / (double)N, 4e-6);
 
-    if (kind != 3) {
+    if (kind != 3 && kind != 4) { /* huge: no finite differences at 1e30 */
         xent_loss l = { x, labels, N, K, scale };
         ck_gradcheck(c, "reference dx", xent_of_x, &l, x, N * K, dx, 32);
     }
@@ -238,6 +241,18 @@ void ct_check_loss(ct_check *c)
             xent_case(c, 5, 1, 3, 1.0, cpu);
         ck_case_end(c);
     }
+    /* past the host pool's threshold (ops/loss_host.h: N K >= 4096), which
+     * the CPU class on the host GEMM path takes: rows of whole vectors and
+     * a tail (517 = 32 x 16 + 5), many short rows (a pool item holds a run
+     * of them), rows shorter than one vector; every kind on each */
+    static const size_t host_dims[][2] = { { 37, 517 }, { 300, 50 }, { 600, 7 } };
+    for (int cpu = 0; cpu < 2; cpu++)
+        for (size_t d = 0; d < CT_ARRAY_LEN(host_dims); d++)
+            for (int kind = 0; kind < 5; kind++) {
+                if (!ck_failed(c))
+                    xent_case(c, host_dims[d][0], host_dims[d][1], kind, kind % 2 ? 1.0 : 2.5, cpu);
+                ck_case_end(c);
+            }
     for (int it = 0; it < ck_iterations(c) && !ck_failed(c); it++) {
         double scale = it % 2 ? 1.0 : ck_uniform(c, 0.25, 4);
         xent_case(c, (size_t)ck_dim(c, 300), (size_t)ck_dim(c, 130), it % 4, scale, (it / 4) % 2);

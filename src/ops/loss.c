@@ -2,9 +2,12 @@
  * loss.c - loss launchers (cl_kernels/loss.cl). The reductions run in one
  * work-group of a power-of-two size (the tree in local memory needs one);
  * the size depends only on the device and kernel, so a device gives the
- * same bits every run.
+ * same bits every run. Softmax cross-entropy past CT_LOSS_HOST_MIN logits
+ * runs on the host pool where the class says so (loss_host.c).
  */
 #include "ops/loss.h"
+
+#include "ops/loss_host.h"
 
 #define LOSS_MAX_WG 256
 
@@ -35,6 +38,8 @@ int ct_softmax_xent_forward(ct_context *ctx, ct_buf loss, ct_buf correct, ct_buf
         return st;
     if (!loss.mem)
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_softmax_xent_forward: NULL loss buffer");
+    if (ws.mem && ct_loss_host_ok(ctx, N, K))
+        return ct_host_softmax_xent_forward(ctx, loss, correct, x, labels, N, K, ws);
     size_t wg;
     if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_loss, "softmax_xent_fwd_f32", LOSS_MAX_WG, N, &wg)))
         return st;
@@ -64,6 +69,8 @@ int ct_softmax_xent_backward(ct_context *ctx, ct_buf dx, ct_buf x, ct_buf labels
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_softmax_xent_backward: NULL dx buffer");
     cl_uint n = (cl_uint)N, k = (cl_uint)K;
     cl_float scale = dloss_scale / (float)N;
+    if (ct_loss_host_ok(ctx, N, K))
+        return ct_host_softmax_xent_backward(ctx, dx, x, labels, N, K, scale);
     if (ctx->cls.row_kernels) {
         size_t gr[1] = { N };
         return CT_RUN(ctx, CT_PROG_loss, "softmax_xent_bwd_rows_f32", 1, gr, NULL, CT_BUF(dx), CT_BUF(x),

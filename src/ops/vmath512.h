@@ -6,7 +6,8 @@
  * exp: x = n ln2 + r with |r| <= ln2 / 2 (ln2 in two parts, so r is exact
  * to a few ulp), exp(r) by the classic degree-7 minimax polynomial of the
  * Cephes library's expf, then 2^n by scalef (which gives inf and 0 past
- * the float range without a clamp on n).
+ * the float range); x clamped to [-104, 89] first, where exp already is 0
+ * or inf, so huge inputs (a diverging run) still give 0 and inf.
  * tanh: for |x| < 0.625 the odd polynomial of Cephes's tanhf (relative
  * error ~1 ulp near 0, where 1 - 2 / (e^2x + 1) would cancel), else
  * 1 - 2 / (e^2|x| + 1) with the sign put back.
@@ -27,6 +28,11 @@ static CT_AVX512 inline __m512 ct_v_exp(__m512 x)
 {
     const __m512 log2e = _mm512_set1_ps(1.44269504088896341f);
     const __m512 c1 = _mm512_set1_ps(0.693359375f), c2 = _mm512_set1_ps(-2.12194440e-4f);
+    /* past [-104, 89] exp is 0 or inf in float, and the reduction below
+     * would lose r (n c1 inexact for |n| ~ 2^24 and up, then a garbage p):
+     * clamp there (operands in this order keep a NaN: max and min return
+     * their second operand when either is NaN) */
+    x = _mm512_min_ps(_mm512_set1_ps(89.0f), _mm512_max_ps(_mm512_set1_ps(-104.0f), x));
     __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, log2e), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m512 r = _mm512_fnmadd_ps(n, c1, x);
     r = _mm512_fnmadd_ps(n, c2, r);
@@ -37,8 +43,8 @@ static CT_AVX512 inline __m512 ct_v_exp(__m512 x)
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
     p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
-    /* |x| huge: n past the exponent range, scalef saturates to inf or 0;
-     * NaN stays NaN through the arithmetic */
+    /* n past the exponent range at the clamp's ends: scalef saturates to
+     * inf or 0; NaN stays NaN through the arithmetic */
     return _mm512_scalef_ps(p, n);
 }
 
