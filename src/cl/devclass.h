@@ -27,8 +27,9 @@ typedef struct ct_devclass {
     int row_kernels;    /* per-row / per-chunk kernels (activations, losses, LRN, batch norm, im2col) */
     int fuse_bias_act;  /* dense and conv add the bias and activation in one kernel after the product */
     int host_conv;      /* stride-1 convolutions on the host (when the CPU has AVX2 + FMA) */
-    int host_pool;      /* max pool, dropout, exact element-wise ops and (AVX-512 CPUs) batch
-                           norm and the LSTM's steps on the host; net arenas' mappings held */
+    int host_pool;      /* max pool, dropout, exact element-wise ops, the optimizer steps and
+                           (AVX-512 CPUs) batch norm, the LSTM's steps and softmax
+                           cross-entropy on the host; net arenas' mappings held */
 } ct_devclass;
 
 /* Parses CLTRAIN_KERNELS-style text ("auto", "cpu", "gpu"); -1 if unknown. */

@@ -254,14 +254,13 @@ static int replica_update(ct_replica *r, const ct_train_options *o, const ct_opt
                                            (ct_buf){ r->norm_ws, 16 })) ||
                         (st = ct_grad_clip(ctx, grads, net->nparams, (ct_buf){ r->norm_ws, 0 }, o->clip))))
         return st;
-    /* the gradients are zeroed with the step, for the next one, unless the
-     * non-finite check reads them after this step */
-    int zero = o->check_finite <= 0 || step % o->check_finite != 0;
-    if ((st = (zero ? ct_optim_step_zero_grads : ct_optim_step)(
-             ctx, od, (ct_buf){ net->arena[CT_ARENA_PARAMS].mem, 0 }, grads, (ct_buf){ r->state, 0 },
-             net->arena_size[CT_ARENA_PARAMS], step, lr)))
+    /* the gradients are zeroed with the step, for the next one (the
+     * non-finite check has read them already, ct_finite_step) */
+    if ((st = ct_optim_step_zero_grads(ctx, od, (ct_buf){ net->arena[CT_ARENA_PARAMS].mem, 0 }, grads,
+                                       (ct_buf){ r->state, 0 }, net->arena_size[CT_ARENA_PARAMS], step,
+                                       lr)))
         return st;
-    net->grads_zero = zero;
+    net->grads_zero = 1;
     /* loss sum += mean loss * rows; correct sum += correct (regression:
      * absolute error sum += mean absolute error * rows) */
     if ((st = ct_axpy(ctx, acc, (float)r->rows, net->loss, 1)) ||
