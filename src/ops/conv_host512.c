@@ -68,8 +68,10 @@ static int phased(const ct_conv2d_desc *d)
      * at 4, ResNet's 7x7 at 2: the zero taps in the weight gradient 1.19x
      * and 1.31x of the real ones), and narrow inputs, where a GEMM with
      * c_out rows is poor (ResNet-56's 3x3s at stride 2: 24 -> 9.5 ms and
-     * 16.6 -> 8.7 ms); not ResNet-50's 3x3s at stride 2 on 256 and 512
-     * channels (phased slower than im2col: 56 and 54 ms against ~100). */
+     * 16.6 -> 8.7 ms); not ResNet-50's 3x3s at stride 2 on 128-512 channels
+     * (forward and backward, two runs each, side by side: im2col 88 / 69,
+     * 64 / 60, 57 / 56 ms; phased 62 / 62, 64 / 67, 90 / 100: a gain on
+     * 128 channels only, a loss from 512). */
     long taps = (long)d->kh * d->kw, qtaps = (long)d->stride_h * d->stride_w * kqh * kqw;
     return kqh <= 16 && kqw <= 16 && c * hq * wq < ((size_t)1 << 30) &&
            (5 * qtaps <= 7 * taps || d->c_in <= 64);
