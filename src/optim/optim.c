@@ -71,14 +71,14 @@ size_t ct_optim_state_size(const ct_optim_desc *d, size_t n)
 }
 
 static int optim_sgd(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct_buf grads,
-                     ct_buf state, cl_uint n, long step, float lr, int zero)
+                     ct_buf state, cl_uint n, long step, float lr, int host, int zero)
 {
     /* without momentum the kernel never touches the state: any buffer does */
     ct_buf b = d->momentum != 0 ? state : params;
     cl_float wd = d->weight_decay, mu = d->momentum;
     cl_float one_minus_damp = (cl_float)(1.0 - (double)d->dampening);
     cl_int nesterov = d->nesterov != 0, first = step == 1;
-    if (ct_optim_host_ok(ctx, n))
+    if (host)
         return ct_host_sgd_step(ctx, params, grads, b, n, lr, wd, mu, one_minus_damp, nesterov, first,
                                 zero);
     size_t g[1] = { n };
@@ -88,7 +88,7 @@ static int optim_sgd(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct_
 }
 
 static int optim_adam(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct_buf grads,
-                      ct_buf state, cl_uint n, long step, float lr, int zero)
+                      ct_buf state, cl_uint n, long step, float lr, int host, int zero)
 {
     double b1 = d->beta1, b2 = d->beta2, t = (double)step;
     int adamw = d->kind == CT_OPT_ADAMW;
@@ -100,7 +100,7 @@ static int optim_adam(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct
     cl_float bc2_sqrt = (cl_float)sqrt(1.0 - pow(b2, t));
     cl_int first = step == 1;
     ct_buf m = state, v = ct_buf_at(state, n);
-    if (ct_optim_host_ok(ctx, n))
+    if (host)
         return ct_host_adam_step(ctx, params, grads, m, v, n, decay, l2, beta1, omb1, beta2, omb2,
                                  step_size, bc2_sqrt, eps, first, zero);
     size_t g[1] = { n };
@@ -133,8 +133,8 @@ static int optim_step(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "%s step: a NULL buffer (params, grads, or the "
                        "state of %zu floats it needs)", name, ct_optim_state_size(d, n));
     int host = ct_optim_host_ok(ctx, n);
-    st = d->kind == CT_OPT_SGD ? optim_sgd(ctx, d, params, grads, state, (cl_uint)n, step, lr, zero)
-                               : optim_adam(ctx, d, params, grads, state, (cl_uint)n, step, lr, zero);
+    st = d->kind == CT_OPT_SGD ? optim_sgd(ctx, d, params, grads, state, (cl_uint)n, step, lr, host, zero)
+                               : optim_adam(ctx, d, params, grads, state, (cl_uint)n, step, lr, host, zero);
     if (!st && zero && !host)
         st = ct_fill(ctx, grads, n, 0.0f);
     return st;
