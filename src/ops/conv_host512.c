@@ -254,7 +254,7 @@ static CT_AVX512 inline __mmask16 tail_mask(const sconv *p, int v)
         for (int c = 0; c < p->ci; c++) {                                                         \
             int i0 = 0, i1 = p->kh, j0 = 0, j1 = kw;                                              \
             if (ranged) {                                                                         \
-                const int *r = p->rng + 4 * (p->rng_by_block ? cb : c);                           \
+                const int *r = tap_range(p, cb, c, NULL);                                         \
                 i0 = r[0], i1 = r[1], j0 = r[2], j1 = r[3];                                       \
             }                                                                                     \
             for (int i = i0; i < i1; i++) {                                                       \
