@@ -243,6 +243,13 @@ void ct_check_conv(ct_check *c)
         { 3, 3, 23, 19, 9, 7, 7, 2, 2, 3, 3, 1, 1 },
         { 4, 9, 15, 14, 11, 3, 3, 2, 2, 1, 1, 1, 1 },
         { 2, 4, 13, 16, 7, 3, 5, 3, 2, 1, 2, 1, 1 },
+        /* the AVX-512 weight gradient's output-channel tiles (16 channels a
+         * vector): 2 vectors; 3 with 11 lanes past c_out; 2 + 2; 3 + 2 at
+         * stride 2; tap counts that leave a last tap tile part-empty */
+        { 2, 3, 9, 8, 20, 3, 3, 1, 1, 1, 1, 1, 1 },
+        { 2, 5, 7, 6, 37, 3, 3, 1, 1, 1, 1, 1, 1 },
+        { 2, 7, 5, 9, 64, 1, 1, 1, 1, 0, 0, 1, 1 },
+        { 3, 4, 6, 5, 70, 3, 3, 2, 2, 1, 1, 1, 1 },
     };
     for (size_t f = 0; f < CT_ARRAY_LEN(fixed) && !ck_failed(c); f++)
         for (int mode = WS_MIN; mode <= WS_TWO_IMAGES && !ck_failed(c); mode++)

@@ -32,6 +32,7 @@
  * depend on either.
  */
 #include "ops/conv_host512.h"
+#include "ops/conv_dw512.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -96,9 +97,7 @@ typedef struct sconv {
     int taps;          /* kh * kw */
     size_t x_img, y_img;
     int ncb;           /* 8-channel output blocks */
-    int group, items_per_img;    /* forward: blocks per item, items per image */
-    int wcb, wcc, wnb, wcitems;  /* weight gradient: blocks and input channels per
-                                    item, images per chunk, items along the channels */
+    int group, items_per_img;    /* blocks per item, items per image */
     const float *x;
     float *y;
     const float *bias;
@@ -113,8 +112,6 @@ typedef struct sconv {
     const size_t *wofs;   /* with rng_by_block: each block's packed weights' offset */
     size_t wblock;        /* else: floats of packed weights per block */
     ct_host_work *hw_;
-    const float *dy;
-    float *dw;
 } sconv;
 
 static void geometry(sconv *p, int n, int ci, int h, int w, int co, int kh, int kw, int ph, int pw)
@@ -357,223 +354,10 @@ static void forward_item(void *arg, size_t item, int thread)
     }
 }
 
-/* The weight gradient's inner loop: 8 output channels x JN taps, summed
- * into a[0..24) over nimg images' vectors. Tap k reads x at xb + ox[k]
- * floats with mask mi[k] of each vector's (kh, kw) masks; the next image's
- * x is xstep floats further, its dy dstep further. */
-#define W_CH(Q)                                                                                   \
-    do {                                                                                          \
-        __m512 d = _mm512_maskz_loadu_ps(t, dyq[Q] + o);                                          \
-        s##Q##0 = _mm512_fmadd_ps(d, x0, s##Q##0);                                                \
-        if (jn > 1)                                                                               \
-            s##Q##1 = _mm512_fmadd_ps(d, x1, s##Q##1);                                            \
-        if (jn > 2)                                                                               \
-            s##Q##2 = _mm512_fmadd_ps(d, x2, s##Q##2);                                            \
-    } while (0)
-#define W_LOAD(Q) __m512 s##Q##0 = a[3 * Q], s##Q##1 = a[3 * Q + 1], s##Q##2 = a[3 * Q + 2]
-#define W_SAVE(Q) a[3 * Q] = s##Q##0, a[3 * Q + 1] = s##Q##1, a[3 * Q + 2] = s##Q##2
-
-#define DEF_WROW(JN)                                                                              \
-    static CT_AVX512 void wrow_##JN(const sconv *p, uintptr_t xb, size_t xstep, const long *ox,   \
-                                    const int *mi, const float *const *dy8, int nimg, __m512 *a)  \
-    {                                                                                             \
-        const int jn = JN;                                                                        \
-        W_LOAD(0);                                                                                \
-        W_LOAD(1);                                                                                \
-        W_LOAD(2);                                                                                \
-        W_LOAD(3);                                                                                \
-        W_LOAD(4);                                                                                \
-        W_LOAD(5);                                                                                \
-        W_LOAD(6);                                                                                \
-        W_LOAD(7);                                                                                \
-        uintptr_t o0 = (uintptr_t)(ox[0] * (long)sizeof(float));                                  \
-        uintptr_t o1 = (uintptr_t)(ox[jn > 1 ? 1 : 0] * (long)sizeof(float));                     \
-        uintptr_t o2 = (uintptr_t)(ox[jn > 2 ? 2 : 0] * (long)sizeof(float));                     \
-        int i0 = mi[0], i1 = mi[jn > 1 ? 1 : 0], i2 = mi[jn > 2 ? 2 : 0];                         \
-        for (int m = 0; m < nimg; m++, xb += xstep * sizeof(float)) {                             \
-            const float *dyq[8];                                                                  \
-            for (int q = 0; q < 8; q++)                                                           \
-                dyq[q] = dy8[q] + (size_t)m * p->y_img;                                           \
-            const uint16_t *mk = p->mask;                                                         \
-            for (int v = 0; v < p->nvec; v++, mk += p->taps) {                                    \
-                size_t o = (size_t)v * 16;                                                        \
-                uintptr_t xv = xb + o * sizeof(float);                                            \
-                __mmask16 t = tail_mask(p, v);                                                    \
-                __m512 x0 = LDM(mk[i0], xv + o0), x1 = x0, x2 = x0;                               \
-                if (jn > 1)                                                                       \
-                    x1 = LDM(mk[i1], xv + o1);                                                    \
-                if (jn > 2)                                                                       \
-                    x2 = LDM(mk[i2], xv + o2);                                                    \
-                W_CH(0);                                                                          \
-                W_CH(1);                                                                          \
-                W_CH(2);                                                                          \
-                W_CH(3);                                                                          \
-                W_CH(4);                                                                          \
-                W_CH(5);                                                                          \
-                W_CH(6);                                                                          \
-                W_CH(7);                                                                          \
-            }                                                                                     \
-        }                                                                                         \
-        W_SAVE(0);                                                                                \
-        W_SAVE(1);                                                                                \
-        W_SAVE(2);                                                                                \
-        W_SAVE(3);                                                                                \
-        W_SAVE(4);                                                                                \
-        W_SAVE(5);                                                                                \
-        W_SAVE(6);                                                                                \
-        W_SAVE(7);                                                                                \
-    }
-
-DEF_WROW(1)
-DEF_WROW(2)
-DEF_WROW(3)
-
-/* Sum groups of one input channel range: a 1x1 kernel sums 3 input
- * channels at once, a wider one 3 columns of one kernel row. */
-static int groups_per_block(const sconv *p, int cc)
-{
-    return p->taps == 1 ? (cc + 2) / 3 : cc * p->kh * ((p->kw + 2) / 3);
-}
-
-/* Group u of input channels [c0, c0 + cc): its taps' x offsets (from
- * channel c0 of an image in the item's copy), mask indices and dw indices
- * (from dw's start, for output channel 0). */
-static int group_taps(const sconv *p, int c0, int cc, int u, long *ox, int *mi, size_t *di)
-{
-    if (p->taps == 1) {
-        int c = c0 + 3 * u, jn = c0 + cc - c < 3 ? c0 + cc - c : 3;
-        for (int k = 0; k < jn; k++)
-            ox[k] = (long)((size_t)(c - c0 + k) * p->hw), mi[k] = 0, di[k] = (size_t)(c + k);
-        return jn;
-    }
-    int ncg = (p->kw + 2) / 3, per_c = p->kh * ncg;
-    int c = c0 + u / per_c, i = u % per_c / ncg, j0 = u % ncg * 3;
-    int jn = p->kw - j0 < 3 ? p->kw - j0 : 3;
-    for (int k = 0; k < jn; k++) {
-        ox[k] = (long)((size_t)(c - c0) * p->hw) + (long)(i - p->ph) * p->w + j0 + k - p->pw;
-        mi[k] = i * p->kw + j0 + k;
-        di[k] = (size_t)c * p->taps + (size_t)i * p->kw + (size_t)(j0 + k);
-    }
-    return jn;
-}
-
-/* How many of group u's jn taps lie in its channel's range (sconv.rng, by
- * channel; a range starts at tap 0, so those are the first ones). */
-static int group_in_range(const sconv *p, int c0, int cc, int u, int jn)
-{
-    (void)cc;
-    if (p->taps == 1)
-        return jn;
-    int ncg = (p->kw + 2) / 3, per_c = p->kh * ncg;
-    int c = c0 + u / per_c, i = u % per_c / ncg, j0 = u % ncg * 3;
-    const int *r = p->rng + 4 * c;
-    if (i < r[0] || i >= r[1] || j0 >= r[3])
-        return 0;
-    return r[3] - j0 < jn ? r[3] - j0 : jn;
-}
-
-/* dw of the item's output channel blocks and input channels over the
- * batch, a chunk of wnb images at a time, 24 sums per (block, group)
- * carried in scratch from chunk to chunk. */
-static CT_AVX512 void weight_item(void *arg, size_t item, int thread)
-{
-    const sconv *p = arg;
-    int cbi = (int)(item / (size_t)p->wcitems), cci = (int)(item % (size_t)p->wcitems);
-    int cb0 = cbi * p->wcb, cb1 = cb0 + p->wcb < p->ncb ? cb0 + p->wcb : p->ncb;
-    int c0 = cci * p->wcc, cc = c0 + p->wcc < p->ci ? p->wcc : p->ci - c0;
-    int U = groups_per_block(p, cc);
-    __m512 *acc0 = (__m512 *)(void *)p->hw_->scratch[thread];
-    size_t nacc = (size_t)U * 24 * (size_t)(cb1 - cb0);
-    for (size_t k = 0; k < nacc; k++)
-        acc0[k] = _mm512_setzero_ps();
-    /* the chunk's x planes of these channels, copied (as the forward's) */
-    float *xs = (float *)(void *)(acc0 + (size_t)p->wcb * groups_per_block(p, p->wcc) * 24);
-    size_t xstep = (size_t)cc * p->hw;
-    long ox[3];
-    int mi[3];
-    size_t di[3];
-    for (int n0 = 0; n0 < p->n; n0 += p->wnb) {
-        int nb = p->n - n0 < p->wnb ? p->n - n0 : p->wnb;
-        for (int m = 0; m < nb; m++)
-            memcpy(xs + (size_t)m * xstep, p->x + (size_t)(n0 + m) * p->x_img + (size_t)c0 * p->hw,
-                   xstep * sizeof(float));
-        const float *ximg = xs;
-        for (int cb = cb0; cb < cb1; cb++) {
-            int cvalid = p->co - 8 * cb < 8 ? p->co - 8 * cb : 8;
-            const float *dy8[8];
-            for (int q = 0; q < 8; q++)
-                dy8[q] = p->dy + (size_t)n0 * p->y_img +
-                         (size_t)(8 * cb + (q < cvalid ? q : cvalid - 1)) * p->P;
-            __m512 *acc = acc0 + (size_t)(cb - cb0) * U * 24;
-            for (int u = 0; u < U; u++) {
-                int jn = group_taps(p, c0, cc, u, ox, mi, di);
-                if (p->rng && (jn = group_in_range(p, c0, cc, u, jn)) == 0)
-                    continue; /* all zero taps: their sums stay 0, and go nowhere */
-                uintptr_t xb = addr(ximg, 0);
-                if (jn == 3)
-                    wrow_3(p, xb, xstep, ox, mi, dy8, nb, acc + (size_t)u * 24);
-                else if (jn == 2)
-                    wrow_2(p, xb, xstep, ox, mi, dy8, nb, acc + (size_t)u * 24);
-                else
-                    wrow_1(p, xb, xstep, ox, mi, dy8, nb, acc + (size_t)u * 24);
-            }
-        }
-    }
-    size_t per_o = (size_t)p->ci * p->taps;
-    for (int cb = cb0; cb < cb1; cb++) {
-        int cvalid = p->co - 8 * cb < 8 ? p->co - 8 * cb : 8;
-        const __m512 *acc = acc0 + (size_t)(cb - cb0) * U * 24;
-        for (int u = 0; u < U; u++) {
-            int jn = group_taps(p, c0, cc, u, ox, mi, di);
-            for (int q = 0; q < cvalid; q++)
-                for (int k = 0; k < jn; k++)
-                    p->dw[(size_t)(8 * cb + q) * per_o + di[k]] +=
-                        _mm512_reduce_add_ps(acc[(size_t)u * 24 + (size_t)q * 3 + (size_t)k]);
-        }
-    }
-}
-
 static void set_items(sconv *p, int threads)
 {
     p->group = p->n >= 2 * threads ? p->ncb : 1;
     p->items_per_img = (p->ncb + p->group - 1) / p->group;
-}
-
-/* Weight-gradient items: blocks and input channels per item such that the
- * item's sums take at most 192 KiB, with about 8 output channels per input
- * channel (dy and x then cost alike), and at least 4 items per thread where
- * the channels allow; image chunks of 64 vectors or more, at most 256 KiB
- * of x and dy. */
-static void set_weight_items(sconv *p, int threads)
-{
-    size_t want = 4 * (size_t)(threads > 0 ? threads : 1);
-    int step = p->taps == 1 ? 3 : 1;
-    size_t per_c = p->taps == 1 ? 24 * 64 : (size_t)p->kh * ((p->kw + 2) / 3) * 24 * 64;
-    size_t budget = (size_t)192 * 1024;
-    p->wcb = p->ncb < 4 ? p->ncb : 4;
-    size_t cmax = budget * (size_t)step / (per_c * (size_t)p->wcb);
-    p->wcc = (int)(cmax < (size_t)p->ci ? cmax : (size_t)p->ci);
-    p->wcc = p->wcc / step * step;
-    p->wcc = p->wcc < step ? step : p->wcc;
-    for (;;) {
-        size_t items = (size_t)((p->ncb + p->wcb - 1) / p->wcb) *
-                       (size_t)((p->ci + p->wcc - 1) / p->wcc);
-        if (items >= want)
-            break;
-        if (p->wcc > step)
-            p->wcc = (p->wcc / 2 + step - 1) / step * step;
-        else if (p->wcb > 1)
-            p->wcb = (p->wcb + 1) / 2;
-        else
-            break;
-    }
-    p->wcitems = (p->ci + p->wcc - 1) / p->wcc;
-    size_t per_img = (size_t)p->wcc * p->hw + (size_t)p->wcb * 8 * p->P;
-    size_t fit = (size_t)65536 / (per_img ? per_img : 1);
-    size_t enough = (size_t)(64 + p->nvec - 1) / (size_t)p->nvec;
-    size_t nb = fit < enough ? fit : enough;
-    nb = nb < 1 ? 1 : nb;
-    p->wnb = (int)(nb > (size_t)p->n ? (size_t)p->n : nb);
 }
 
 static int masks_for(ct_context *ctx, const sconv *p, uint16_t **m)
@@ -641,9 +425,10 @@ static size_t backward_ranges(const sconv *g, const int *rc, int *rng, size_t *w
     return off;
 }
 
-/* dx = (or NULL), dw += (or NULL); rc as same_forward's */
-static int same_backward(ct_context *ctx, const ct_conv2d_desc *d, float *dx, float *dw,
-                         const float *dy, const float *x, const float *w, const int *rc)
+/* dx = the input gradient, the forward tiles run over dy with the flipped,
+ * transposed weights; rc as same_forward's */
+static int same_dx(ct_context *ctx, const ct_conv2d_desc *d, float *dx, const float *dy,
+                   const float *w, const int *rc)
 {
     sconv f, g;
     memset(&f, 0, sizeof f);
@@ -651,15 +436,9 @@ static int same_backward(ct_context *ctx, const ct_conv2d_desc *d, float *dx, fl
     geometry(&f, d->n, d->c_in, d->h, d->w, d->c_out, d->kh, d->kw, d->pad_h, d->pad_w);
     geometry(&g, d->n, d->c_out, f.oh, d->w, d->c_in, d->kh, d->kw, d->kh - 1 - d->pad_h,
              d->kw - 1 - d->pad_w);
-    f.rng = rc;
-    set_weight_items(&f, ct_host_work_threads(ctx));
-    size_t per = dw ? (size_t)f.wcb * groups_per_block(&f, f.wcc) * 24 * 16 +
-                          (size_t)f.wnb * f.wcc * f.hw + 16
-                    : 16;
-    per = dx && per < g.x_img + 16 ? g.x_img + 16 : per;
     int *grng = NULL;
     size_t *gofs = NULL, npack = (size_t)g.ncb * 8 * g.ci * g.taps;
-    if (dx && rc) {
+    if (rc) {
         grng = malloc((size_t)g.ncb * 4 * sizeof *grng);
         gofs = malloc((size_t)g.ncb * sizeof *gofs);
         if (!grng || !gofs) {
@@ -672,20 +451,15 @@ static int same_backward(ct_context *ctx, const ct_conv2d_desc *d, float *dx, fl
     }
     g.wblock = (size_t)g.ci * g.taps * 8;
     ct_host_work *hw;
-    uint16_t *gm = NULL, *fm = NULL;
-    int st = ct_host_work_get(ctx, per, dx ? npack : 16, 1, &hw);
-    if (!st && dx && !(st = masks_for(ctx, &g, &gm))) {
+    uint16_t *gm = NULL;
+    int st = ct_host_work_get(ctx, g.x_img + 16, npack, 1, &hw);
+    if (!st && !(st = masks_for(ctx, &g, &gm))) {
         pack_backward(&g, w, d->c_out, d->c_in, d->kh, d->kw, hw->wpack);
         g.x = dy, g.y = dx, g.wpk = hw->wpack, g.mask = gm, g.hw_ = hw;
         set_items(&g, hw->threads);
         ct_pool_run(hw->pool, (size_t)g.n * g.items_per_img, forward_item, &g);
     }
-    if (!st && dw && !(st = masks_for(ctx, &f, &fm))) {
-        f.x = x, f.dy = dy, f.dw = dw, f.mask = fm, f.hw_ = hw;
-        ct_pool_run(hw->pool, (size_t)((f.ncb + f.wcb - 1) / f.wcb) * f.wcitems, weight_item, &f);
-    }
     free(gm);
-    free(fm);
     free(grng);
     free(gofs);
     return st;
@@ -846,13 +620,11 @@ static void phase_item(void *arg, size_t item, int thread)
     }
 }
 
-/* wq from w (to_dw 0), or dw += the real taps of dwq (to_dw 1): an item
- * per output channel */
+/* wq from w: an item per output channel, zeros at the taps past the kernel */
 typedef struct phase_w {
     const phase *q;
     const float *src;
     float *dst;
-    int to_dw;
 } phase_w;
 
 static void phase_w_item(void *arg, size_t o, int thread)
@@ -871,13 +643,9 @@ static void phase_w_item(void *arg, size_t o, int thread)
                         int i = sh * a + u, j = sw * b + v;
                         size_t kq = o * per_oq + ((((size_t)u * sw + (size_t)v) * d->c_in + (size_t)c) *
                                                       q->kqh + (size_t)a) * q->kqw + (size_t)b;
-                        int real = i < d->kh && j < d->kw;
-                        size_t k = o * per_o + ((size_t)c * d->kh + (size_t)(real ? i : 0)) * d->kw +
-                                   (size_t)(real ? j : 0);
-                        if (!pw->to_dw)
-                            pw->dst[kq] = real ? pw->src[k] : 0.0f;
-                        else if (real)
-                            pw->dst[k] += pw->src[kq];
+                        pw->dst[kq] = i < d->kh && j < d->kw
+                                          ? pw->src[o * per_o + ((size_t)c * d->kh + (size_t)i) * d->kw + (size_t)j]
+                                          : 0.0f;
                     }
 }
 
@@ -914,7 +682,7 @@ static int phase_forward(ct_context *ctx, const ct_conv2d_desc *d, float *y, con
         (st = ct_host_work_big(ctx, hw, 1, (size_t)d->n * d->c_out * q.oh * q.wq, &yw)) ||
         (st = ct_host_work_big(ctx, hw, 3, nwq, &wq)))
         return st;
-    phase_w pw = { &q, w, wq, 0 };
+    phase_w pw = { &q, w, wq };
     ct_pool_run(hw->pool, (size_t)d->c_out, phase_w_item, &pw);
     q.dir = PH_IN, q.src = x, q.dst = xq;
     ct_pool_run(hw->pool, (size_t)d->n, phase_item, &q);
@@ -930,48 +698,35 @@ static int phase_forward(ct_context *ctx, const ct_conv2d_desc *d, float *y, con
     return CT_OK;
 }
 
-static int phase_backward(ct_context *ctx, const ct_conv2d_desc *d, float *dx, float *dw,
-                          const float *dy, const float *x, const float *w)
+/* dx of a phased convolution: dy widened, the transposed convolution over
+ * the phase planes, scattered back */
+static int phase_dx(ct_context *ctx, const ct_conv2d_desc *d, float *dx, const float *dy,
+                    const float *w)
 {
     phase q;
     ct_conv2d_desc dq;
     phase_setup(d, &q, &dq);
     ct_host_work *hw;
-    float *xq = NULL, *dyw, *dxq = NULL, *wq;
+    float *dyw, *dxq, *wq;
     size_t nwq = (size_t)d->c_out * q.cq * q.kqh * q.kqw, nxq = (size_t)d->n * q.cq * q.hq * q.wq;
     int st = ct_host_work_get(ctx, 16, 16, 1, &hw);
     if (st || (st = ct_host_work_big(ctx, hw, 1, (size_t)d->n * d->c_out * q.oh * q.wq, &dyw)) ||
-        (st = ct_host_work_big(ctx, hw, 3, 2 * nwq, &wq)) ||
-        (dw && (st = ct_host_work_big(ctx, hw, 0, nxq, &xq))) ||
-        (dx && (st = ct_host_work_big(ctx, hw, 2, nxq, &dxq))))
+        (st = ct_host_work_big(ctx, hw, 3, nwq, &wq)) ||
+        (st = ct_host_work_big(ctx, hw, 2, nxq, &dxq)))
         return st;
-    float *dwq = wq + nwq;
     q.dir = PH_WIDEN, q.src = dy, q.dst = dyw;
     ct_pool_run(hw->pool, (size_t)d->n, phase_item, &q);
-    if (dx) {
-        phase_w pw = { &q, w, wq, 0 };
-        ct_pool_run(hw->pool, (size_t)d->c_out, phase_w_item, &pw);
-    }
-    if (dw) {
-        memset(dwq, 0, nwq * sizeof(float));
-        q.dir = PH_IN, q.src = x, q.dst = xq;
-        ct_pool_run(hw->pool, (size_t)d->n, phase_item, &q);
-    }
+    phase_w pw = { &q, w, wq };
+    ct_pool_run(hw->pool, (size_t)d->c_out, phase_w_item, &pw);
     int *rc = phase_ranges(ctx, &q);
     if (!rc)
         return CT_ERR_NO_MEMORY;
-    st = same_backward(ctx, &dq, dxq, dw ? dwq : NULL, dyw, xq, wq, rc);
+    st = same_dx(ctx, &dq, dxq, dyw, wq, rc);
     free(rc);
     if (st)
         return st;
-    if (dw) {
-        phase_w pw = { &q, dwq, dw, 1 };
-        ct_pool_run(hw->pool, (size_t)d->c_out, phase_w_item, &pw);
-    }
-    if (dx) {
-        q.dir = PH_DX, q.src = dxq, q.dst = dx;
-        ct_pool_run(hw->pool, (size_t)d->n, phase_item, &q);
-    }
+    q.dir = PH_DX, q.src = dxq, q.dst = dx;
+    ct_pool_run(hw->pool, (size_t)d->n, phase_item, &q);
     return CT_OK;
 }
 
@@ -994,36 +749,31 @@ int ct_conv512_forward(ct_context *ctx, const ct_conv2d_desc *d, float *y, const
     return same_forward(ctx, &d1, y, xs, w, b, NULL);
 }
 
+/* dx through the forward tiles (phased, subsampled or direct), then dw in
+ * broadcast form from x and dy as they are (conv_dw512.c) */
 int ct_conv512_backward(ct_context *ctx, const ct_conv2d_desc *d, float *dx, float *dw,
                         const float *dy, const float *x, const float *w)
 {
-    if (phased(d))
-        return phase_backward(ctx, d, dx, dw, dy, x, w);
-    if (!strided_1x1(d))
-        return same_backward(ctx, d, dx, dw, dy, x, w, NULL);
-    ct_conv2d_desc d1;
-    ct_host_work *hw;
-    subsample s;
-    float *xs = NULL, *dxs = NULL;
-    int st = strided_setup(ctx, d, &d1, &hw, &s);
-    if (st)
-        return st;
-    size_t small = (size_t)d->n * d->c_in * s.oh * s.ow;
-    if (dw) {
-        if ((st = ct_host_work_big(ctx, hw, 0, small, &xs)))
+    int st = CT_OK;
+    if (dx && phased(d)) {
+        st = phase_dx(ctx, d, dx, dy, w);
+    } else if (dx && !strided_1x1(d)) {
+        st = same_dx(ctx, d, dx, dy, w, NULL);
+    } else if (dx) {
+        ct_conv2d_desc d1;
+        ct_host_work *hw;
+        subsample s;
+        float *dxs;
+        if ((st = strided_setup(ctx, d, &d1, &hw, &s)) ||
+            (st = ct_host_work_big(ctx, hw, 1, (size_t)d->n * d->c_in * s.oh * s.ow, &dxs)) ||
+            (st = same_dx(ctx, &d1, dxs, dy, w, NULL)))
             return st;
-        s.src = x, s.dst = xs;
-        ct_pool_run(hw->pool, (size_t)d->n, subsample_item, &s);
-    }
-    if (dx && (st = ct_host_work_big(ctx, hw, 1, small, &dxs)))
-        return st;
-    if ((st = same_backward(ctx, &d1, dxs, dw, dy, xs, w, NULL)))
-        return st;
-    if (dx) {
         s.src = dxs, s.dst = dx, s.scatter = 1;
         ct_pool_run(hw->pool, (size_t)d->n, subsample_item, &s);
     }
-    return CT_OK;
+    if (!st && dw)
+        st = ct_conv512_dw(ctx, d, dw, dy, x);
+    return st;
 }
 
 #else /* !CT_HOST_X86 */
