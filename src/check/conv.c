@@ -250,6 +250,12 @@ void ct_check_conv(ct_check *c)
         { 2, 5, 7, 6, 37, 3, 3, 1, 1, 1, 1, 1, 1 },
         { 2, 7, 5, 9, 64, 1, 1, 1, 1, 0, 0, 1, 1 },
         { 3, 4, 6, 5, 70, 3, 3, 2, 2, 1, 1, 1, 1 },
+        /* and with the input channels along the lanes (x transposed: from 32
+         * input channels, where that moves less memory): 3 vectors with 8
+         * lanes past c_in and several chunks of rows; at stride 2; 1x1 */
+        { 9, 40, 13, 11, 30, 3, 3, 1, 1, 1, 1, 1, 1 },
+        { 2, 37, 5, 5, 70, 3, 3, 2, 2, 1, 1, 1, 1 },
+        { 2, 36, 5, 7, 40, 1, 1, 1, 1, 0, 0, 1, 1 },
     };
     for (size_t f = 0; f < CT_ARRAY_LEN(fixed) && !ck_failed(c); f++)
         for (int mode = WS_MIN; mode <= WS_TWO_IMAGES && !ck_failed(c); mode++)
