@@ -476,16 +476,16 @@ int ct_conv2d_host_backward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf dx,
              d->kw - 1 - d->pad_w);
     output_shape(&f, d);
     size_t taps = (size_t)d->kh * d->kw, nw = (size_t)d->c_out * d->c_in * taps;
-    /* Which kernels: AVX-512, except for a 1x1 convolution that widens a
-     * large plane (ResNet-50's 64 -> 256 at 56x56): there dy, the larger
-     * operand, would stream once per 3 input channels, and the host BLAS is
-     * faster; else an unpadded stride-1 1x1 through the host BLAS (a strided
-     * one only reaches here with AVX-512, ct_conv2d_host_ok); else the AVX2
-     * kernels below, the only ones that need this file's scratch. */
+    /* Which kernels: AVX-512; else an unpadded stride-1 1x1 through the
+     * host BLAS (a strided one only reaches here with AVX-512,
+     * ct_conv2d_host_ok); else the AVX2 kernels below, the only ones that
+     * need this file's scratch. (The 1x1s that widen a large plane,
+     * ResNet-50's 64 -> 256 at 56x56, went to the host BLAS on AVX-512 too
+     * until the weight gradient's broadcast form: backward 16.3 -> 13.7 ms
+     * each on the AVX-512 kernels.) */
     int blas_1x1 = d->kh == 1 && d->kw == 1 && d->pad_h == 0 && d->pad_w == 0 &&
                    d->stride_h == 1 && d->stride_w == 1;
-    int wide = ct_host_avx512() && ct_conv512_applies(d) &&
-               !(blas_1x1 && d->c_out > d->c_in && (size_t)f.oh * f.ow >= 2048);
+    int wide = ct_host_avx512() && ct_conv512_applies(d);
     ct_host_work *hw;
     int st;
     if (wide || blas_1x1) {

@@ -63,19 +63,16 @@ static int phased(const ct_conv2d_desc *d)
     size_t cq = (size_t)d->c_in * d->stride_h * d->stride_w;
     size_t c = cq > (size_t)d->c_out ? cq : (size_t)d->c_out;
     /* Where it pays, measured: the forward and the input gradient skip the
-     * zero taps, but the weight gradient sums groups of at most kqw taps,
-     * and a 3x3 at stride 2 has 2, a third fewer FMAs per load than the
-     * tiles' 3. So: kernels much larger than the stride (AlexNet's 11x11
-     * at 4, ResNet's 7x7 at 2: the zero taps in the weight gradient 1.19x
-     * and 1.31x of the real ones), and narrow inputs, where a GEMM with
-     * c_out rows is poor (ResNet-56's 3x3s at stride 2: 24 -> 9.5 ms and
-     * 16.6 -> 8.7 ms); not ResNet-50's 3x3s at stride 2 on 128-512 channels
-     * (forward and backward, two runs each, side by side: im2col 88 / 69,
-     * 64 / 60, 57 / 56 ms; phased 62 / 62, 64 / 67, 90 / 100: a gain on
-     * 128 channels only, a loss from 512). */
+     * zero taps, and the weight gradient reads x itself (conv_dw512.c), so
+     * the form costs its copies; it wins for large kernels (AlexNet's 11x11
+     * at 4, ResNet's 7x7 at 2) and for inputs of up to 256 channels.
+     * ResNet-50's 3x3s at stride 2, `bench --profile` forward / backward
+     * ms, im2col against phased, two runs: 128 channels 27-29 / 48-55
+     * against 18 / 30, 256 channels 22-24 / 38-39 against 16 / 28, but 512
+     * channels at 7x7 out 18-22 / 34-40 against 22 / 41-42. */
     long taps = (long)d->kh * d->kw, qtaps = (long)d->stride_h * d->stride_w * kqh * kqw;
     return kqh <= 16 && kqw <= 16 && c * hq * wq < ((size_t)1 << 30) &&
-           (5 * qtaps <= 7 * taps || d->c_in <= 64);
+           (5 * qtaps <= 7 * taps || d->c_in <= 256);
 }
 
 int ct_conv512_applies(const ct_conv2d_desc *d)
