@@ -22,14 +22,7 @@
  * broadcasts (folded into the FMAs) feed 24 FMAs. Weights are packed as
  * (ceil(c_out / 8), c_in, kh, kw, 8), zeros past c_out.
  *
- * Weight gradient: 8 output channels x 3 taps (3 kernel columns of one
- * row, or for a 1x1 kernel 3 input channels) of vector sums over the
- * output pixels; a work item takes a range of 8-channel blocks and of input
- * channels sized so that its sums fit in L2 (carried from one chunk of
- * images to the next) and dy and x are reused from cache across them. Every
- * sum runs over the images in order and within one over its vectors in
- * order, whatever the items and the number of threads, so the bits do not
- * depend on either.
+ * The weight gradient is conv_dw512.c's (broadcast form, any stride).
  */
 #include "ops/conv_host512.h"
 #include "ops/conv_dw512.h"
@@ -523,14 +516,14 @@ static int strided_setup(ct_context *ctx, const ct_conv2d_desc *d, ct_conv2d_des
  * kq = ceil(k / s): wq[o][(u, v, c)][a, b] = w[o][c][s_h a + u][s_w b + v].
  * Phase (u, v) has ceil((k_h - u) / s_h) x ceil((k_w - v) / s_w) real taps
  * (a prefix of rows and columns), the rest are zero: the forward tiles and
- * the input gradient's skip them (sconv.rng), the weight gradient skips the
- * groups that hold none. The tiles need the output as wide as the input:
- * it is computed wq wide, hq = oh + kqh - 1 rows of phase planes give oh
- * rows, and the kqw - 1 extra columns (reading zero-masked lanes past each
- * row) are cropped off; backward, dy is widened with zero columns, so the
- * weight gradient sums exactly the real terms and the input gradient (the
- * transposed convolution, whose planes are xq's) scatters back through the
- * phases, each input element from exactly one phase element.
+ * the input gradient's skip them (sconv.rng). The tiles need the output as
+ * wide as the input: it is computed wq wide, hq = oh + kqh - 1 rows of
+ * phase planes give oh rows, and the kqw - 1 extra columns (reading
+ * zero-masked lanes past each row) are cropped off; backward, dy is widened
+ * with zero columns, and the input gradient (the transposed convolution,
+ * whose planes are xq's) scatters back through the phases, each input
+ * element from exactly one phase element. The weight gradient needs no
+ * phases (conv_dw512.c reads x at the strides).
  */
 typedef struct phase {
     const ct_conv2d_desc *d;
