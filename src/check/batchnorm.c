@@ -71,7 +71,7 @@ static int bench_run(void *user)
     int st = ct_batchnorm_forward_train(b->ctx, b->y, b->mean, b->invstd, b->rmean, b->rvar, b->x,
                                         b->gamma, b->beta, b->N, b->C, b->HW, 0.1f, 1e-5f, 0);
     return st ? st : ct_batchnorm_backward_train(b->ctx, b->dx, b->dgamma, b->dbeta, b->dy, b->x,
-                                                 b->y, b->gamma, b->mean, b->invstd, b->N, b->C,
+                                                 b->y, b->gamma, b->beta, b->mean, b->invstd, b->N, b->C,
                                                  b->HW, 0);
 }
 
@@ -187,7 +187,7 @@ static void one_case(ct_check *c, size_t N, size_t C, size_t HW, int train, int 
         ck_expect(c, "saved invstd", d_is, C, invstd, 0, 32 * EPS);
         ck_expect(c, "running mean", d_rm, C, rmean_out, 16 * EPS * s_rm, 8 * EPS);
         ck_expect(c, "running var", d_rv, C, rvar_out, 16 * EPS * s_rv, 8 * EPS);
-        if (ck_status(c, ct_batchnorm_backward_train(ctx, d_dx, d_dg, d_db, d_dy, d_x, d_y, d_g,
+        if (ck_status(c, ct_batchnorm_backward_train(ctx, d_dx, d_dg, d_db, d_dy, d_x, d_y, d_g, d_b,
                                                      d_mean, d_is, N, C, HW, relu),
                       "batchnorm backward (train)"))
             return;
@@ -197,7 +197,7 @@ static void one_case(ct_check *c, size_t N, size_t C, size_t HW, int train, int 
                       "batchnorm forward (eval)"))
             return;
         ck_expect(c, "forward y", d_y, n, y, 48 * EPS * s_y, 8 * EPS);
-        if (ck_status(c, ct_batchnorm_backward_eval(ctx, d_dx, d_dg, d_db, d_dy, d_x, d_y, d_g,
+        if (ck_status(c, ct_batchnorm_backward_eval(ctx, d_dx, d_dg, d_db, d_dy, d_x, d_y, d_g, d_b,
                                                     d_rm, d_rv, N, C, HW, (float)eps, relu),
                       "batchnorm backward (eval)"))
             return;

@@ -122,18 +122,19 @@ int ct_batchnorm_forward_eval(ct_context *ctx, ct_buf y, ct_buf x, ct_buf gamma,
 }
 
 static int launch_bwd(ct_context *ctx, const char *who, ct_buf dx, ct_buf dgamma, ct_buf dbeta,
-                      ct_buf dy, ct_buf x, ct_buf y, ct_buf gamma, ct_buf mean, ct_buf stat,
-                      size_t N, size_t C, size_t HW, float eps, int train, int relu)
+                      ct_buf dy, ct_buf x, ct_buf y, ct_buf gamma, ct_buf beta, ct_buf mean,
+                      ct_buf stat, size_t N, size_t C, size_t HW, float eps, int train, int relu)
 {
     int st = check_dims(ctx, who, N, C, HW, eps);
     if (st)
         return st;
     if (!dx.mem || !dgamma.mem || !dbeta.mem || !dy.mem || !x.mem || !gamma.mem || !mean.mem ||
-        !stat.mem || (relu && !y.mem))
-        return ct_fail(ctx, CT_ERR_INVALID_ARG, "%s: a NULL buffer (y is needed with relu)", who);
+        !stat.mem || (relu && (!y.mem || !beta.mem)))
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "%s: a NULL buffer (y and beta are needed with relu)",
+                       who);
     if (ct_batchnorm_host_ok(ctx))
-        return ct_batchnorm_host_backward(ctx, dx, dgamma, dbeta, dy, x, y, gamma, mean, stat, N, C,
-                                          HW, eps, train, relu);
+        return ct_batchnorm_host_backward(ctx, dx, dgamma, dbeta, dy, x, gamma, beta, mean, stat, N,
+                                          C, HW, eps, train, relu);
     cl_uint n = (cl_uint)N, c = (cl_uint)C, hw = (cl_uint)HW;
     cl_float e = eps;
     cl_int t = train, r = relu ? 1 : 0;
@@ -157,19 +158,19 @@ static int launch_bwd(ct_context *ctx, const char *who, ct_buf dx, ct_buf dgamma
 }
 
 int ct_batchnorm_backward_train(ct_context *ctx, ct_buf dx, ct_buf dgamma, ct_buf dbeta, ct_buf dy,
-                                ct_buf x, ct_buf y, ct_buf gamma, ct_buf save_mean,
+                                ct_buf x, ct_buf y, ct_buf gamma, ct_buf beta, ct_buf save_mean,
                                 ct_buf save_invstd, size_t N, size_t C, size_t HW, int relu)
 {
     /* eps is unused in training (invstd is saved); 1 passes the check */
-    return launch_bwd(ctx, "ct_batchnorm_backward_train", dx, dgamma, dbeta, dy, x, y, gamma,
+    return launch_bwd(ctx, "ct_batchnorm_backward_train", dx, dgamma, dbeta, dy, x, y, gamma, beta,
                       save_mean, save_invstd, N, C, HW, 1.0f, 1, relu);
 }
 
 int ct_batchnorm_backward_eval(ct_context *ctx, ct_buf dx, ct_buf dgamma, ct_buf dbeta, ct_buf dy,
-                               ct_buf x, ct_buf y, ct_buf gamma, ct_buf running_mean,
+                               ct_buf x, ct_buf y, ct_buf gamma, ct_buf beta, ct_buf running_mean,
                                ct_buf running_var, size_t N, size_t C, size_t HW, float eps,
                                int relu)
 {
-    return launch_bwd(ctx, "ct_batchnorm_backward_eval", dx, dgamma, dbeta, dy, x, y, gamma,
+    return launch_bwd(ctx, "ct_batchnorm_backward_eval", dx, dgamma, dbeta, dy, x, y, gamma, beta,
                       running_mean, running_var, N, C, HW, eps, 0, relu);
 }

@@ -31,17 +31,20 @@ int ct_batchnorm_forward_eval(ct_context *ctx, ct_buf y, ct_buf x, ct_buf gamma,
                               size_t HW, float eps, int relu);
 
 /* Backward of the training forward: dx written, dgamma and dbeta
- * accumulated (+=). y is the forward's output, read only when relu (its mem
+ * accumulated (+=). With relu, the ReLU's mask: the kernels read y, the
+ * forward's output; the host path (CPU class) recomputes the forward's
+ * pre-ReLU value from x, gamma and beta, bit for bit the forward's, and
+ * so reads one stream fewer. y and beta are read only with relu (their mem
  * may be NULL otherwise). dx may alias dy.
- * x, y, dy, dx: (N, C, HW); gamma, save_mean, save_invstd, dgamma, dbeta: (C) */
+ * x, y, dy, dx: (N, C, HW); gamma, beta, save_mean, save_invstd, dgamma, dbeta: (C) */
 int ct_batchnorm_backward_train(ct_context *ctx, ct_buf dx, ct_buf dgamma, ct_buf dbeta, ct_buf dy,
-                                ct_buf x, ct_buf y, ct_buf gamma, ct_buf save_mean,
+                                ct_buf x, ct_buf y, ct_buf gamma, ct_buf beta, ct_buf save_mean,
                                 ct_buf save_invstd, size_t N, size_t C, size_t HW, int relu);
 /* Backward of the inference forward (statistics are constants):
  * dx = gamma dy / sqrt(running_var + eps), dgamma += sum dy xhat, dbeta +=
  * sum dy. Shapes and aliasing as ct_batchnorm_backward_train. */
 int ct_batchnorm_backward_eval(ct_context *ctx, ct_buf dx, ct_buf dgamma, ct_buf dbeta, ct_buf dy,
-                               ct_buf x, ct_buf y, ct_buf gamma, ct_buf running_mean,
+                               ct_buf x, ct_buf y, ct_buf gamma, ct_buf beta, ct_buf running_mean,
                                ct_buf running_var, size_t N, size_t C, size_t HW, float eps,
                                int relu);
 

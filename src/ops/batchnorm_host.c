@@ -30,7 +30,7 @@ typedef struct hbn {
     /* forward, evaluation, and backward: mean and invstd (train) or running var */
     const float *mean, *stat;
     /* backward */
-    const float *dy, *yv;
+    const float *dy;
     float *dx, *dgamma, *dbeta;
 } hbn;
 
@@ -118,6 +118,14 @@ static void forward_eval_item(void *arg, size_t c, int thread)
     normalize_rows(b, c, b->mean[c], 1.0f / sqrtf(b->stat[c] + b->eps));
 }
 
+/* dy masked by the forward's ReLU (relu): its pre-ReLU value gamma xh +
+ * beta, recomputed with normalize_rows's operations, is > 0 (max(r, 0) > 0
+ * exactly when r > 0, NaN included: both false) */
+#define BN_MASKED(G, XH)                                                                          \
+    (b->relu ? _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(_mm512_fmadd_ps(vg, XH, vb), z, _CMP_GT_OQ), \
+                                   G)                                                             \
+             : (G))
+
 static CT_AVX512 void backward_item(void *arg, size_t c, int thread)
 {
     (void)thread;
@@ -125,17 +133,15 @@ static CT_AVX512 void backward_item(void *arg, size_t c, int thread)
     float mu = b->mean[c];
     float is = b->train ? b->stat[c] : 1.0f / sqrtf(b->stat[c] + b->eps);
     __m512 m = _mm512_set1_ps(mu), s = _mm512_set1_ps(is), z = _mm512_setzero_ps();
+    __m512 vg = _mm512_set1_ps(b->gamma[c]), vb = b->relu ? _mm512_set1_ps(b->beta[c]) : z;
     double sg = 0, sgx = 0;
     for (size_t n = 0; n < b->N; n++) {
         size_t o = (n * b->C + c) * b->HW;
         __m512 a0 = z, a1 = z;
         for (size_t j = 0; j < b->HW; j += 16) {
             __mmask16 t = tail16(b->HW - j);
-            __m512 g = _mm512_maskz_loadu_ps(t, b->dy + o + j);
-            if (b->relu)
-                g = _mm512_maskz_mov_ps(
-                    _mm512_cmp_ps_mask(_mm512_maskz_loadu_ps(t, b->yv + o + j), z, _CMP_GT_OQ), g);
             __m512 xh = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(t, b->x + o + j), m), s);
+            __m512 g = BN_MASKED(_mm512_maskz_loadu_ps(t, b->dy + o + j), xh);
             a0 = _mm512_add_ps(a0, g);
             a1 = _mm512_fmadd_ps(g, xh, a1);
         }
@@ -151,18 +157,15 @@ static CT_AVX512 void backward_item(void *arg, size_t c, int thread)
         size_t o = (n * b->C + c) * b->HW;
         for (size_t j = 0; j < b->HW; j += 16) {
             __mmask16 t = tail16(b->HW - j);
-            __m512 g = _mm512_maskz_loadu_ps(t, b->dy + o + j);
-            if (b->relu)
-                g = _mm512_maskz_mov_ps(
-                    _mm512_cmp_ps_mask(_mm512_maskz_loadu_ps(t, b->yv + o + j), z, _CMP_GT_OQ), g);
+            __m512 xh = b->train || b->relu
+                            ? _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(t, b->x + o + j), m), s)
+                            : z;
+            __m512 g = BN_MASKED(_mm512_maskz_loadu_ps(t, b->dy + o + j), xh);
             __m512 d;
-            if (b->train) {
-                __m512 xh =
-                    _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(t, b->x + o + j), m), s);
+            if (b->train)
                 d = _mm512_mul_ps(vgi, _mm512_sub_ps(_mm512_sub_ps(g, vmg), _mm512_mul_ps(xh, vmgx)));
-            } else {
+            else
                 d = _mm512_mul_ps(vgi, g);
-            }
             _mm512_mask_storeu_ps(b->dx + o + j, t, d);
         }
     }
@@ -213,7 +216,7 @@ int ct_batchnorm_host_forward(ct_context *ctx, ct_buf y, ct_buf save_mean, ct_bu
 }
 
 int ct_batchnorm_host_backward(ct_context *ctx, ct_buf dx, ct_buf dgamma, ct_buf dbeta, ct_buf dy,
-                               ct_buf x, ct_buf y, ct_buf gamma, ct_buf mean, ct_buf stat,
+                               ct_buf x, ct_buf gamma, ct_buf beta, ct_buf mean, ct_buf stat,
                                size_t N, size_t C, size_t HW, float eps, int train, int relu)
 {
 #ifdef CT_HOST_X86
@@ -221,7 +224,7 @@ int ct_batchnorm_host_backward(ct_context *ctx, ct_buf dx, ct_buf dgamma, ct_buf
     ct_hmap_range r[9] = {
         { dy.mem, dy.off, nx, 0, NULL },
         { x.mem, x.off, nx, 0, NULL },
-        { relu ? y.mem : NULL, y.off, nx, 0, NULL },
+        { relu ? beta.mem : NULL, beta.off, C, 0, NULL },
         { gamma.mem, gamma.off, C, 0, NULL },
         { mean.mem, mean.off, C, 0, NULL },
         { stat.mem, stat.off, C, 0, NULL },
@@ -237,13 +240,13 @@ int ct_batchnorm_host_backward(ct_context *ctx, ct_buf dx, ct_buf dgamma, ct_buf
     hbn b;
     memset(&b, 0, sizeof b);
     b.N = N, b.C = C, b.HW = HW, b.eps = eps, b.relu = relu, b.train = train;
-    b.dy = r[0].host, b.x = r[1].host, b.yv = r[2].host, b.gamma = r[3].host;
+    b.dy = r[0].host, b.x = r[1].host, b.beta = r[2].host, b.gamma = r[3].host;
     b.mean = r[4].host, b.stat = r[5].host, b.dx = r[6].host, b.dgamma = r[7].host;
     b.dbeta = r[8].host;
     ct_pool_run(pool, C, backward_item, &b);
     return ct_hmap_unmap(ctx, &hm, CT_OK, "batch norm backward");
 #else
-    (void)dx, (void)dgamma, (void)dbeta, (void)dy, (void)x, (void)y, (void)gamma, (void)mean;
+    (void)dx, (void)dgamma, (void)dbeta, (void)dy, (void)x, (void)beta, (void)gamma, (void)mean;
     (void)stat, (void)N, (void)C, (void)HW, (void)eps, (void)train, (void)relu;
     return ct_fail(ctx, CT_ERR_UNSUPPORTED, "batch norm host path: not built for this CPU");
 #endif

@@ -19,8 +19,11 @@ int ct_batchnorm_host_forward(ct_context *ctx, ct_buf y, ct_buf save_mean, ct_bu
                               ct_buf beta, size_t N, size_t C, size_t HW, float momentum, float eps,
                               int train, int relu);
 
+/* With relu, the mask from the forward's pre-ReLU value recomputed from x,
+ * gamma and beta with the forward's operations (the same bits), where the
+ * kernels read y: one stream fewer over memory. */
 int ct_batchnorm_host_backward(ct_context *ctx, ct_buf dx, ct_buf dgamma, ct_buf dbeta, ct_buf dy,
-                               ct_buf x, ct_buf y, ct_buf gamma, ct_buf mean, ct_buf stat,
+                               ct_buf x, ct_buf gamma, ct_buf beta, ct_buf mean, ct_buf stat,
                                size_t N, size_t C, size_t HW, float eps, int train, int relu);
 
 #endif /* CT_OPS_BATCHNORM_HOST_H */

@@ -74,7 +74,7 @@ void golden_batchnorm(golden *g)
                                                         (float)eps, 0),
                           "batchnorm forward (train)") ||
             golden_status(g, ct_batchnorm_backward_train(ctx, d_dx, d_dg, d_db, d_dy, d_x, d_y,
-                                                         d_g, d_mean, d_is, N, C, HW, 0),
+                                                         d_g, d_b, d_mean, d_is, N, C, HW, 0),
                           "batchnorm backward (train)"))
             return;
         golden_expect_dev(g, "running_mean", d_rm, "running_mean_out", 1e-5, 1e-4);
@@ -84,7 +84,7 @@ void golden_batchnorm(golden *g)
                                                        HW, (float)eps, 0),
                           "batchnorm forward (eval)") ||
             golden_status(g, ct_batchnorm_backward_eval(ctx, d_dx, d_dg, d_db, d_dy, d_x, d_y, d_g,
-                                                        d_rm, d_rv, N, C, HW, (float)eps, 0),
+                                                        d_b, d_rm, d_rv, N, C, HW, (float)eps, 0),
                           "batchnorm backward (eval)"))
             return;
     }

@@ -110,7 +110,8 @@ static int backward(const ct_layer_call *c)
     for (size_t g = 0; g < G && !st; g++)
         st = ct_batchnorm_backward_train(c->ctx, ct_buf_at(c->dx, g * each), r->grad, ct_buf_at(r->grad, C),
                                          ct_buf_at(c->dy, g * each), ct_buf_at(c->x, g * each),
-                                         ct_buf_at(r->out, g * each), r->param, ct_buf_at(r->saved, 2 * C * g),
+                                         ct_buf_at(r->out, g * each), r->param, ct_buf_at(r->param, C),
+                                         ct_buf_at(r->saved, 2 * C * g),
                                          ct_buf_at(r->saved, 2 * C * g + C), part, C, s->HW, s->relu);
     return st;
 }
