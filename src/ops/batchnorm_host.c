@@ -118,13 +118,16 @@ static void forward_eval_item(void *arg, size_t c, int thread)
     normalize_rows(b, c, b->mean[c], 1.0f / sqrtf(b->stat[c] + b->eps));
 }
 
-/* dy masked by the forward's ReLU (relu): its pre-ReLU value gamma xh +
- * beta, recomputed with normalize_rows's operations, is > 0 (max(r, 0) > 0
+/* g (dy) masked by the forward's ReLU: its pre-ReLU value gamma xh + beta,
+ * recomputed with normalize_rows's operations, is > 0 (max(r, 0) > 0
  * exactly when r > 0, NaN included: both false) */
-#define BN_MASKED(G, XH)                                                                          \
-    (b->relu ? _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(_mm512_fmadd_ps(vg, XH, vb), z, _CMP_GT_OQ), \
-                                   G)                                                             \
-             : (G))
+static CT_AVX512 inline __m512 relu_masked(const hbn *b, __m512 g, __m512 xh, __m512 vg, __m512 vb)
+{
+    if (!b->relu)
+        return g;
+    __mmask16 on = _mm512_cmp_ps_mask(_mm512_fmadd_ps(vg, xh, vb), _mm512_setzero_ps(), _CMP_GT_OQ);
+    return _mm512_maskz_mov_ps(on, g);
+}
 
 static CT_AVX512 void backward_item(void *arg, size_t c, int thread)
 {
@@ -141,7 +144,7 @@ static CT_AVX512 void backward_item(void *arg, size_t c, int thread)
         for (size_t j = 0; j < b->HW; j += 16) {
             __mmask16 t = tail16(b->HW - j);
             __m512 xh = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(t, b->x + o + j), m), s);
-            __m512 g = BN_MASKED(_mm512_maskz_loadu_ps(t, b->dy + o + j), xh);
+            __m512 g = relu_masked(b, _mm512_maskz_loadu_ps(t, b->dy + o + j), xh, vg, vb);
             a0 = _mm512_add_ps(a0, g);
             a1 = _mm512_fmadd_ps(g, xh, a1);
         }
@@ -160,7 +163,7 @@ static CT_AVX512 void backward_item(void *arg, size_t c, int thread)
             __m512 xh = b->train || b->relu
                             ? _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(t, b->x + o + j), m), s)
                             : z;
-            __m512 g = BN_MASKED(_mm512_maskz_loadu_ps(t, b->dy + o + j), xh);
+            __m512 g = relu_masked(b, _mm512_maskz_loadu_ps(t, b->dy + o + j), xh, vg, vb);
             __m512 d;
             if (b->train)
                 d = _mm512_mul_ps(vgi, _mm512_sub_ps(_mm512_sub_ps(g, vmg), _mm512_mul_ps(xh, vmgx)));

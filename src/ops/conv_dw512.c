@@ -212,30 +212,27 @@ static void pad_item(void *arg, size_t m, int thread)
     pad_x(p, p->x + m * (size_t)p->ci * p->h * p->w, p->xpad + m * p->xs_img);
 }
 
-/* The tiles: sums s<t><v> for tap t (broadcast) x vector v (loaded). */
-#define B1(T) __m512 s##T##0 = a[(T) * nv]
-#define B2(T) __m512 s##T##0 = a[(T) * nv], s##T##1 = a[(T) * nv + 1]
-#define B3(T) __m512 s##T##0 = a[(T) * nv], s##T##1 = a[(T) * nv + 1], s##T##2 = a[(T) * nv + 2]
-#define E1(T) a[(T) * nv] = s##T##0
-#define E2(T) a[(T) * nv] = s##T##0, a[(T) * nv + 1] = s##T##1
-#define E3(T) a[(T) * nv] = s##T##0, a[(T) * nv + 1] = s##T##1, a[(T) * nv + 2] = s##T##2
-#define F1(T)                                                                                     \
+/* The tiles: sums s<t><v> for tap t (broadcast) x vector v < nv (loaded);
+ * the sums past nv are never read or stored, and the compiler drops them. */
+#define BEGIN(T)                                                                                  \
+    __m512 s##T##0 = a[(T) * nv], s##T##1 = nv > 1 ? a[(T) * nv + 1] : s##T##0,                  \
+           s##T##2 = nv > 2 ? a[(T) * nv + 2] : s##T##0
+#define END(T)                                                                                    \
     do {                                                                                          \
-        __m512 b = _mm512_set1_ps(xt[T][xo]);                                                     \
-        s##T##0 = _mm512_fmadd_ps(b, d0, s##T##0);                                                \
+        a[(T) * nv] = s##T##0;                                                                    \
+        if (nv > 1)                                                                               \
+            a[(T) * nv + 1] = s##T##1;                                                            \
+        if (nv > 2)                                                                               \
+            a[(T) * nv + 2] = s##T##2;                                                            \
     } while (0)
-#define F2(T)                                                                                     \
+#define FMA(T)                                                                                    \
     do {                                                                                          \
         __m512 b = _mm512_set1_ps(xt[T][xo]);                                                     \
         s##T##0 = _mm512_fmadd_ps(b, d0, s##T##0);                                                \
-        s##T##1 = _mm512_fmadd_ps(b, d1, s##T##1);                                                \
-    } while (0)
-#define F3(T)                                                                                     \
-    do {                                                                                          \
-        __m512 b = _mm512_set1_ps(xt[T][xo]);                                                     \
-        s##T##0 = _mm512_fmadd_ps(b, d0, s##T##0);                                                \
-        s##T##1 = _mm512_fmadd_ps(b, d1, s##T##1);                                                \
-        s##T##2 = _mm512_fmadd_ps(b, d2, s##T##2);                                                \
+        if (nv > 1)                                                                               \
+            s##T##1 = _mm512_fmadd_ps(b, d1, s##T##1);                                            \
+        if (nv > 2)                                                                               \
+            s##T##2 = _mm512_fmadd_ps(b, d2, s##T##2);                                            \
     } while (0)
 #define R8(M) M(0); M(1); M(2); M(3); M(4); M(5); M(6); M(7)
 #define R12(M) R8(M); M(8); M(9); M(10); M(11)
@@ -244,7 +241,7 @@ static void pad_item(void *arg, size_t m, int thread)
 /* One tile: MR broadcasts (at offsets off[0..MR) from o->bb) x NV vectors
  * (from v0, the tile's first lane at image 0, pixel 0), summed over output
  * rows [g0, g1) of the images from 0; a: the 24 sums, (broadcast, vector). */
-#define DEF_DWT(NAME, NV, MR, REP, BEGIN, FMA, END)                                               \
+#define DEF_DWT(NAME, NV, MR, REP)                                                                \
     static CT_AVX512 void NAME(const dwop *o, const long *off, const float *v0, long g0, long g1, \
                                __m512 *a)                                                         \
     {                                                                                             \
@@ -271,9 +268,9 @@ static void pad_item(void *arg, size_t m, int thread)
         REP(END);                                                                                 \
     }
 
-DEF_DWT(dwt_1, 1, 24, R24, B1, F1, E1)
-DEF_DWT(dwt_2, 2, 12, R12, B2, F2, E2)
-DEF_DWT(dwt_3, 3, 8, R8, B3, F3, E3)
+DEF_DWT(dwt_1, 1, 24, R24)
+DEF_DWT(dwt_2, 2, 12, R12)
+DEF_DWT(dwt_3, 3, 8, R8)
 
 typedef void (*dwt_fn)(const dwop *, const long *, const float *, long, long, __m512 *);
 
@@ -342,6 +339,22 @@ static void store_sums(const dwp *p, const dwtile *t, int kt0, int kt1, const __
     }
 }
 
+/* The tiles' operands with rows of L lanes, broadcasts from bb (image 0 of
+ * dy, or of x as the tiles read it). */
+static dwop operands(const dwp *p, size_t L, const float *bb)
+{
+    dwop o = { 0 };
+    o.oh = p->oh, o.ow = p->ow, o.bb = bb;
+    if (p->by_ci) {
+        o.v_img = p->xs_plane * L, o.v_row = (size_t)p->sh * p->wp * L, o.v_col = (size_t)p->sw * L;
+        o.b_img = (size_t)p->co * p->P, o.b_row = (size_t)p->ow, o.b_col = 1;
+    } else {
+        o.v_img = p->P * L, o.v_row = (size_t)p->ow * L, o.v_col = L;
+        o.b_img = p->xs_img, o.b_row = (size_t)p->sh * p->wp, o.b_col = (size_t)p->sw;
+    }
+    return o;
+}
+
 /* Shared preparation: an item per (tile, range of tap tiles) over the
  * whole batch in chunks of output rows. */
 static CT_AVX512 void dw_item(void *arg, size_t it, int thread)
@@ -355,20 +368,8 @@ static CT_AVX512 void dw_item(void *arg, size_t it, int thread)
     size_t nacc = (size_t)(w->kt1 - w->kt0) * per;
     for (size_t k = 0; k < nacc; k++)
         acc[k] = _mm512_setzero_ps();
-    dwop op = { 0 };
-    op.oh = p->oh, op.ow = p->ow;
-    const float *vt;
-    if (p->by_ci) {
-        vt = p->xt;
-        op.v_img = p->xs_plane * L, op.v_row = (size_t)p->sh * p->wp * L, op.v_col = (size_t)p->sw * L;
-        op.bb = p->dy, op.b_img = (size_t)p->co * p->P, op.b_row = (size_t)p->ow, op.b_col = 1;
-    } else {
-        vt = p->dyt;
-        op.v_img = p->P * L, op.v_row = (size_t)p->ow * L, op.v_col = L;
-        op.bb = p->xs, op.b_img = p->xs_img, op.b_row = (size_t)p->sh * p->wp;
-        op.b_col = (size_t)p->sw;
-    }
-    vt += (size_t)t->v0 * 16;
+    dwop op = operands(p, L, p->by_ci ? p->dy : p->xs);
+    const float *vt = (p->by_ci ? p->xt : p->dyt) + (size_t)t->v0 * 16;
     long rows = (long)p->n * p->oh, off[24];
     size_t vo;
     for (long g0 = 0; g0 < rows; g0 += p->rows) {
@@ -408,8 +409,6 @@ static CT_AVX512 void dw_local_item(void *arg, size_t it, int thread)
     float *xpad = lanes + (size_t)p->chunk_imgs * lanes_img;
     size_t x_img = (size_t)p->ci * p->h * p->w;
     int padded = p->ph || p->pw;
-    dwop op = { 0 };
-    op.oh = p->oh, op.ow = p->ow;
     long off[24];
     size_t vo;
     for (int m0 = m_begin; m0 < m_end; m0 += p->chunk_imgs) {
@@ -425,15 +424,8 @@ static CT_AVX512 void dw_local_item(void *arg, size_t it, int thread)
                     pad_x(p, p->x + m * x_img, xpad + (size_t)mm * p->xs_img);
             }
         }
-        if (p->by_ci) {
-            op.v_img = lanes_img, op.v_row = (size_t)p->sh * p->wp * L, op.v_col = (size_t)p->sw * L;
-            op.bb = p->dy + (size_t)m0 * p->co * p->P, op.b_img = (size_t)p->co * p->P;
-            op.b_row = (size_t)p->ow, op.b_col = 1;
-        } else {
-            op.v_img = lanes_img, op.v_row = (size_t)p->ow * L, op.v_col = L;
-            op.bb = padded ? xpad : p->x + (size_t)m0 * x_img, op.b_img = p->xs_img;
-            op.b_row = (size_t)p->sh * p->wp, op.b_col = (size_t)p->sw;
-        }
+        dwop op = operands(p, L, p->by_ci ? p->dy + (size_t)m0 * p->co * p->P
+                                          : padded ? xpad : p->x + (size_t)m0 * x_img);
         for (int kt = 0; kt < kts; kt++) {
             tap_tile(p, t->mr, kt, L, off, &vo);
             fn(&op, off, lanes + vo, 0, (long)mc * p->oh, acc + (size_t)kt * per);
