@@ -4,7 +4,11 @@
  * 1000 in each of m, n, k, with offsets, padded leading dimensions, operands
  * sharing one buffer, k = 0 and invalid arguments; and ct_gemm_batched:
  * products at scattered offsets of shared buffers, interleaved as the
- * heads of attention are, against cblas_sgemm each.
+ * heads of attention are, against cblas_sgemm each. On the host path, the
+ * AVX-512 GEMM's blocking (where the CPU has it): tiles cut by m, n and k at
+ * every edge, several slices of k, several blocks of columns, beta = 0 over
+ * a C of NaNs (C must not be read), and the same bits from 1, 2 and 3
+ * threads.
  *
  * Tolerance: both sides sum k float products in different orders; each
  * result's rounding error is bounded by about k * 2^-24 * sum_k |a_ik b_kj|
@@ -29,6 +33,9 @@ static float frand(void)
 typedef struct mat {
     size_t rows, cols, ld, off;
 } mat;
+
+/* beta = 0 cases start with NaN inside C (set for the host GEMM's cases) */
+static int nan_c;
 
 static mat make(size_t rows, size_t cols, int pad)
 {
@@ -61,6 +68,10 @@ static int one(ct_context *ctx, int ta, int tb, size_t m, size_t n, size_t k, fl
         c[i] = frand();
     if (shared)
         memcpy(c, a, na * sizeof *a);
+    if (nan_c && beta == 0.0f)
+        for (size_t r = 0; r < m; r++)
+            for (size_t j = 0; j < n; j++)
+                c[C.off + r * C.ld + j] = NAN;
     memcpy(want, c, nc * sizeof *c);
     const float *asrc = shared ? c : a;
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
@@ -160,6 +171,63 @@ static int batched(ct_context *ctx, int ta, int tb, size_t m, size_t n, size_t k
     return ok;
 }
 
+/* One product on a context of `threads` host threads (CLTRAIN_THREADS),
+ * into out (m x n); 0 when it could not run. */
+static int product_on(int threads, int ta, int tb, size_t m, size_t n, size_t k, const float *a,
+                      const float *b, float *out)
+{
+    char v[8];
+    snprintf(v, sizeof v, "%d", threads);
+    const char *old = getenv("CLTRAIN_THREADS");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("CLTRAIN_THREADS", v, 1);
+    ct_context_options o;
+    ct_context_defaults(&o);
+    o.lazy_kernels = 1;
+    ct_context *ctx = NULL;
+    cl_mem ma = NULL, mb = NULL, mc = NULL;
+    int ok = ct_context_create(&o, &ctx) == CT_OK && ct_gemm_set_path(ctx, CT_GEMM_HOST) == CT_OK &&
+             !ct_buffer_create(ctx, m * k * sizeof *a, &ma) && !ct_buffer_create(ctx, k * n * sizeof *b, &mb) &&
+             !ct_buffer_create(ctx, m * n * sizeof *out, &mc) &&
+             !ct_buffer_write(ctx, ma, 0, m * k * sizeof *a, a) && !ct_buffer_write(ctx, mb, 0, k * n * sizeof *b, b) &&
+             !ct_gemm(ctx, ta, tb, m, n, k, 1.0f, ma, 0, ta ? m : k, mb, 0, tb ? k : n, 0.0f, mc, 0, n) &&
+             !ct_buffer_read(ctx, mc, 0, m * n * sizeof *out, out);
+    CHECK(ok, "%d threads: %s", threads, ctx ? ct_context_last_error(ctx) : ct_last_error());
+    ct_buffer_release(&ma);
+    ct_buffer_release(&mb);
+    ct_buffer_release(&mc);
+    ct_context_free(&ctx);
+    if (saved)
+        setenv("CLTRAIN_THREADS", saved, 1);
+    else
+        unsetenv("CLTRAIN_THREADS");
+    free(saved);
+    return ok;
+}
+
+/* The host path's product of one shape gives the same bits on 1, 2 and 3
+ * threads. */
+static int threads_agree(int ta, int tb, size_t m, size_t n, size_t k)
+{
+    float *a = malloc(m * k * sizeof *a), *b = malloc(k * n * sizeof *b);
+    float *c[3] = { malloc(m * n * sizeof *a), malloc(m * n * sizeof *a), malloc(m * n * sizeof *a) };
+    for (size_t i = 0; i < m * k; i++)
+        a[i] = frand();
+    for (size_t i = 0; i < k * n; i++)
+        b[i] = frand();
+    int ok = 1;
+    for (int t = 0; t < 3 && ok; t++)
+        ok = product_on(t + 1, ta, tb, m, n, k, a, b, c[t]);
+    for (int t = 1; t < 3 && ok; t++)
+        if (memcmp(c[0], c[t], m * n * sizeof *a)) {
+            CHECK(0, "host %c%c %zux%zux%zu: %d threads differ from 1 in their bits", ta ? 'T' : 'N',
+                  tb ? 'T' : 'N', m, n, k, t + 1);
+            ok = 0;
+        }
+    free(a), free(b), free(c[0]), free(c[1]), free(c[2]);
+    return ok;
+}
+
 static void errors(ct_context *ctx)
 {
     cl_mem m = NULL;
@@ -213,6 +281,25 @@ int main(int argc, char **argv)
         passed += one(ctx, 0, 0, 7, 5, 0, 1.0f, 0.5f, 1, 0);     /* k = 0: C = beta C */
         passed += one(ctx, 0, 0, 7, 5, 0, 1.0f, 0.0f, 0, 0);
         printf("%s path: %d of %d cases match cblas_sgemm\n", ct_gemm_path_str(paths[p]), passed, cases);
+        if (paths[p] == CT_GEMM_HOST) {
+            /* the AVX-512 GEMM's edges: tiles of 12 x 32, slices of up to
+             * 1024 of k, blocks of 4096 columns */
+            static const size_t shapes[][3] = { { 257, 65, 9 },    { 300, 100, 1500 }, { 263, 4133, 40 },
+                                                { 515, 97, 2100 }, { 256, 64, 8 },     { 1031, 161, 17 } };
+            int hcases = 0, hpassed = 0;
+            nan_c = 1;
+            for (int t = 0; t < 4; t++)
+                for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++, hcases++)
+                    hpassed += one(ctx, t & 1, t >> 1, shapes[i][0], shapes[i][1], shapes[i][2],
+                                   i & 1 ? -0.5f : 1.0f, (i + (size_t)t) & 1 ? 0.0f : 0.25f,
+                                   (int)(i + (size_t)t) & 1, 0);
+            nan_c = 0;
+            printf("host path, blocked shapes: %d of %d cases match cblas_sgemm\n", hpassed, hcases);
+            int dcases = 0, dpassed = 0;
+            for (int t = 0; t < 4; t++, dcases++)
+                dpassed += threads_agree(t & 1, t >> 1, 517, 300, 1100);
+            printf("host path: %d of %d shapes give the same bits on 1, 2 and 3 threads\n", dpassed, dcases);
+        }
         int bcases = 0, bpassed = 0;
         for (int t = 0; t < 4; t++) {
             bcases += 3;

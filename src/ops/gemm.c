@@ -1,16 +1,20 @@
 /*
  * gemm.c - ct_gemm: row-major SGEMM on (cl_mem, offset) operands, through
  * CLBlast on the device or, where the device class says so (cl/devclass.c),
- * through the host's CBLAS on mapped buffers (zero-copy on devices that
- * share host memory).
+ * on the host on mapped buffers (zero-copy on devices that share host
+ * memory): cltrain's AVX-512 GEMM (gemm512.h) where the CPU has AVX-512 and
+ * the shape suits it, else the host's CBLAS.
  */
 #include "cl/runtime.h" /* first: sets the OpenCL target version */
 
 #include <cblas.h>
+#include <stdlib.h>
 #include <clblast_c.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "ops/gemm512.h"
+#include "ops/host_work.h"
 #include "ops/hostmap.h"
 
 const char *ct_gemm_path_str(ct_gemm_path path)
@@ -51,7 +55,46 @@ static int check_operand(ct_context *ctx, const operand *o, char name)
     return CT_OK;
 }
 
-/* The operands through the host's CBLAS, on mapped buffers (ops/hostmap.h). */
+/* Whether a host product of this shape runs the AVX-512 GEMM (gemm512.h)
+ * rather than the host's CBLAS: on a CPU with AVX-512 unless
+ * CLTRAIN_HOST_GEMM=blas, on CPU devices (whose host thread pool it runs
+ * on), where it was measured faster (docs/BENCHMARKS.md):
+ * enough rows to share each packed panel of B and enough columns and depth
+ * to fill its tiles. The choice depends on the shape alone, never on the
+ * thread count. */
+static int own_gemm(const ct_context *ctx, size_t m, size_t n, size_t k)
+{
+    if (m < 256 || n < 64 || k < 8 || !ctx->cls.host_pool || !ct_host_avx512())
+        return 0;
+    const char *env = getenv("CLTRAIN_HOST_GEMM");
+    return !(env && !strcmp(env, "blas"));
+}
+
+/* One product on host memory: the AVX-512 GEMM on the context's pool, or
+ * the host's CBLAS. */
+static int host_product(ct_context *ctx, int ta, int tb, size_t m, size_t n, size_t k, float alpha,
+                        const float *a, size_t lda, const float *b, size_t ldb, float beta, float *c,
+                        size_t ldc)
+{
+    if (own_gemm(ctx, m, n, k)) {
+        ct_host_work *hw;
+        size_t na, nb;
+        float *pa, *pb;
+        ct_gemm512_pack_size(m, n, k, &na, &nb);
+        int st;
+        if ((st = ct_host_work_get(ctx, 16, 16, 1, &hw)) ||
+            (st = ct_host_work_big(ctx, hw, CT_HOST_BIG_GEMM_A, na, &pa)) ||
+            (st = ct_host_work_big(ctx, hw, CT_HOST_BIG_GEMM_B, nb, &pb)))
+            return st;
+        ct_gemm512_run(hw->pool, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, pa, pb);
+        return CT_OK;
+    }
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+                (int)m, (int)n, (int)k, alpha, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
+    return CT_OK;
+}
+
+/* The operands through host_product, on mapped buffers (ops/hostmap.h). */
 static int host_gemm(ct_context *ctx, int ta, int tb, size_t m, size_t n, size_t k, float alpha,
                      operand ops[3], float beta)
 {
@@ -63,10 +106,9 @@ static int host_gemm(ct_context *ctx, int ta, int tb, size_t m, size_t n, size_t
     int st = ct_hmap_map(ctx, r, 3, &hm, "ct_gemm");
     if (st)
         return st;
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-                (int)m, (int)n, (int)k, alpha, r[0].host, (int)ops[0].ld, r[1].host,
-                (int)ops[1].ld, beta, r[2].host, (int)ops[2].ld);
-    return ct_hmap_unmap(ctx, &hm, CT_OK, "ct_gemm");
+    st = host_product(ctx, ta, tb, m, n, k, alpha, r[0].host, ops[0].ld, r[1].host, ops[1].ld, beta,
+                      r[2].host, ops[2].ld);
+    return ct_hmap_unmap(ctx, &hm, st, "ct_gemm");
 }
 
 int ct_gemm(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
@@ -177,12 +219,11 @@ int ct_gemm_batched(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t 
         ct_hmap hm;
         if ((st = ct_hmap_map(ctx, r, 3, &hm, "ct_gemm_batched")))
             return st;
-        for (size_t bi = 0; bi < count; bi++)
-            cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
-                        (int)m, (int)n, (int)k, alpha, r[0].host + (a_offsets[bi] - lo[0]), (int)lda,
-                        r[1].host + (b_offsets[bi] - lo[1]), (int)ldb, beta, r[2].host + (c_offsets[bi] - lo[2]),
-                        (int)ldc);
-        return ct_hmap_unmap(ctx, &hm, CT_OK, "ct_gemm_batched");
+        for (size_t bi = 0; bi < count && !st; bi++)
+            st = host_product(ctx, trans_a, trans_b, m, n, k, alpha, r[0].host + (a_offsets[bi] - lo[0]), lda,
+                              r[1].host + (b_offsets[bi] - lo[1]), ldb, beta,
+                              r[2].host + (c_offsets[bi] - lo[2]), ldc);
+        return ct_hmap_unmap(ctx, &hm, st, "ct_gemm_batched");
     }
 
     if ((st = ct_hold_sync(ctx)))

@@ -20,7 +20,11 @@
 #define CT_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,bmi2")))
 #endif
 
-#define CT_HOST_BIG_SLOTS 4
+#define CT_HOST_BIG_SLOTS 6
+/* the big slots ct_gemm's AVX-512 host path packs A and B into (0-3: the
+ * direct convolution's) */
+#define CT_HOST_BIG_GEMM_A 4
+#define CT_HOST_BIG_GEMM_B 5
 
 typedef struct ct_host_work {
     ct_pool *pool;

@@ -1,0 +1,30 @@
+/*
+ * gemm512.h - row-major SGEMM on host memory with AVX-512, on the host
+ * thread pool (host_work.h): what ct_gemm's host path runs where
+ * ct_host_avx512() says so, in place of the host's CBLAS.
+ *
+ * Blocked as usual: B in slices of KC x NC packed into panels of NR columns,
+ * A in slices of all m rows x KC packed into panels of MR rows, then tiles of
+ * MR x NR sums, each the k products of one slice added in k order. Work items
+ * are blocks of C, so every element of C sums its products in the same order
+ * whatever the thread count: results are bit-identical across thread counts.
+ */
+#ifndef CT_OPS_GEMM512_H
+#define CT_OPS_GEMM512_H
+
+#include <stddef.h>
+
+#include "core/pool.h"
+
+/* Floats of packed A (*na) and packed B (*nb) that ct_gemm512_run needs. */
+void ct_gemm512_pack_size(size_t m, size_t n, size_t k, size_t *na, size_t *nb);
+
+/* C (m x n, ldc) = alpha op(A) op(B) + beta C; op(A) is m x k (A k x m with
+ * lda when ta), op(B) k x n (B n x k with ldb when tb). beta = 0 does not
+ * read C. pa, pb: 64-byte aligned, of ct_gemm512_pack_size's sizes. Call
+ * only where ct_host_avx512() is true; k > 0. */
+void ct_gemm512_run(ct_pool *pool, int ta, int tb, size_t m, size_t n, size_t k, float alpha,
+                    const float *a, size_t lda, const float *b, size_t ldb, float beta, float *c,
+                    size_t ldc, float *pa, float *pb);
+
+#endif /* CT_OPS_GEMM512_H */
