@@ -23,9 +23,14 @@
  * (ceil(c_out / 8), c_in, kh, kw, 8), zeros past c_out.
  *
  * The weight gradient is conv_dw512.c's (broadcast form, any stride).
+ *
+ * 1x1 convolutions on planes of fewer than 256 pixels (ResNet-50's 7x7 and
+ * 14x14 ones) run instead as three GEMMs over the whole batch on
+ * channel-major copies of x and dy (gemm512.h), whose tiles stay full.
  */
 #include "ops/conv_host512.h"
 #include "ops/conv_dw512.h"
+#include "ops/gemm512.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -34,6 +39,14 @@
 #ifdef CT_HOST_X86
 #include <immintrin.h>
 #endif
+
+/* Output planes (pixels) below which a 1x1 convolution runs as GEMMs on
+ * channel-major copies (below). ResNet-50, `bench --profile`, forward +
+ * backward ms: layer4's 7x7 1x1s 20-35 -> 13-15 each and the stride-2
+ * downsample 56-64 -> 27; layer3's 14x14 ones about even or a little
+ * faster (layer4_0_conv1 38 -> 27-30); layer2's 28x28 ones slower (25 ->
+ * 38), so 14x14 is the largest plane that takes this form. */
+#define GEMM_1X1_PLANE 256
 
 static int strided_1x1(const ct_conv2d_desc *d)
 {
@@ -506,6 +519,144 @@ static int strided_setup(ct_context *ctx, const ct_conv2d_desc *d, ct_conv2d_des
 }
 
 /*
+ * A 1x1 unpadded convolution (any stride) over small planes as products on
+ * channel-major copies: x (n, c_in, h, w), sampled at the strides, copied
+ * to xc (c_in, n P) and dy (n, c_out, P) to dyc (c_out, n P), so that
+ * y = w xc, dx = w^T dyc and dw += dyc xc^T are each one GEMM over the whole
+ * batch (gemm512.h), whose tiles stay full where a plane of P pixels would
+ * fill its vectors only partly (ResNet-50's layer4: 49 pixels in 4
+ * vectors).
+ */
+static int gemm_1x1(const ct_conv2d_desc *d)
+{
+    if (d->kh != 1 || d->kw != 1 || d->pad_h || d->pad_w || d->dil_h != 1 || d->dil_w != 1)
+        return 0;
+    int oh, ow;
+    if (ct_conv2d_out_shape(NULL, d, &oh, &ow))
+        return 0;
+    return (size_t)oh * ow < GEMM_1X1_PLANE;
+}
+
+typedef struct cmcopy {
+    const ct_conv2d_desc *d;
+    int oh, ow;
+    const float *src, *bias;
+    float *dst;
+    int c;       /* channels of the tensor copied */
+    int to_nchw; /* 0: (n, c, h, w) sampled -> (c, n P); 1: (c, n P) -> (n, c, h, w), zeros
+                    off the samples, + bias where set */
+} cmcopy;
+
+static void cm_item(void *arg, size_t img, int thread)
+{
+    (void)thread;
+    const cmcopy *q = arg;
+    const ct_conv2d_desc *d = q->d;
+    size_t P = (size_t)q->oh * q->ow, nP = (size_t)d->n * P;
+    int h = d->h, w = d->w;
+    int same = d->stride_h == 1 && d->stride_w == 1;
+    for (int c = 0; c < q->c; c++) {
+        float *cm = (float *)(q->to_nchw ? q->src : q->dst) + (size_t)c * nP + img * P;
+        float *sp = (float *)(q->to_nchw ? q->dst : q->src) + (img * q->c + (size_t)c) * ((size_t)h * w);
+        if (!q->to_nchw) {
+            if (same) {
+                memcpy(cm, sp, P * sizeof *cm);
+                continue;
+            }
+            for (int r = 0; r < q->oh; r++)
+                for (int k = 0; k < q->ow; k++)
+                    *cm++ = sp[(size_t)r * d->stride_h * w + (size_t)k * d->stride_w];
+            continue;
+        }
+        float bias = q->bias ? q->bias[c] : 0.0f;
+        if (same) {
+            if (q->bias)
+                for (size_t i = 0; i < P; i++)
+                    sp[i] = cm[i] + bias;
+            else
+                memcpy(sp, cm, P * sizeof *cm);
+            continue;
+        }
+        memset(sp, 0, (size_t)h * w * sizeof *sp);
+        for (int r = 0; r < q->oh; r++)
+            for (int k = 0; k < q->ow; k++)
+                sp[(size_t)r * d->stride_h * w + (size_t)k * d->stride_w] = *cm++;
+    }
+}
+
+/* src (n, c, ...) into the shared buffer `slot` as (c, n P), or back */
+static int cm_copy(ct_context *ctx, ct_host_work *hw, const ct_conv2d_desc *d, int c, const float *src,
+                   float *dst, int to_nchw, const float *bias)
+{
+    cmcopy q = { d, 0, 0, src, bias, dst, c, to_nchw };
+    int st = ct_conv2d_out_shape(ctx, d, &q.oh, &q.ow);
+    if (!st)
+        ct_pool_run(hw->pool, (size_t)d->n, cm_item, &q);
+    return st;
+}
+
+/* The GEMM's packing buffers for one product */
+static int gemm_run(ct_context *ctx, ct_host_work *hw, int ta, int tb, size_t m, size_t n, size_t k,
+                    const float *a, size_t lda, const float *b, size_t ldb, float beta, float *c,
+                    size_t ldc)
+{
+    size_t na, nb;
+    float *pa, *pb;
+    ct_gemm512_pack_size(m, n, k, &na, &nb);
+    int st;
+    if ((st = ct_host_work_big(ctx, hw, CT_HOST_BIG_GEMM_A, na, &pa)) ||
+        (st = ct_host_work_big(ctx, hw, CT_HOST_BIG_GEMM_B, nb, &pb)))
+        return st;
+    ct_gemm512_run(hw->pool, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc, pa, pb);
+    return CT_OK;
+}
+
+static int gemm1x1_forward(ct_context *ctx, const ct_conv2d_desc *d, float *y, const float *x,
+                           const float *w, const float *b)
+{
+    int oh, ow, st;
+    ct_host_work *hw;
+    float *xc, *yc;
+    if ((st = ct_conv2d_out_shape(ctx, d, &oh, &ow)))
+        return st;
+    size_t nP = (size_t)d->n * oh * ow, ci = (size_t)d->c_in, co = (size_t)d->c_out;
+    if ((st = ct_host_work_get(ctx, 16, 16, 1, &hw)) || (st = ct_host_work_big(ctx, hw, 0, ci * nP, &xc)) ||
+        (st = ct_host_work_big(ctx, hw, 1, co * nP, &yc)) ||
+        (st = cm_copy(ctx, hw, d, d->c_in, x, xc, 0, NULL)) ||
+        (st = gemm_run(ctx, hw, 0, 0, co, nP, ci, w, ci, xc, nP, 0.0f, yc, nP)))
+        return st;
+    ct_conv2d_desc dy = *d; /* y as a stride-1 tensor of oh x ow planes */
+    dy.h = oh, dy.w = ow, dy.stride_h = dy.stride_w = 1;
+    return cm_copy(ctx, hw, &dy, d->c_out, yc, y, 1, b);
+}
+
+static int gemm1x1_backward(ct_context *ctx, const ct_conv2d_desc *d, float *dx, float *dw,
+                            const float *dy, const float *x, const float *w)
+{
+    int oh, ow, st;
+    ct_host_work *hw;
+    float *dyc, *c2;
+    if ((st = ct_conv2d_out_shape(ctx, d, &oh, &ow)))
+        return st;
+    size_t nP = (size_t)d->n * oh * ow, ci = (size_t)d->c_in, co = (size_t)d->c_out;
+    ct_conv2d_desc dd = *d; /* dy as a stride-1 tensor of oh x ow planes */
+    dd.h = oh, dd.w = ow, dd.stride_h = dd.stride_w = 1;
+    if ((st = ct_host_work_get(ctx, 16, 16, 1, &hw)) || (st = ct_host_work_big(ctx, hw, 0, co * nP, &dyc)) ||
+        (st = ct_host_work_big(ctx, hw, 1, ci * nP, &c2)) ||
+        (st = cm_copy(ctx, hw, &dd, d->c_out, dy, dyc, 0, NULL)))
+        return st;
+    /* dx (c_in, n P) = w^T (c_in, c_out) . dyc (c_out, n P) */
+    if (dx && ((st = gemm_run(ctx, hw, 1, 0, ci, nP, co, w, ci, dyc, nP, 0.0f, c2, nP)) ||
+               (st = cm_copy(ctx, hw, d, d->c_in, c2, dx, 1, NULL))))
+        return st;
+    /* dw (c_out, c_in) += dyc (c_out, n P) . xc^T (n P, c_in) */
+    if (dw && ((st = cm_copy(ctx, hw, d, d->c_in, x, c2, 0, NULL)) ||
+               (st = gemm_run(ctx, hw, 0, 1, co, ci, nP, dyc, nP, c2, nP, 1.0f, dw, ci))))
+        return st;
+    return CT_OK;
+}
+
+/*
  * The phase form of a strided convolution. With stride s and kernel k along
  * a dimension, tap i = s a + u (u < s) of output r reads input s (r + a) + u
  * - pad: for each phase u, a stride-1 read of the plane subsampled at
@@ -723,6 +874,8 @@ static int phase_dx(ct_context *ctx, const ct_conv2d_desc *d, float *dx, const f
 int ct_conv512_forward(ct_context *ctx, const ct_conv2d_desc *d, float *y, const float *x,
                        const float *w, const float *b)
 {
+    if (gemm_1x1(d))
+        return gemm1x1_forward(ctx, d, y, x, w, b);
     if (phased(d))
         return phase_forward(ctx, d, y, x, w, b);
     if (!strided_1x1(d))
@@ -744,6 +897,8 @@ int ct_conv512_forward(ct_context *ctx, const ct_conv2d_desc *d, float *y, const
 int ct_conv512_backward(ct_context *ctx, const ct_conv2d_desc *d, float *dx, float *dw,
                         const float *dy, const float *x, const float *w)
 {
+    if (gemm_1x1(d))
+        return gemm1x1_backward(ctx, d, dx, dw, dy, x, w);
     int st = CT_OK;
     if (dx && phased(d)) {
         st = phase_dx(ctx, d, dx, dy, w);
