@@ -14,8 +14,9 @@
  * device.
  *
  * The file names the device and driver it was recorded on, and the host
- * side the CPU class runs on (its vector kernels, AVX-512 or AVX2, and the
- * host BLAS's kernel set). Where all of them match the comparison is exact:
+ * side the CPU class runs on (its vector kernels, AVX-512 or AVX2, whether
+ * the larger products run cltrain's own AVX-512 SGEMM, and the host BLAS's
+ * kernel set). Where all of them match the comparison is exact:
  * loss bits and both hashes. Elsewhere
  * the float summation orders legitimately differ (work-group sizes, the
  * BLAS's and CLBlast's kernels, contraction into FMAs), so only the losses
@@ -221,11 +222,13 @@ done:
     return bad;
 }
 
-/* "host ISA BLAS": what the CPU class's host-side bits depend on */
+/* "host ISA gemm-GEMM BLAS": what the CPU class's host-side bits depend on
+ * (the vector kernels, whether the larger products run cltrain's own
+ * SGEMM, the host BLAS's kernel set) */
 static void host_of(char *out, size_t n)
 {
-    snprintf(out, n, "%s %s", ct_host_avx512() ? "avx512" : ct_host_avx2_fma() ? "avx2" : "none",
-             ct_host_blas_core());
+    snprintf(out, n, "%s gemm-%s %s", ct_host_avx512() ? "avx512" : ct_host_avx2_fma() ? "avx2" : "none",
+             ct_host_gemm_str(), ct_host_blas_core());
 }
 
 static void write_record(FILE *f, const ct_device_info *dev, const run *runs, int count)

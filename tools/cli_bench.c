@@ -72,12 +72,13 @@ int cmd_bench(const cli_args *a)
                     json_string(ct_context_last_error(ctx));
                     printf("}");
                 } else {
-                    printf(", \"kernels\": \"%s\", \"gemm\": \"%s\", \"host_blas\": \"%s\", "
+                    printf(", \"kernels\": \"%s\", \"gemm\": \"%s\", \"host_gemm\": \"%s\", "
+                           "\"host_blas\": \"%s\", "
                            "\"batch\": %d, \"steps\": %d, "
                            "\"median_ms\": %.3f, \"min_ms\": %.3f, \"samples_per_second\": %.1f, "
                            "\"gflops\": %.2f, \"flops_per_step\": %.0f, \"plan_mib\": %.1f, "
                            "\"batch_bytes\": %.0f", ct_kernels_str(r.kernels), ct_gemm_path_str(r.gemm),
-                           ct_host_blas_core(),
+                           ct_host_gemm_str(), ct_host_blas_core(),
                            r.batch, r.steps, r.median_ms, r.min_ms, r.samples_per_second, r.gflops,
                            r.flops_per_step, r.plan_mib, r.batch_bytes);
                     if (r.nlayers) {

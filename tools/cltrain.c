@@ -124,6 +124,8 @@ static const char usage_text[] =
     "  CLTRAIN_GEMM        clblast | host | auto: how matrix products run within the class\n"
     "  CLTRAIN_CONV        auto | im2col (im2col: no direct host convolution in the CPU class)\n"
     "  CLTRAIN_HOST_ISA    avx2: no AVX-512 host kernels on a CPU that has it\n"
+    "  CLTRAIN_HOST_GEMM   blas: every host matrix product through the host BLAS (default:\n"
+    "                      cltrain's AVX-512 SGEMM for the larger ones where the CPU has it)\n"
     "  CLTRAIN_THREADS     threads of host-side work in the CPU class (default: compute units)\n"
     "  CLTRAIN_MEM_LIMIT   cap the device memory the plan may use (bytes, or 512M, 2G)\n"
     "  CLTRAIN_MAX_ALLOC   cap one allocation (bytes, or 512M, 2G)\n";
@@ -202,11 +204,12 @@ static int cmd_devices(int json)
             ct_kernels k;
             ct_gemm_path g;
             if (ct_device_class(d, &k, &g) == CT_OK)
-                printf(", \"kernels\": \"%s\", \"gemm\": \"%s\", \"host_blas\": \"%s\"}",
-                       ct_kernels_str(k), ct_gemm_path_str(g), ct_host_blas_core());
+                printf(", \"kernels\": \"%s\", \"gemm\": \"%s\", \"host_gemm\": \"%s\", "
+                       "\"host_blas\": \"%s\"}", ct_kernels_str(k), ct_gemm_path_str(g),
+                       ct_host_gemm_str(), ct_host_blas_core());
             else
-                printf(", \"kernels\": null, \"gemm\": null, \"host_blas\": \"%s\"}",
-                       ct_host_blas_core());
+                printf(", \"kernels\": null, \"gemm\": null, \"host_gemm\": \"%s\", "
+                       "\"host_blas\": \"%s\"}", ct_host_gemm_str(), ct_host_blas_core());
         }
         printf("%s]\n", n ? "\n" : "");
     } else if (n == 0) {
@@ -219,7 +222,7 @@ static int cmd_devices(int json)
             int class_ok = ct_device_class(d, &k, &g) == CT_OK;
             printf("%u:%u  %-3s  %s | %s | driver %s | %s | %u CU @ %u MHz | mem %.0f MiB, "
                    "max alloc %.0f MiB, local %.0f KiB | max WG %zu | fp16 %s, fp64 %s, "
-                   "subgroups %s | kernels %s, GEMM %s%s%s\n",
+                   "subgroups %s | kernels %s, GEMM %s%s%s%s%s\n",
                    d->platform_index, d->device_index, ct_device_type_str(d->type), d->name,
                    d->vendor, d->driver_version, d->opencl_c_version, d->compute_units,
                    d->max_clock_mhz, mib(d->global_mem_bytes), mib(d->max_alloc_bytes),
@@ -227,6 +230,9 @@ static int cmd_devices(int json)
                    d->fp16 ? "yes" : "no", d->fp64 ? "yes" : "no", d->subgroups ? "yes" : "no",
                    class_ok ? ct_kernels_str(k) : "?", class_ok ? ct_gemm_path_str(g) : "?",
                    class_ok && g == CT_GEMM_HOST ? " " : "",
+                   class_ok && g == CT_GEMM_HOST && !strcmp(ct_host_gemm_str(), "avx512") &&
+                           k == CT_KERNELS_CPU ? "avx512 + " : "",
+                   class_ok && g == CT_GEMM_HOST ? "OpenBLAS " : "",
                    class_ok && g == CT_GEMM_HOST ? ct_host_blas_core() : "");
         }
     }

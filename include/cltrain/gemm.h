@@ -55,6 +55,12 @@ CT_API const char *ct_gemm_path_str(ct_gemm_path path);
  * BLAS. OpenBLAS picks it when it loads; OPENBLAS_CORETYPE overrides. */
 CT_API const char *ct_host_blas_core(void);
 
+/* What runs the host path's larger products (CPU devices): "avx512"
+ * (cltrain's own SGEMM, on a CPU with AVX-512; products under 256 rows, 64
+ * columns or depth 8 still go to the host BLAS) or "blas" (all of them;
+ * also forced by CLTRAIN_HOST_GEMM=blas). */
+CT_API const char *ct_host_gemm_str(void);
+
 #ifdef __cplusplus
 }
 #endif

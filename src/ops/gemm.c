@@ -62,12 +62,20 @@ static int check_operand(ct_context *ctx, const operand *o, char name)
  * enough rows to share each packed panel of B and enough columns and depth
  * to fill its tiles. The choice depends on the shape alone, never on the
  * thread count. */
+static int own_gemm_on(void)
+{
+    const char *env = getenv("CLTRAIN_HOST_GEMM");
+    return ct_host_avx512() && !(env && !strcmp(env, "blas"));
+}
+
 static int own_gemm(const ct_context *ctx, size_t m, size_t n, size_t k)
 {
-    if (m < 256 || n < 64 || k < 8 || !ctx->cls.host_pool || !ct_host_avx512())
-        return 0;
-    const char *env = getenv("CLTRAIN_HOST_GEMM");
-    return !(env && !strcmp(env, "blas"));
+    return m >= 256 && n >= 64 && k >= 8 && ctx->cls.host_pool && own_gemm_on();
+}
+
+const char *ct_host_gemm_str(void)
+{
+    return own_gemm_on() ? "avx512" : "blas";
 }
 
 /* One product on host memory: the AVX-512 GEMM on the context's pool, or
