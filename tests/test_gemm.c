@@ -284,8 +284,8 @@ int main(int argc, char **argv)
         if (paths[p] == CT_GEMM_HOST) {
             /* the AVX-512 GEMM's edges: tiles of 12 x 32, slices of up to
              * 1024 of k, blocks of 4096 columns */
-            static const size_t shapes[][3] = { { 257, 65, 9 },    { 300, 100, 1500 }, { 263, 4133, 40 },
-                                                { 515, 97, 2100 }, { 256, 64, 8 },     { 1031, 161, 17 } };
+            static const size_t shapes[][3] = { { 257, 65, 19 },   { 300, 100, 1500 }, { 263, 4133, 40 },
+                                                { 515, 97, 2100 }, { 256, 64, 16 },    { 1031, 161, 17 } };
             int hcases = 0, hpassed = 0;
             nan_c = 1;
             for (int t = 0; t < 4; t++)

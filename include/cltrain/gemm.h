@@ -57,7 +57,7 @@ CT_API const char *ct_host_blas_core(void);
 
 /* What runs the host path's larger products (CPU devices): "avx512"
  * (cltrain's own SGEMM, on a CPU with AVX-512; products under 256 rows, 64
- * columns or depth 8 still go to the host BLAS) or "blas" (all of them;
+ * columns or depth 16 still go to the host BLAS) or "blas" (all of them;
  * also forced by CLTRAIN_HOST_GEMM=blas). */
 CT_API const char *ct_host_gemm_str(void);
 

@@ -55,6 +55,13 @@ static int check_operand(ct_context *ctx, const operand *o, char name)
     return CT_OK;
 }
 
+/* cltrain's own SGEMM is on: AVX-512, and not CLTRAIN_HOST_GEMM=blas */
+static int own_gemm_on(void)
+{
+    const char *env = getenv("CLTRAIN_HOST_GEMM");
+    return ct_host_avx512() && !(env && !strcmp(env, "blas"));
+}
+
 /* Whether a host product of this shape runs the AVX-512 GEMM (gemm512.h)
  * rather than the host's CBLAS: on a CPU with AVX-512 unless
  * CLTRAIN_HOST_GEMM=blas, on CPU devices (whose host thread pool it runs
@@ -62,15 +69,9 @@ static int check_operand(ct_context *ctx, const operand *o, char name)
  * enough rows to share each packed panel of B and enough columns and depth
  * to fill its tiles. The choice depends on the shape alone, never on the
  * thread count. */
-static int own_gemm_on(void)
-{
-    const char *env = getenv("CLTRAIN_HOST_GEMM");
-    return ct_host_avx512() && !(env && !strcmp(env, "blas"));
-}
-
 static int own_gemm(const ct_context *ctx, size_t m, size_t n, size_t k)
 {
-    return m >= 256 && n >= 64 && k >= 8 && ctx->cls.host_pool && own_gemm_on();
+    return m >= 256 && n >= 64 && k >= 16 && ctx->cls.host_pool && own_gemm_on();
 }
 
 const char *ct_host_gemm_str(void)
