@@ -2,17 +2,21 @@
  * eltwise_host.c - element-wise ops on the host pool (eltwise_host.h):
  * flat ops in items of EW_CHUNK elements, the shortcut per image. The loops
  * are plain C, compiled once more for AVX-512 where the CPU has it; being
- * exact, both give the same bits.
+ * exact, both give the same bits. GELU runs on AVX-512 only, with
+ * vmath512.h's erfc and exp.
  */
 #include "ops/eltwise_host.h"
 
 #include "ops/host_work.h"
+#ifdef CT_HOST_X86
+#include "ops/vmath512.h"
+#endif
 
 /* elements per pool item: 64 KiB of each operand */
 #define EW_CHUNK 16384u
 
 enum { EW_ADD, EW_ADD_BWD, EW_ACC, EW_COPY, EW_FILL, EW_RELU, EW_LEAKY, EW_DRELU, EW_DLEAKY,
-       EW_SC_FWD, EW_SC_BWD };
+       EW_SC_FWD, EW_SC_BWD, EW_GELU, EW_DGELU /* AVX-512 only */ };
 
 typedef struct ew {
     int op, which;
@@ -124,12 +128,37 @@ static void ew_item(void *arg, size_t item, int thread)
 }
 
 #ifdef CT_HOST_X86
+/* GELU, y = x/2 (1 + erf(x / sqrt 2)), and its gradient dx = dy (ncdf2 / 2 +
+ * x exp(-x^2 / 2) / sqrt(2 pi)) over [lo, hi), as act.cl computes them but
+ * with vmath512.h's erfc and exp (not exact: within a few ulp of it) */
+static CT_AVX512 void ew_gelu512(const ew *e, size_t lo, size_t hi)
+{
+    const __m512 half = _mm512_set1_ps(0.5f), c = _mm512_set1_ps(0.39894228040143268f);
+    for (size_t i = lo; i < hi; i += 16) {
+        __mmask16 m = (__mmask16)(hi - i >= 16 ? 0xffff : (1u << (hi - i)) - 1);
+        __m512 x = _mm512_maskz_loadu_ps(m, (e->op == EW_GELU ? e->a : e->b) + i);
+        __m512 cdf2 = ct_v_ncdf2(x), r;
+        if (e->op == EW_GELU) {
+            r = _mm512_mul_ps(_mm512_mul_ps(half, x), cdf2);
+        } else {
+            __m512 pdf = _mm512_mul_ps(c, ct_v_exp(_mm512_mul_ps(_mm512_mul_ps(x, x), _mm512_set1_ps(-0.5f))));
+            r = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, e->a + i), _mm512_fmadd_ps(x, pdf, _mm512_mul_ps(half, cdf2)));
+        }
+        _mm512_mask_storeu_ps(e->y + i, m, r);
+    }
+}
+
 static CT_AVX512 void ew_item512(void *arg, size_t item, int thread)
 {
     (void)thread;
     const ew *e = arg;
     if (e->op == EW_SC_FWD || e->op == EW_SC_BWD) {
         ew_shortcut(e, item);
+        return;
+    }
+    if (e->op == EW_GELU || e->op == EW_DGELU) {
+        size_t lo = item * EW_CHUNK, hi = lo + EW_CHUNK < e->n ? lo + EW_CHUNK : e->n;
+        ew_gelu512(e, lo, hi);
         return;
     }
     size_t lo = item * EW_CHUNK, hi = lo + EW_CHUNK < e->n ? lo + EW_CHUNK : e->n;
@@ -144,7 +173,8 @@ int ct_eltwise_host_ok(const ct_context *ctx, size_t n)
 
 int ct_eltwise_host_act(ct_act act)
 {
-    return act == CT_ACT_NONE || act == CT_ACT_RELU || act == CT_ACT_LEAKY_RELU;
+    return act == CT_ACT_NONE || act == CT_ACT_RELU || act == CT_ACT_LEAKY_RELU ||
+           (act == CT_ACT_GELU && ct_host_avx512());
 }
 
 /* Maps r[0..nr) (r[0], r[1]: written as flagged), runs `items` items of e
@@ -219,7 +249,7 @@ int ct_host_act_forward(ct_context *ctx, ct_act act, ct_buf y, ct_buf x, size_t 
         return x.mem == y.mem && x.off == y.off ? CT_OK : ct_host_copy(ctx, y, x, n);
     ct_hmap_range r[3] = { { y.mem, y.off, n, 1, NULL }, { NULL, 0, 0, 0, NULL },
                            { x.mem, x.off, n, 0, NULL } };
-    ew e = { .op = act == CT_ACT_RELU ? EW_RELU : EW_LEAKY, .n = n };
+    ew e = { .op = act == CT_ACT_RELU ? EW_RELU : act == CT_ACT_GELU ? EW_GELU : EW_LEAKY, .n = n };
     return run(ctx, &e, r, 3, chunks(n), "activation (host)");
 }
 
@@ -229,7 +259,7 @@ int ct_host_act_backward(ct_context *ctx, ct_act act, ct_buf dx, ct_buf dy, ct_b
         return dx.mem == dy.mem && dx.off == dy.off ? CT_OK : ct_host_copy(ctx, dx, dy, n);
     ct_hmap_range r[4] = { { dx.mem, dx.off, n, 1, NULL }, { NULL, 0, 0, 0, NULL },
                            { dy.mem, dy.off, n, 0, NULL }, { x.mem, x.off, n, 0, NULL } };
-    ew e = { .op = act == CT_ACT_RELU ? EW_DRELU : EW_DLEAKY, .n = n };
+    ew e = { .op = act == CT_ACT_RELU ? EW_DRELU : act == CT_ACT_GELU ? EW_DGELU : EW_DLEAKY, .n = n };
     return run(ctx, &e, r, 4, chunks(n), "activation backward (host)");
 }
 

@@ -4,7 +4,8 @@
  * the CPU class on the host GEMM path): sums, copies, fills, ReLU and leaky
  * ReLU, and the option-A shortcut. Each is exact (a sum, a copy, a compare,
  * one product), so the results are the kernels' bit for bit whatever the
- * ISA or thread count. On pocl these ran between host-side convolutions and
+ * ISA or thread count; GELU (AVX-512 only) is not exact, but the same
+ * whatever the thread count. On pocl these ran between host-side convolutions and
  * batch norms as kernels, each handing the cores from the pool to pocl's
  * workers and back, at a fifth of the host loop's bandwidth.
  *
@@ -24,7 +25,9 @@
 
 /* The context's class runs element-wise ops of n elements on the host. */
 int ct_eltwise_host_ok(const ct_context *ctx, size_t n);
-/* The activation has an exact host form (none, ReLU, leaky ReLU). */
+/* The activation has a host form: exact (none, ReLU, leaky ReLU), or GELU
+ * on AVX-512 (vmath512.h's erfc and exp: within a few ulp of the kernel's,
+ * not its bits). */
 int ct_eltwise_host_act(ct_act act);
 
 int ct_host_add(ct_context *ctx, ct_buf y, ct_buf a, ct_buf b, size_t n);
