@@ -15,9 +15,8 @@
 
 #include "ops/host_work.h"
 #include "ops/hostmap.h"
-
 #ifdef CT_HOST_X86
-#include <immintrin.h>
+#include "ops/vmath512.h"
 
 typedef struct hbn {
     size_t N, C, HW;
@@ -33,11 +32,6 @@ typedef struct hbn {
     const float *dy;
     float *dx, *dgamma, *dbeta;
 } hbn;
-
-static CT_AVX512 inline __mmask16 tail16(size_t left)
-{
-    return left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
-}
 
 /* 16 float lanes -> their sum in double (fixed order) */
 static CT_AVX512 inline double lanes_sum(__m512 v)
@@ -64,7 +58,7 @@ static CT_AVX512 double row_sum(const float *row, size_t n, int dev, float mu)
         s3 = _mm512_add_ps(s3, RS_TERM(d, 3));
     }
     for (; j < n; j += 16) {
-        __mmask16 t = tail16(n - j);
+        __mmask16 t = ct_tail16(n - j);
         __m512 a = _mm512_maskz_loadu_ps(t, row + j);
         s0 = _mm512_mask_add_ps(s0, t, s0, RS_TERM(a, 0));
     }
@@ -79,7 +73,7 @@ static CT_AVX512 void normalize_rows(const hbn *b, size_t c, float mu, float is)
     for (size_t n = 0; n < b->N; n++) {
         size_t o = (n * b->C + c) * b->HW;
         for (size_t j = 0; j < b->HW; j += 16) {
-            __mmask16 t = tail16(b->HW - j);
+            __mmask16 t = ct_tail16(b->HW - j);
             __m512 v = _mm512_maskz_loadu_ps(t, b->x + o + j);
             __m512 r = _mm512_fmadd_ps(g, _mm512_mul_ps(_mm512_sub_ps(v, m), s), be);
             _mm512_mask_storeu_ps(b->y + o + j, t, b->relu ? _mm512_max_ps(r, z) : r);
@@ -142,7 +136,7 @@ static CT_AVX512 void backward_item(void *arg, size_t c, int thread)
         size_t o = (n * b->C + c) * b->HW;
         __m512 a0 = z, a1 = z;
         for (size_t j = 0; j < b->HW; j += 16) {
-            __mmask16 t = tail16(b->HW - j);
+            __mmask16 t = ct_tail16(b->HW - j);
             __m512 xh = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(t, b->x + o + j), m), s);
             __m512 g = relu_masked(b, _mm512_maskz_loadu_ps(t, b->dy + o + j), xh, vg, vb);
             a0 = _mm512_add_ps(a0, g);
@@ -159,7 +153,7 @@ static CT_AVX512 void backward_item(void *arg, size_t c, int thread)
     for (size_t n = 0; n < b->N; n++) {
         size_t o = (n * b->C + c) * b->HW;
         for (size_t j = 0; j < b->HW; j += 16) {
-            __mmask16 t = tail16(b->HW - j);
+            __mmask16 t = ct_tail16(b->HW - j);
             __m512 xh = b->train || b->relu
                             ? _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(t, b->x + o + j), m), s)
                             : z;

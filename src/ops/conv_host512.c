@@ -37,7 +37,7 @@
 #include <string.h>
 
 #ifdef CT_HOST_X86
-#include <immintrin.h>
+#include "ops/vmath512.h"
 #endif
 
 /* Output planes (pixels) below which a 1x1 convolution runs as GEMMs on
@@ -201,8 +201,7 @@ static void pack_backward(const sconv *g, const float *w, int co, int ci, int kh
 
 static CT_AVX512 inline __mmask16 tail_mask(const sconv *p, int v)
 {
-    size_t left = p->P - (size_t)v * 16;
-    return left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
+    return ct_tail16(p->P - (size_t)v * 16);
 }
 
 /* One output channel's part of a tap: its weight times the tile's vectors. */
@@ -537,78 +536,55 @@ static int gemm_1x1(const ct_conv2d_desc *d)
     return (size_t)oh * ow < GEMM_1X1_PLANE;
 }
 
+/* An NCHW tensor (n, c, h, w) sampled at strides sh, sw into oh x ow
+ * planes, and its channel-major copy (c, n oh ow); an item per image. */
 typedef struct cmcopy {
-    const ct_conv2d_desc *d;
-    int oh, ow;
-    const float *src, *bias;
+    size_t n, c, h, w, sh, sw, oh, ow;
+    const float *src;  /* to_cm: the NCHW tensor; from_cm: the copy */
+    const float *bias; /* from_cm, stride 1: added per channel where set */
     float *dst;
-    int c;       /* channels of the tensor copied */
-    int to_nchw; /* 0: (n, c, h, w) sampled -> (c, n P); 1: (c, n P) -> (n, c, h, w), zeros
-                    off the samples, + bias where set */
 } cmcopy;
 
-static void cm_item(void *arg, size_t img, int thread)
+static void to_cm_item(void *arg, size_t img, int thread)
 {
     (void)thread;
     const cmcopy *q = arg;
-    const ct_conv2d_desc *d = q->d;
-    size_t P = (size_t)q->oh * q->ow, nP = (size_t)d->n * P;
-    int h = d->h, w = d->w;
-    int same = d->stride_h == 1 && d->stride_w == 1;
-    for (int c = 0; c < q->c; c++) {
-        float *cm = (float *)(q->to_nchw ? q->src : q->dst) + (size_t)c * nP + img * P;
-        float *sp = (float *)(q->to_nchw ? q->dst : q->src) + (img * q->c + (size_t)c) * ((size_t)h * w);
-        if (!q->to_nchw) {
-            if (same) {
-                memcpy(cm, sp, P * sizeof *cm);
-                continue;
-            }
-            for (int r = 0; r < q->oh; r++)
-                for (int k = 0; k < q->ow; k++)
-                    *cm++ = sp[(size_t)r * d->stride_h * w + (size_t)k * d->stride_w];
+    size_t P = q->oh * q->ow;
+    for (size_t c = 0; c < q->c; c++) {
+        const float *s = q->src + (img * q->c + c) * q->h * q->w;
+        float *t = q->dst + c * q->n * P + img * P;
+        if (q->sh == 1 && q->sw == 1) {
+            memcpy(t, s, P * sizeof *t);
             continue;
         }
-        float bias = q->bias ? q->bias[c] : 0.0f;
-        if (same) {
-            if (q->bias)
-                for (size_t i = 0; i < P; i++)
-                    sp[i] = cm[i] + bias;
-            else
-                memcpy(sp, cm, P * sizeof *cm);
-            continue;
-        }
-        memset(sp, 0, (size_t)h * w * sizeof *sp);
-        for (int r = 0; r < q->oh; r++)
-            for (int k = 0; k < q->ow; k++)
-                sp[(size_t)r * d->stride_h * w + (size_t)k * d->stride_w] = *cm++;
+        for (size_t r = 0; r < q->oh; r++)
+            for (size_t k = 0; k < q->ow; k++)
+                *t++ = s[r * q->sh * q->w + k * q->sw];
     }
 }
 
-/* src (n, c, ...) into the shared buffer `slot` as (c, n P), or back */
-static int cm_copy(ct_context *ctx, ct_host_work *hw, const ct_conv2d_desc *d, int c, const float *src,
-                   float *dst, int to_nchw, const float *bias)
+/* the copy back, zeros off the samples */
+static void from_cm_item(void *arg, size_t img, int thread)
 {
-    cmcopy q = { d, 0, 0, src, bias, dst, c, to_nchw };
-    int st = ct_conv2d_out_shape(ctx, d, &q.oh, &q.ow);
-    if (!st)
-        ct_pool_run(hw->pool, (size_t)d->n, cm_item, &q);
-    return st;
-}
-
-/* The GEMM's packing buffers for one product */
-static int gemm_run(ct_context *ctx, ct_host_work *hw, int ta, int tb, size_t m, size_t n, size_t k,
-                    const float *a, size_t lda, const float *b, size_t ldb, float beta, float *c,
-                    size_t ldc)
-{
-    size_t na, nb;
-    float *pa, *pb;
-    ct_gemm512_pack_size(m, n, k, &na, &nb);
-    int st;
-    if ((st = ct_host_work_big(ctx, hw, CT_HOST_BIG_GEMM_A, na, &pa)) ||
-        (st = ct_host_work_big(ctx, hw, CT_HOST_BIG_GEMM_B, nb, &pb)))
-        return st;
-    ct_gemm512_run(hw->pool, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc, pa, pb);
-    return CT_OK;
+    (void)thread;
+    const cmcopy *q = arg;
+    size_t P = q->oh * q->ow;
+    for (size_t c = 0; c < q->c; c++) {
+        const float *s = q->src + c * q->n * P + img * P;
+        float *t = q->dst + (img * q->c + c) * q->h * q->w;
+        if (q->sh == 1 && q->sw == 1) {
+            if (q->bias)
+                for (size_t i = 0; i < P; i++)
+                    t[i] = s[i] + q->bias[c];
+            else
+                memcpy(t, s, P * sizeof *t);
+            continue;
+        }
+        memset(t, 0, q->h * q->w * sizeof *t);
+        for (size_t r = 0; r < q->oh; r++)
+            for (size_t k = 0; k < q->ow; k++)
+                t[r * q->sh * q->w + k * q->sw] = *s++;
+    }
 }
 
 static int gemm1x1_forward(ct_context *ctx, const ct_conv2d_desc *d, float *y, const float *x,
@@ -619,15 +595,18 @@ static int gemm1x1_forward(ct_context *ctx, const ct_conv2d_desc *d, float *y, c
     float *xc, *yc;
     if ((st = ct_conv2d_out_shape(ctx, d, &oh, &ow)))
         return st;
-    size_t nP = (size_t)d->n * oh * ow, ci = (size_t)d->c_in, co = (size_t)d->c_out;
+    size_t n = (size_t)d->n, nP = n * oh * ow, ci = (size_t)d->c_in, co = (size_t)d->c_out;
     if ((st = ct_host_work_get(ctx, 16, 16, 1, &hw)) || (st = ct_host_work_big(ctx, hw, 0, ci * nP, &xc)) ||
-        (st = ct_host_work_big(ctx, hw, 1, co * nP, &yc)) ||
-        (st = cm_copy(ctx, hw, d, d->c_in, x, xc, 0, NULL)) ||
-        (st = gemm_run(ctx, hw, 0, 0, co, nP, ci, w, ci, xc, nP, 0.0f, yc, nP)))
+        (st = ct_host_work_big(ctx, hw, 1, co * nP, &yc)))
         return st;
-    ct_conv2d_desc dy = *d; /* y as a stride-1 tensor of oh x ow planes */
-    dy.h = oh, dy.w = ow, dy.stride_h = dy.stride_w = 1;
-    return cm_copy(ctx, hw, &dy, d->c_out, yc, y, 1, b);
+    cmcopy xq = { n, ci, (size_t)d->h, (size_t)d->w, (size_t)d->stride_h, (size_t)d->stride_w,
+                  (size_t)oh, (size_t)ow, x, NULL, xc };
+    ct_pool_run(hw->pool, n, to_cm_item, &xq);
+    if ((st = ct_gemm512(ctx, hw, 0, 0, co, nP, ci, 1.0f, w, ci, xc, nP, 0.0f, yc, nP)))
+        return st;
+    cmcopy yq = { n, co, (size_t)oh, (size_t)ow, 1, 1, (size_t)oh, (size_t)ow, yc, b, y };
+    ct_pool_run(hw->pool, n, from_cm_item, &yq);
+    return CT_OK;
 }
 
 static int gemm1x1_backward(ct_context *ctx, const ct_conv2d_desc *d, float *dx, float *dw,
@@ -638,21 +617,26 @@ static int gemm1x1_backward(ct_context *ctx, const ct_conv2d_desc *d, float *dx,
     float *dyc, *c2;
     if ((st = ct_conv2d_out_shape(ctx, d, &oh, &ow)))
         return st;
-    size_t nP = (size_t)d->n * oh * ow, ci = (size_t)d->c_in, co = (size_t)d->c_out;
-    ct_conv2d_desc dd = *d; /* dy as a stride-1 tensor of oh x ow planes */
-    dd.h = oh, dd.w = ow, dd.stride_h = dd.stride_w = 1;
+    size_t n = (size_t)d->n, nP = n * oh * ow, ci = (size_t)d->c_in, co = (size_t)d->c_out;
     if ((st = ct_host_work_get(ctx, 16, 16, 1, &hw)) || (st = ct_host_work_big(ctx, hw, 0, co * nP, &dyc)) ||
-        (st = ct_host_work_big(ctx, hw, 1, ci * nP, &c2)) ||
-        (st = cm_copy(ctx, hw, &dd, d->c_out, dy, dyc, 0, NULL)))
+        (st = ct_host_work_big(ctx, hw, 1, ci * nP, &c2)))
         return st;
-    /* dx (c_in, n P) = w^T (c_in, c_out) . dyc (c_out, n P) */
-    if (dx && ((st = gemm_run(ctx, hw, 1, 0, ci, nP, co, w, ci, dyc, nP, 0.0f, c2, nP)) ||
-               (st = cm_copy(ctx, hw, d, d->c_in, c2, dx, 1, NULL))))
-        return st;
-    /* dw (c_out, c_in) += dyc (c_out, n P) . xc^T (n P, c_in) */
-    if (dw && ((st = cm_copy(ctx, hw, d, d->c_in, x, c2, 0, NULL)) ||
-               (st = gemm_run(ctx, hw, 0, 1, co, ci, nP, dyc, nP, c2, nP, 1.0f, dw, ci))))
-        return st;
+    cmcopy dyq = { n, co, (size_t)oh, (size_t)ow, 1, 1, (size_t)oh, (size_t)ow, dy, NULL, dyc };
+    ct_pool_run(hw->pool, n, to_cm_item, &dyq);
+    /* x's geometry; c2 holds dx's copy, then x's */
+    cmcopy xq = { n, ci, (size_t)d->h, (size_t)d->w, (size_t)d->stride_h, (size_t)d->stride_w,
+                  (size_t)oh, (size_t)ow, c2, NULL, dx };
+    if (dx) { /* dx (c_in, n P) = w^T (c_in, c_out) . dyc (c_out, n P) */
+        if ((st = ct_gemm512(ctx, hw, 1, 0, ci, nP, co, 1.0f, w, ci, dyc, nP, 0.0f, c2, nP)))
+            return st;
+        ct_pool_run(hw->pool, n, from_cm_item, &xq);
+    }
+    if (dw) { /* dw (c_out, c_in) += dyc (c_out, n P) . xc^T (n P, c_in) */
+        xq.src = x, xq.dst = c2;
+        ct_pool_run(hw->pool, n, to_cm_item, &xq);
+        if ((st = ct_gemm512(ctx, hw, 0, 1, co, ci, nP, 1.0f, dyc, nP, c2, nP, 1.0f, dw, ci)))
+            return st;
+    }
     return CT_OK;
 }
 

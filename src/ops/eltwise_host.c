@@ -135,7 +135,7 @@ static CT_AVX512 void ew_gelu512(const ew *e, size_t lo, size_t hi)
 {
     const __m512 half = _mm512_set1_ps(0.5f), c = _mm512_set1_ps(0.39894228040143268f);
     for (size_t i = lo; i < hi; i += 16) {
-        __mmask16 m = (__mmask16)(hi - i >= 16 ? 0xffff : (1u << (hi - i)) - 1);
+        __mmask16 m = ct_tail16(hi - i);
         __m512 x = _mm512_maskz_loadu_ps(m, (e->op == EW_GELU ? e->a : e->b) + i);
         __m512 cdf2 = ct_v_ncdf2(x), r;
         if (e->op == EW_GELU) {

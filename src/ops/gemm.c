@@ -87,16 +87,8 @@ static int host_product(ct_context *ctx, int ta, int tb, size_t m, size_t n, siz
 {
     if (own_gemm(ctx, m, n, k)) {
         ct_host_work *hw;
-        size_t na, nb;
-        float *pa, *pb;
-        ct_gemm512_pack_size(m, n, k, &na, &nb);
-        int st;
-        if ((st = ct_host_work_get(ctx, 16, 16, 1, &hw)) ||
-            (st = ct_host_work_big(ctx, hw, CT_HOST_BIG_GEMM_A, na, &pa)) ||
-            (st = ct_host_work_big(ctx, hw, CT_HOST_BIG_GEMM_B, nb, &pb)))
-            return st;
-        ct_gemm512_run(hw->pool, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, pa, pb);
-        return CT_OK;
+        int st = ct_host_work_get(ctx, 16, 16, 1, &hw);
+        return st ? st : ct_gemm512(ctx, hw, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     }
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
                 (int)m, (int)n, (int)k, alpha, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);

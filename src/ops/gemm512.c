@@ -11,10 +11,23 @@
 
 #include <string.h>
 
-#include "ops/host_work.h"
+int ct_gemm512(ct_context *ctx, ct_host_work *hw, int ta, int tb, size_t m, size_t n, size_t k,
+               float alpha, const float *a, size_t lda, const float *b, size_t ldb, float beta,
+               float *c, size_t ldc)
+{
+    size_t na, nb;
+    float *pa, *pb;
+    ct_gemm512_pack_size(m, n, k, &na, &nb);
+    int st;
+    if ((st = ct_host_work_big(ctx, hw, CT_HOST_BIG_GEMM_A, na, &pa)) ||
+        (st = ct_host_work_big(ctx, hw, CT_HOST_BIG_GEMM_B, nb, &pb)))
+        return st;
+    ct_gemm512_run(hw->pool, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, pa, pb);
+    return CT_OK;
+}
 
 #ifdef CT_HOST_X86
-#include <immintrin.h>
+#include "ops/vmath512.h"
 
 #define MR 12
 #define NR 32
@@ -76,10 +89,10 @@ static CT_AVX512 void tr16(__m512 *r)
 static CT_AVX512 void pack_t(const float *s, size_t ld, size_t rows, size_t kc, float *d,
                              size_t dst, size_t w)
 {
-    __mmask16 wm = (__mmask16)((1u << w) - 1);
+    __mmask16 wm = ct_tail16(w);
     for (size_t q0 = 0; q0 < kc; q0 += 16) {
         size_t nq = kc - q0 < 16 ? kc - q0 : 16;
-        __mmask16 qm = (__mmask16)((1u << nq) - 1);
+        __mmask16 qm = ct_tail16(nq);
         __m512 r[16];
         for (size_t i = 0; i < 16; i++)
             r[i] = i < rows ? _mm512_maskz_loadu_ps(qm, s + i * ld + q0) : _mm512_setzero_ps();
@@ -97,7 +110,7 @@ static CT_AVX512 void pack_a(const gemm *g, size_t ip)
     float *d = g->pa + ip * MR * kc;
     if (g->ta) {
         const float *s = g->a + g->p0 * g->lda + i0;
-        __mmask16 mk = (__mmask16)((1u << rows) - 1);
+        __mmask16 mk = ct_tail16(rows);
         for (size_t q = 0; q < kc; q++, s += g->lda, d += MR) {
             __m512 v = _mm512_maskz_loadu_ps(mk, s);
             _mm512_mask_storeu_ps(d, 0x0fff, v);
@@ -115,8 +128,7 @@ static CT_AVX512 void pack_b(const gemm *g, size_t jp)
     float *d = g->pb + jp * NR * kc;
     if (!g->tb) {
         const float *s = g->b + g->p0 * g->ldb + j0;
-        __mmask16 m0 = (__mmask16)(cols >= 16 ? 0xffff : (1u << cols) - 1);
-        __mmask16 m1 = (__mmask16)(cols >= 32 ? 0xffff : cols > 16 ? (1u << (cols - 16)) - 1 : 0);
+        __mmask16 m0 = ct_tail16(cols), m1 = cols > 16 ? ct_tail16(cols - 16) : 0;
         for (size_t q = 0; q < kc; q++, s += g->ldb, d += NR) {
             _mm512_store_ps(d, _mm512_maskz_loadu_ps(m0, s));
             _mm512_store_ps(d + 16, _mm512_maskz_loadu_ps(m1, s + 16));
@@ -193,8 +205,7 @@ static CT_AVX512 void tile(size_t kc, const float *pa, const float *pb, float *t
  * first slice (beta = 0: C not read), C += alpha t on the others. */
 static CT_AVX512 void add_tile(const gemm *g, const float *t, float *c, size_t rows, size_t cols)
 {
-    __mmask16 m0 = (__mmask16)(cols >= 16 ? 0xffff : (1u << cols) - 1);
-    __mmask16 m1 = (__mmask16)(cols >= 32 ? 0xffff : cols > 16 ? (1u << (cols - 16)) - 1 : 0);
+    __mmask16 m0 = ct_tail16(cols), m1 = cols > 16 ? ct_tail16(cols - 16) : 0;
     __m512 al = _mm512_set1_ps(g->alpha), be = _mm512_set1_ps(g->p0 ? 1.0f : g->beta);
     int read = g->p0 || g->beta != 0.0f;
     for (size_t r = 0; r < rows; r++, t += NR, c += g->ldc) {

@@ -1,7 +1,8 @@
 /*
  * gemm512.h - row-major SGEMM on host memory with AVX-512, on the host
  * thread pool (host_work.h): what ct_gemm's host path runs where
- * ct_host_avx512() says so, in place of the host's CBLAS.
+ * ct_host_avx512() says so, in place of the host's CBLAS, and the products
+ * of the host convolution's small-plane 1x1s (conv_host512.c).
  *
  * Blocked as usual: B in slices of KC x NC packed into panels of NR columns,
  * A in slices of all m rows x KC packed into panels of MR rows, then tiles of
@@ -15,6 +16,7 @@
 #include <stddef.h>
 
 #include "core/pool.h"
+#include "ops/host_work.h"
 
 /* Floats of packed A (*na) and packed B (*nb) that ct_gemm512_run needs. */
 void ct_gemm512_pack_size(size_t m, size_t n, size_t k, size_t *na, size_t *nb);
@@ -26,5 +28,11 @@ void ct_gemm512_pack_size(size_t m, size_t n, size_t k, size_t *na, size_t *nb);
 void ct_gemm512_run(ct_pool *pool, int ta, int tb, size_t m, size_t n, size_t k, float alpha,
                     const float *a, size_t lda, const float *b, size_t ldb, float beta, float *c,
                     size_t ldc, float *pa, float *pb);
+
+/* ct_gemm512_run on hw's pool, packing into hw's shared buffers
+ * CT_HOST_BIG_GEMM_A and _B. */
+int ct_gemm512(ct_context *ctx, ct_host_work *hw, int ta, int tb, size_t m, size_t n, size_t k,
+               float alpha, const float *a, size_t lda, const float *b, size_t ldb, float beta,
+               float *c, size_t ldc);
 
 #endif /* CT_OPS_GEMM512_H */

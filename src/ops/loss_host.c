@@ -89,11 +89,6 @@ static float row_max(const float *row, size_t K)
 /* ---- AVX-512: the same passes, 16 logits a vector, the tail masked ---- */
 
 #ifdef CT_HOST_X86
-static CT_AVX512 inline __mmask16 tail16(size_t left)
-{
-    return left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
-}
-
 static CT_AVX512 inline float row_max512(const float *row, size_t K)
 {
     /* max_ps returns its second operand when either is NaN: a NaN logit
@@ -103,7 +98,7 @@ static CT_AVX512 inline float row_max512(const float *row, size_t K)
     for (; k + 16 <= K; k += 16)
         acc = _mm512_max_ps(_mm512_loadu_ps(row + k), acc);
     if (k < K) {
-        __mmask16 t = tail16(K - k);
+        __mmask16 t = ct_tail16(K - k);
         acc = _mm512_mask_max_ps(acc, t, _mm512_maskz_loadu_ps(t, row + k), acc);
     }
     float m = _mm512_reduce_max_ps(acc);
@@ -115,7 +110,7 @@ static CT_AVX512 inline size_t row_argmax512(const float *row, size_t K, float m
 {
     const __m512 vm = _mm512_set1_ps(m);
     for (size_t k = 0; k < K; k += 16) {
-        __mmask16 t = tail16(K - k);
+        __mmask16 t = ct_tail16(K - k);
         unsigned eq = _mm512_mask_cmp_ps_mask(t, _mm512_maskz_loadu_ps(t, row + k), vm, _CMP_EQ_OQ);
         if (eq)
             return k + (size_t)__builtin_ctz(eq);
@@ -151,7 +146,7 @@ row_expsum512(const float *row, size_t K, float m, float *out)
     for (int l = 0; l < 16; l++)
         kahan(&e, &ec, lanes[l]);
     if (K16 < K) {
-        __mmask16 t = tail16(K - K16);
+        __mmask16 t = ct_tail16(K - K16);
         __m512 v = exp_shift(_mm512_maskz_loadu_ps(t, row + K16), vm);
         if (out)
             _mm512_mask_storeu_ps(out + K16, t, v);
@@ -193,7 +188,7 @@ static CT_AVX512 void bwd_item512(void *arg, size_t item, int thread)
         int32_t lab = h->labels[r];
         if (bad_label(lab, K)) {
             for (size_t k = 0; k < K; k += 16)
-                _mm512_mask_storeu_ps(drow + k, tail16(K - k), _mm512_set1_ps(NAN));
+                _mm512_mask_storeu_ps(drow + k, ct_tail16(K - k), _mm512_set1_ps(NAN));
             continue;
         }
         float inv = 1.0f / row_expsum512(row, K, row_max512(row, K), drow);
@@ -201,7 +196,7 @@ static CT_AVX512 void bwd_item512(void *arg, size_t item, int thread)
         /* (exp * inv) * scale, the kernel's two roundings in its order */
         const __m512 vi = _mm512_set1_ps(inv);
         for (size_t k = 0; k < K; k += 16) {
-            __mmask16 t = tail16(K - k);
+            __mmask16 t = ct_tail16(K - k);
             _mm512_mask_storeu_ps(drow + k, t,
                                   _mm512_mul_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(t, drow + k), vi), vs));
         }

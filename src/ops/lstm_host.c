@@ -19,18 +19,13 @@ typedef struct hl {
     const float *cp, *cc, *dh, *b1, *b2;
 } hl;
 
-static CT_AVX512 inline __mmask16 tail16(size_t left)
-{
-    return left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
-}
-
 static CT_AVX512 void bias_item(void *arg, size_t r, int thread)
 {
     (void)thread;
     const hl *l = arg;
     float *g = l->gates + r * l->G;
     for (size_t j = 0; j < l->G; j += 16) {
-        __mmask16 t = tail16(l->G - j);
+        __mmask16 t = ct_tail16(l->G - j);
         _mm512_mask_storeu_ps(g + j, t, _mm512_add_ps(_mm512_maskz_loadu_ps(t, l->b1 + j),
                                                       _mm512_maskz_loadu_ps(t, l->b2 + j)));
     }
@@ -43,7 +38,7 @@ static CT_AVX512 void fwd_item(void *arg, size_t n, int thread)
     size_t H = l->H;
     float *gr = l->gates + n * 4 * H;
     for (size_t j = 0; j < H; j += 16) {
-        __mmask16 t = tail16(H - j);
+        __mmask16 t = ct_tail16(H - j);
         __m512 i = ct_v_sigmoid(_mm512_maskz_loadu_ps(t, gr + j));
         __m512 f = ct_v_sigmoid(_mm512_maskz_loadu_ps(t, gr + H + j));
         __m512 g = ct_v_tanh(_mm512_maskz_loadu_ps(t, gr + 2 * H + j));
@@ -70,7 +65,7 @@ static CT_AVX512 void bwd_item(void *arg, size_t n, int thread)
     float *dr = l->dgates + n * 4 * H;
     const __m512 one = _mm512_set1_ps(1.0f);
     for (size_t j = 0; j < H; j += 16) {
-        __mmask16 t = tail16(H - j);
+        __mmask16 t = ct_tail16(H - j);
         size_t k = n * H + j;
         __m512 i = _mm512_maskz_loadu_ps(t, gr + j), f = _mm512_maskz_loadu_ps(t, gr + H + j);
         __m512 g = _mm512_maskz_loadu_ps(t, gr + 2 * H + j), o = _mm512_maskz_loadu_ps(t, gr + 3 * H + j);
@@ -98,7 +93,7 @@ static CT_AVX512 void dbias_item(void *arg, size_t item, int thread)
     (void)thread;
     const hl *l = arg;
     size_t j = item * 16;
-    __mmask16 t = tail16(l->G - j);
+    __mmask16 t = ct_tail16(l->G - j);
     __m512 s = _mm512_setzero_ps();
     for (size_t r = 0; r < l->rows; r++)
         s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(t, l->dgates + r * l->G + j));

@@ -1,7 +1,7 @@
 /*
- * vmath512.h - exp, sigmoid and tanh on 16 floats at a time for the host
- * ops (AVX-512; include only where CT_HOST_X86 is defined, call only where
- * ct_host_avx512() says so).
+ * vmath512.h - exp, sigmoid, tanh and erfc on 16 floats at a time for the
+ * host ops, and the mask of a vector's first lanes (AVX-512; include only
+ * where CT_HOST_X86 is defined, call only where ct_host_avx512() says so).
  *
  * exp: x = n ln2 + r with |r| <= ln2 / 2 (ln2 in two parts, so r is exact
  * to a few ulp), exp(r) by the classic degree-7 minimax polynomial of the
@@ -23,6 +23,12 @@
 #include <immintrin.h>
 
 #include "ops/host_work.h"
+
+/* the first min(left, 16) lanes */
+static CT_AVX512 inline __mmask16 ct_tail16(size_t left)
+{
+    return left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
+}
 
 static CT_AVX512 inline __m512 ct_v_exp(__m512 x)
 {
