@@ -2,14 +2,14 @@
  * gemm512.c - row-major SGEMM on host memory with AVX-512 (gemm512.h).
  *
  * Tiles of MR x NR = 12 x 32 sums: per k, two vectors of packed B and twelve
- * broadcasts of packed A, 24 FMAs into 24 registers. A slice of KC values of
- * k at a time: the B panel a tile reads (KC x NR, 32 KiB) stays in L1 while
- * the tiles of a work item walk down its rows, and the item's A block (MC x
- * KC) stays in L2. Each slice's sums are added to C in slice order.
+ * broadcasts of packed A, 24 FMAs into 24 registers. k runs in equal slices
+ * of at most KC: the B panel a tile reads (kc x NR, up to 128 KiB) and the
+ * work item's A block (MP panels of MR rows x kc, up to 192 KiB) stay in L2
+ * while the item's tiles walk down its rows. Each slice's sums are added to
+ * C in slice order; deeper slices mean fewer passes over C, which is what
+ * they were measured to save (docs/BENCHMARKS.md).
  */
 #include "ops/gemm512.h"
-
-#include <string.h>
 
 int ct_gemm512(ct_context *ctx, ct_host_work *hw, int ta, int tb, size_t m, size_t n, size_t k,
                float alpha, const float *a, size_t lda, const float *b, size_t ldb, float beta,
@@ -33,7 +33,7 @@ int ct_gemm512(ct_context *ctx, ct_host_work *hw, int ta, int tb, size_t m, size
 #define NR 32
 #define KC 1024
 #define NC 4096
-#define MP 4
+#define MP 4 /* panels of MR rows per work item */
 #define NP 8 /* panels of NR columns per work item */
 #define PACK_PANELS 4
 /* products below which waking the pool's threads costs more than it saves */
