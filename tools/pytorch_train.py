@@ -112,10 +112,8 @@ def make_model(name):
         return nn.Sequential(
             nn.Conv2d(1, 32, 3, padding=1, bias=False), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
             nn.Conv2d(32, 64, 3, padding=1, bias=False), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Dropout(0.25),
             nn.Flatten(),
             nn.Linear(3136, 128), nn.ReLU(),
-            nn.Dropout(0.25),
             nn.Linear(128, 10))
     if name == "cnn-small":
         return nn.Sequential(

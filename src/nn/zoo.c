@@ -45,9 +45,7 @@ static const char cnn_text[] =
     "conv2: conv2d out=64 kernel=3 pad=1 bias=false\n"
     "bn2: batchnorm act=relu\n"
     "pool2: maxpool kernel=2\n"
-    "drop1: dropout p=0.25\n"
     "fc1: dense out=128 act=relu\n"
-    "drop2: dropout p=0.25\n"
     "fc2: dense out=10\n"
     "loss: softmax_cross_entropy\n";
 

@@ -3,7 +3,7 @@
  * class with the host GEMM path the same mask applied on the host: Philox
  * per block of four elements (src/core/philox.c, bit-identical to the
  * kernels'), chunks of elements on the context's thread pool. pocl ran the
- * kernel at about 75 ns per block (the default CNN's first dropout, 200K
+ * kernel at about 75 ns per block (a dropout of 64 x 3136 elements, 200K
  * elements: 3.8 ms each way on one core).
  */
 #include "ops/dropout.h"

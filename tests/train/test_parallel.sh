@@ -3,7 +3,7 @@
 # two CPU devices (POCL_DEVICES="pthread pthread"):
 #  - two replicas in one process (--device 0:0,0:1) give the losses of one
 #    device at the same global batch: an MLP (also with unequal --shares), and
-#    the batch-norm CNN with dropout, whose per-replica batch statistics one
+#    a batch-norm CNN with dropout (the zoo's cnn plus two dropouts), whose per-replica batch statistics one
 #    device reproduces with --bn-groups 2; a negative control shows that the
 #    comparison sees the batch-norm difference when the reference lacks it;
 #  - with MPIRUN (a build with MPI): the same for `mpirun -np 2`, a model
@@ -80,11 +80,15 @@ else
 fi
 
 # 2. CNN with batch norm and dropout: per-replica statistics == one device
-#    with two batch-norm groups; plain one device must differ
-run cnn1g --model cnn --device 0:0 --bn-groups 2 &&
-run cnn2 --model cnn --device 0:0,0:1 &&
+#    with two batch-norm groups; plain one device must differ. The zoo's cnn
+#    has no dropout, so this is it with two.
+cnnd=$tmp/cnn_dropout.txt
+"$cltrain" zoo cnn | sed -e 's/^\(fc1: .*\)$/drop1: dropout p=0.25\n\1/' -e 's/^\(fc2: .*\)$/drop2: dropout p=0.25\n\1/' >"$cnnd"
+if [ "$(grep -c ': dropout' "$cnnd")" != 2 ]; then bad "could not write the dropout CNN"; cat "$cnnd"; fi
+run cnn1g --model "$cnnd" --device 0:0 --bn-groups 2 &&
+run cnn2 --model "$cnnd" --device 0:0,0:1 &&
 check "cnn+bn, 2 devices vs 1 device with --bn-groups 2" cnn1g cnn2
-run cnn1 --model cnn --device 0:0 && check "cnn+bn, 2 devices vs 1 device without groups differ (control)" cnn1 cnn2 differ
+run cnn1 --model "$cnnd" --device 0:0 && check "cnn+bn, 2 devices vs 1 device without groups differ (control)" cnn1 cnn2 differ
 
 if [ -z "$mpirun" ]; then
     echo "$checks checks, $fails failed (no MPI: the mpirun cases are not built)"
@@ -101,9 +105,9 @@ mrun() { # mrun NAME ARGS...
     fi
 }
 mrun mpi_mlp --model mlp --device 0:0 --out "$tmp/mpi.ckpt" && check "mlp, mpirun -np 2 vs 1 process" mlp1 mpi_mlp
-mrun mpi_cnn --model cnn --device 0:0 && check "cnn+bn, mpirun -np 2 vs 1 device with --bn-groups 2" cnn1g mpi_cnn
-mrun mpi_cnn4 --model cnn --device 0:0,0:1 --bn-groups 1 &&
-run cnn1g4 --model cnn --device 0:0 --bn-groups 4 &&
+mrun mpi_cnn --model "$cnnd" --device 0:0 && check "cnn+bn, mpirun -np 2 vs 1 device with --bn-groups 2" cnn1g mpi_cnn
+mrun mpi_cnn4 --model "$cnnd" --device 0:0,0:1 --bn-groups 1 &&
+run cnn1g4 --model "$cnnd" --device 0:0 --bn-groups 4 &&
 check "cnn+bn, mpirun -np 2 x 2 devices vs 1 device with --bn-groups 4" cnn1g4 mpi_cnn4
 
 # 4. ranks with different models: an error, not a hang and not a run. Every
