@@ -149,14 +149,14 @@ def build(name, torch):
         return LM(), None, 10000
     if name == "gpt":
         # the zoo gpt as tools/pytorch_gpt.py builds it (the same module that
-        # loads cltrain's checkpoints): 4 blocks, 4 heads, width 160, T 128
+        # loads cltrain's checkpoints): 4 blocks, 4 heads, width 192, T 128
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         from pytorch_gpt import GPT
 
         class LM(nn.Module):
             def __init__(self):
                 super().__init__()
-                self.gpt = GPT(256, 160, 4, 128, 4)
+                self.gpt = GPT(256, 192, 4, 128, 4)
 
             def forward(self, x):
                 return self.gpt(x).reshape(-1, 256)

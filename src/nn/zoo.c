@@ -252,7 +252,7 @@ static char *resnet50_make(void)
 
 static char *gpt_make(void)
 {
-    enum { layers = 4, heads = 4, dim = 160, context = 128, vocab = 256 };
+    enum { layers = 4, heads = 4, dim = 192, context = 128, vocab = 256 };
     /* GPT-2's initialization: N(0, 0.02^2) weights and zero biases, the
      * projections that end a residual branch scaled by 1/sqrt(2 layers) */
     const char *std = "0.02", *res_std = "0.00707";
@@ -315,7 +315,7 @@ static const zoo_entry zoo[] = {
     { "lstm", "seed benchmark LSTM: word-level LM, 10000 words, 2x256, sequence 32 (batch 128)", lstm_text, NULL },
     { "textcls", "byte-level text classifier: embedding 32, LSTM 128, mean pool, 8 classes", textcls_text, NULL },
     { "bytelm", "byte-level language model: embedding 64, LSTM 2x256, sequence 64", bytelm_text, NULL },
-    { "gpt", "GPT-style byte-level language model: 4 pre-LN decoder blocks, 4 heads, width 160, context 128",
+    { "gpt", "GPT-style byte-level language model: 4 pre-LN decoder blocks, 4 heads, width 192, context 128",
       NULL, &gpt_text },
 };
 
