@@ -2,7 +2,7 @@
 #   . "$(dirname "$0")/../lib.sh"
 # It makes $tmp (removed at exit; a test with more to clean up sets its own
 # trap and removes $tmp there), counts checks in $checks and $fails, and
-# gives ok, bad, expect and finish.
+# gives ok, bad, expect, cnn_with_dropout and finish.
 
 fails=0; checks=0
 tmp=$(mktemp -d)
@@ -10,6 +10,15 @@ trap 'rm -rf "$tmp"' EXIT
 
 ok() { echo "ok   $1"; checks=$((checks + 1)); }
 bad() { echo "FAIL $1"; checks=$((checks + 1)); fails=$((fails + 1)); }
+
+# cnn_with_dropout CLTRAIN FILE: writes the zoo's cnn with a dropout of 0.25
+# before each dense layer (the zoo's has none) to FILE, for the tests that
+# check dropout's masks end to end; a bad check if the result lacks them.
+cnn_with_dropout() {
+    "$1" zoo cnn | sed -e 's/^\(fc1: .*\)$/drop1: dropout p=0.25\n\1/' \
+                     -e 's/^\(fc2: .*\)$/drop2: dropout p=0.25\n\1/' >"$2"
+    if [ "$(grep -c ': dropout' "$2")" != 2 ]; then bad "could not write the dropout CNN"; cat "$2"; return 1; fi
+}
 
 # expect NAME WANT_RC PATTERN -- CMD...: CMD exits WANT_RC and its output
 # (stdout and stderr) matches the extended regex PATTERN (empty: anything).

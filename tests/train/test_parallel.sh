@@ -83,8 +83,7 @@ fi
 #    with two batch-norm groups; plain one device must differ. The zoo's cnn
 #    has no dropout, so this is it with two.
 cnnd=$tmp/cnn_dropout.txt
-"$cltrain" zoo cnn | sed -e 's/^\(fc1: .*\)$/drop1: dropout p=0.25\n\1/' -e 's/^\(fc2: .*\)$/drop2: dropout p=0.25\n\1/' >"$cnnd"
-if [ "$(grep -c ': dropout' "$cnnd")" != 2 ]; then bad "could not write the dropout CNN"; cat "$cnnd"; fi
+cnn_with_dropout "$cltrain" "$cnnd"
 run cnn1g --model "$cnnd" --device 0:0 --bn-groups 2 &&
 run cnn2 --model "$cnnd" --device 0:0,0:1 &&
 check "cnn+bn, 2 devices vs 1 device with --bn-groups 2" cnn1g cnn2

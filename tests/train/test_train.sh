@@ -24,9 +24,7 @@ if python3 -c "import sys; sys.exit(0 if $acc >= 0.78 else 1)"; then ok "mlp tes
 # 2. determinism and resume: 2 epochs straight == 1 epoch + resume for 1,
 #    bit for bit (losses and the checkpoint), with dropout and batch norm
 #    (the zoo's cnn, which has none, with a dropout before each dense layer)
-"$cltrain" zoo cnn | sed -e 's/^\(fc1: .*\)$/drop1: dropout p=0.25\n\1/' \
-                         -e 's/^\(fc2: .*\)$/drop2: dropout p=0.25\n\1/' >"$tmp/cnn_dropout.txt"
-if [ "$(grep -c ': dropout' "$tmp/cnn_dropout.txt")" != 2 ]; then bad "could not write the dropout CNN"; fi
+cnn_with_dropout "$cltrain" "$tmp/cnn_dropout.txt"
 cnn=(--model "$tmp/cnn_dropout.txt" --schedule constant "${common[@]}")
 "$cltrain" train "${cnn[@]}" --epochs 2 --log "$tmp/s.jsonl" --out "$tmp/s.ckpt" >/dev/null 2>&1
 "$cltrain" train "${cnn[@]}" --epochs 1 --log "$tmp/r.jsonl" --out "$tmp/r.ckpt" >/dev/null 2>&1
