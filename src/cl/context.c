@@ -110,6 +110,7 @@ int ct_context_create(const ct_context_options *options, ct_context **out)
     ct_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         return ct_fail(NULL, CT_ERR_NO_MEMORY, "out of host memory creating a context");
+    ctx->lrec.rd = ctx->lrec.wr = -1;
     ctx->log = options->log;
     ctx->log_user = options->log_user;
     ctx->log_level = options->log_level;
@@ -200,6 +201,7 @@ void ct_context_free(ct_context **pctx)
         free(ctx->kernels[i].name);
     }
     free(ctx->kernels);
+    free(ctx->lrec.recs);
     if (ctx->ones)
         clReleaseMemObject(ctx->ones);
     for (size_t i = CT_CONTEXT_EXTS; i-- > 0;)

@@ -141,10 +141,48 @@ int ct_run(struct ct_context *ctx, int prog, const char *name, unsigned dims,
     if ((st = ct_hold_sync(ctx)))
         return st;
     ctx->count.launches++;
+    size_t gall = 1, lall = 1;
+    for (unsigned d = 0; d < dims; d++)
+        gall *= gsz[d], lall *= lsz[d];
+    ct_launch_record(ctx, &(ct_launch_rec){ .kernel = name, .global = gall, .local = lall,
+                                            .rd = -1, .wr = -1 });
     cl_int err = clEnqueueNDRangeKernel(ctx->queue, e->kernel, dims, NULL, gsz, lsz, 0, NULL, NULL);
     if (err != CL_SUCCESS)
         return ct_fail(ctx, err, "launching kernel %s (global %zux%zux%zu, local %zux%zux%zu) "
                        "on %s: %s", name, gsz[0], gsz[1], gsz[2], lsz[0], lsz[1], lsz[2],
                        ctx->dev.name, ct_status_str(err));
+    return CT_OK;
+}
+
+void ct_launch_record(ct_context *ctx, const ct_launch_rec *r)
+{
+    if (ctx->lrec.on) {
+        if (ctx->lrec.n == ctx->lrec.cap) {
+            size_t cap = ctx->lrec.cap ? 2 * ctx->lrec.cap : 256;
+            ct_launch_rec *p = realloc(ctx->lrec.recs, cap * sizeof *p);
+            if (!p) {
+                ctx->lrec.on = 0; /* the records stop; the launch goes on */
+                goto clear;
+            }
+            ctx->lrec.recs = p;
+            ctx->lrec.cap = cap;
+        }
+        ct_launch_rec *o = &ctx->lrec.recs[ctx->lrec.n++];
+        *o = *r;
+        o->layer = ctx->lrec.layer;
+        if (o->rd < 0)
+            o->rd = ctx->lrec.rd;
+        if (o->wr < 0)
+            o->wr = ctx->lrec.wr;
+    }
+clear:
+    ctx->lrec.rd = ctx->lrec.wr = -1;
+}
+
+int ct_launch_recording(ct_context *ctx, int on)
+{
+    if (on)
+        ctx->lrec.n = 0;
+    ctx->lrec.on = on;
     return CT_OK;
 }

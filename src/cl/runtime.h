@@ -40,6 +40,16 @@ typedef struct ct_ext_kind {
 #define CT_CONTEXT_EXTS 4
 #define CT_HELD_MAX 32
 
+/* One launch as the per-launch accounting lists it (bench --profile --json,
+ * "launch_list"): a kernel, or a matrix product (kernel NULL, m n k set). */
+typedef struct ct_launch_rec {
+    const char *layer;    /* the layer running (ct_launch_layer), or NULL */
+    const char *kernel;   /* kernel name; NULL for a GEMM */
+    size_t global, local; /* work-items in all and per work-group */
+    int64_t rd, wr;       /* bytes the launch reads and writes; -1: not stated */
+    size_t m, n, k, batch, k_splits; /* a GEMM: C (m, n), depth k, products, k-slices */
+} ct_launch_rec;
+
 typedef struct ct_kernel_entry {
     char *name;
     int prog;
@@ -94,6 +104,17 @@ struct ct_context {
     } held[CT_HELD_MAX];
     int nheld;
     int nheld_mapped;
+
+    /* Per-launch accounting: the bytes the next launch touches as its
+     * launcher states them (ct_launch_bytes), and while recording is on, one
+     * record per launch (ct_launch_record). */
+    struct {
+        int64_t rd, wr;      /* -1: not stated */
+        const char *layer;
+        int on;
+        ct_launch_rec *recs;
+        size_t n, cap;
+    } lrec;
 
     char last_error[CT_ERROR_MAX];
 };
@@ -189,6 +210,27 @@ int ct_run(struct ct_context *ctx, int prog, const char *name, unsigned dims,
 #define CT_RUN(ctx, prog, name, dims, global, local, ...)                                       \
     ct_run((ctx), (prog), (name), (dims), (global), (local),                                    \
            sizeof((ct_karg[]){ __VA_ARGS__ }) / sizeof(ct_karg), (ct_karg[]){ __VA_ARGS__ })
+
+/* The bytes the next launch (CT_RUN or a GEMM) reads and writes, as the
+ * launcher counts what its kernel touches: each tensor's elements once. A
+ * launch with no statement is listed with -1. */
+static inline void ct_launch_bytes(struct ct_context *ctx, size_t rd, size_t wr)
+{
+    ctx->lrec.rd = (int64_t)rd;
+    ctx->lrec.wr = (int64_t)wr;
+}
+
+/* Names the layer whose launches follow (NULL: none), for the records. */
+static inline void ct_launch_layer(struct ct_context *ctx, const char *layer)
+{
+    ctx->lrec.layer = layer;
+}
+
+/* Appends one record while recording is on (filling in the layer and the
+ * stated bytes when r has none), and clears the statement either way. */
+void ct_launch_record(struct ct_context *ctx, const ct_launch_rec *r);
+/* Starts (on = 1: drops earlier records) or stops recording. */
+int ct_launch_recording(struct ct_context *ctx, int on);
 
 /* Turns an OpenCL error into a context error naming what failed. */
 int ct_cl_fail(struct ct_context *ctx, cl_int err, const char *what);
