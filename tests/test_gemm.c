@@ -36,10 +36,12 @@ typedef struct mat {
 
 /* beta = 0 cases start with NaN inside C (set for the host GEMM's cases) */
 static int nan_c;
+/* added to every operand's offset (the rebasing cases) */
+static size_t far_off;
 
 static mat make(size_t rows, size_t cols, int pad)
 {
-    mat m = { rows, cols, cols + (pad ? 3 : 0), pad ? 5 : 0 };
+    mat m = { rows, cols, cols + (pad ? 3 : 0), (pad ? 5 : 0) + far_off };
     return m;
 }
 
@@ -135,8 +137,21 @@ static int batched(ct_context *ctx, int ta, int tb, size_t m, size_t n, size_t k
         b[i] = frand(), ab[i] = fabsf(b[i]);
     for (size_t i = 0; i < nc; i++)
         c[i] = want[i] = frand();
+    na += far_off, nb += far_off, nc += far_off;
+    a = realloc(a, na * sizeof *a), b = realloc(b, nb * sizeof *b), c = realloc(c, nc * sizeof *c);
+    want = realloc(want, nc * sizeof *c), bound = realloc(bound, nc * sizeof *c);
+    aa = realloc(aa, na * sizeof *a), ab = realloc(ab, nb * sizeof *b);
+    for (size_t i = na - far_off; i < na; i++)
+        a[i] = frand(), aa[i] = fabsf(a[i]);
+    for (size_t i = nb - far_off; i < nb; i++)
+        b[i] = frand(), ab[i] = fabsf(b[i]);
+    for (size_t i = nc - far_off; i < nc; i++)
+        c[i] = want[i] = frand(), bound[i] = 0;
     for (size_t i = 0; i < count; i++) {
-        ao[i] = i * ac, bo[i] = i * bc, co[i] = (count - 1 - i) * cblock; /* C in reverse order */
+        /* C in reverse order (strided, with a negative stride) or, from
+         * the fourth product on, in order (one run of equal strides) */
+        ao[i] = far_off + i * ac, bo[i] = far_off + i * bc;
+        co[i] = far_off + (i < 3 ? count - 1 - i : i) * cblock;
         cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m,
                     (int)n, (int)k, 0.5f, a + ao[i], (int)lda, b + bo[i], (int)ldb, beta, want + co[i], (int)ldc);
         cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m,
@@ -154,8 +169,8 @@ static int batched(ct_context *ctx, int ta, int tb, size_t m, size_t n, size_t k
         ok = st == CT_OK && ct_buffer_read(ctx, mc, 0, nc * sizeof *c, c) == CT_OK;
     }
     for (size_t i = 0; ok && i < nc; i++) {
-        size_t at = i % cblock, r = at / ldc, col = at % ldc;
-        int inside = r < m && col < n;
+        size_t at = (i - far_off) % cblock, r = at / ldc, col = at % ldc;
+        int inside = i >= far_off && r < m && col < n;
         double tol = inside ? 2.0 * (double)(k + 1) * 5.96e-8 * ((double)bound[i] + fabs(beta * want[i])) + 1e-30 : 0;
         if (!(fabs((double)c[i] - (double)want[i]) <= tol)) {
             CHECK(0, "%s batched %c%c %zu of m=%zu n=%zu k=%zu: element %zu (%s) is %.9g, cblas gives %.9g",
@@ -243,6 +258,32 @@ static void errors(ct_context *ctx)
     ct_buffer_release(&m);
 }
 
+/* CLBlast's kernels index with int: operands reaching past element 2^31 - 1
+ * are rebased on sub-buffers. The same code runs here with the limit
+ * lowered to 2^16 elements (buffers of a few MiB instead of 8 GiB): every
+ * operand starts past it, products and batches must match cblas, and a
+ * matrix that spans more than the limit by itself is refused by name. */
+static void far_offsets(ct_context *ctx)
+{
+    ctx->gemm_index_limit = 1u << 16;
+    far_off = 100000;
+    int cases = 0, passed = 0;
+    for (int t = 0; t < 4; t++, cases += 3) {
+        passed += one(ctx, t & 1, t >> 1, 33, 65, 17, 0.75f, t & 1 ? 0.5f : 0.0f, t >> 1, 0);
+        passed += one(ctx, t & 1, t >> 1, 7, 1, 129, 1.0f, 0.0f, 1, 0);
+        passed += batched(ctx, t & 1, t >> 1, 16, 16, 8, 12, 0.5f);
+    }
+    printf("clblast path, offsets past the index limit: %d of %d cases match cblas_sgemm\n", passed, cases);
+    far_off = 0;
+    cl_mem m = NULL;
+    ct_buffer_create(ctx, (300 * 300 + 64) * sizeof(float), &m);
+    int st = ct_gemm(ctx, 0, 0, 300, 300, 4, 1, m, 0, 4, m, 0, 300, 0, m, 64, 300);
+    CHECK(st == CT_ERR_INVALID_ARG && strstr(ct_context_last_error(ctx), "more than the 65536"),
+          "a C of 90000 elements over a limit of 65536: %d %s", st, ct_context_last_error(ctx));
+    ct_buffer_release(&m);
+    ctx->gemm_index_limit = 0;
+}
+
 int main(int argc, char **argv)
 {
     ct_context_options o;
@@ -309,6 +350,8 @@ int main(int argc, char **argv)
         }
         printf("%s path: %d of %d batched cases match cblas_sgemm\n", ct_gemm_path_str(paths[p]), bpassed, bcases);
         errors(ctx);
+        if (paths[p] == CT_GEMM_CLBLAST)
+            far_offsets(ctx);
     }
     ct_context_free(&ctx);
     return tcheck_done("test_gemm");

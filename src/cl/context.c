@@ -204,6 +204,8 @@ void ct_context_free(ct_context **pctx)
     free(ctx->lrec.recs);
     if (ctx->ones)
         clReleaseMemObject(ctx->ones);
+    if (ctx->gemm_tmp)
+        clReleaseMemObject(ctx->gemm_tmp);
     for (size_t i = CT_CONTEXT_EXTS; i-- > 0;)
         if (ctx->ext[i].kind && ctx->ext[i].state)
             ctx->ext[i].kind->release(ctx->ext[i].state);

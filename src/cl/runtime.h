@@ -84,6 +84,10 @@ struct ct_context {
     ct_devclass cls;        /* which implementation every op uses (cl/devclass.c) */
     ct_counters count;      /* launches, blocking calls and bytes moved (ct_context_counters) */
     cl_mem ones;            /* a vector of ones for sums by GEMM (ct_ones) */
+    cl_mem gemm_tmp;        /* CLBlast's temporary for padded operands (ops/gemm.c) */
+    size_t gemm_tmp_bytes;
+    size_t gemm_index_limit; /* the last element a CLBlast operand may reach; 0: 2^31 - 1
+                                (tests lower it to reach the rebasing path) */
     int conv_direct;        /* direct host convolution allowed (CLTRAIN_CONV != im2col) */
     ct_gemm_path gemm_asked; /* the GEMM path asked for (CLTRAIN_GEMM, ct_gemm_set_path);
                                 AUTO: the class's own */

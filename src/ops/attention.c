@@ -96,9 +96,12 @@ static int mm_heads(ct_context *ctx, const heads *hd, int ta, int tb, size_t m, 
                     ct_buf c, size_t cn, size_t ch, size_t ldc)
 {
     size_t count = hd->N * hd->H, *ao = hd->off, *bo = ao + count, *co = bo + count;
+    /* the longer of the two loops inner: each run of equal strides is one
+     * strided-batched product (ct_gemm_batched), N or H of them */
+    int n_inner = hd->N >= hd->H;
     for (size_t i = 0; i < hd->N; i++)
         for (size_t h = 0; h < hd->H; h++) {
-            size_t j = i * hd->H + h;
+            size_t j = n_inner ? h * hd->N + i : i * hd->H + h;
             ao[j] = a.off + i * an + h * ah;
             bo[j] = b.off + i * bn + h * bh;
             co[j] = c.off + i * cn + h * ch;

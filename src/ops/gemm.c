@@ -112,6 +112,171 @@ static int host_gemm(ct_context *ctx, int ta, int tb, size_t m, size_t n, size_t
     return ct_hmap_unmap(ctx, &hm, st, "ct_gemm");
 }
 
+/* --- the device path (CLBlast) ---
+ *
+ * CLBlast is called column-major with the operands swapped: row-major
+ * C (m, n) = op(A) op(B) is column-major C^T (n, m) = op(B)^T op(A)^T over
+ * the same memory, the layout CLBlast's kernels compute in, so it
+ * transposes neither A nor C through temporaries (row-major calls do both).
+ * The temporary its indirect kernel pads operands into is the context's,
+ * grown on demand, instead of one allocated per call. Batches of products
+ * go through CLBlastSgemmStridedBatched, one call per run of equally spaced
+ * offsets: CLBlastSgemmBatched uploads its argument arrays and waits for
+ * each upload. CLBlast's kernels index with int: an operand that reaches
+ * past element ctx->gemm_index_limit (2^31 - 1) is rebased on a sub-buffer
+ * starting at an aligned address at or below it, and refused with a clear
+ * message if it spans more than that itself. */
+
+static CLBlastTranspose tr(int t)
+{
+    return t ? CLBlastTransposeYes : CLBlastTransposeNo;
+}
+
+/* The operand's last element, one past, from its offset. */
+static size_t operand_end(const operand *o)
+{
+    return o->off + (o->rows - 1) * o->ld + o->cols;
+}
+
+/* o on a sub-buffer when it reaches past the index limit (*sub set: the
+ * caller releases it after the enqueue); span: how far beyond o->off later
+ * batch entries reach (0 for one product). */
+static int rebase(ct_context *ctx, operand *o, size_t span, cl_mem *sub, char name)
+{
+    *sub = NULL;
+    size_t limit = ctx->gemm_index_limit ? ctx->gemm_index_limit : 0x7fffffff;
+    size_t end = operand_end(o) + span;
+    if (end <= limit)
+        return CT_OK;
+    cl_uint align_bits = 0;
+    cl_int err = clGetDeviceInfo(ctx->device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits,
+                                 &align_bits, NULL);
+    size_t align = err == CL_SUCCESS && align_bits >= 32 ? align_bits / 32 : 1024; /* floats */
+    size_t origin = o->off / align * align;
+    if (end - origin > limit)
+        return ct_fail(ctx, CT_ERR_INVALID_ARG,
+                       "ct_gemm: matrix %c (%zu x %zu, ld %zu, offset %zu) spans %zu elements from "
+                       "its aligned start, more than the %zu a GEMM kernel can index. HINT: split "
+                       "the product", name, o->rows, o->cols, o->ld, o->off, end - origin, limit);
+    size_t bytes = 0;
+    clGetMemObjectInfo(o->buf, CL_MEM_SIZE, sizeof bytes, &bytes, NULL);
+    cl_buffer_region reg = { origin * sizeof(float), bytes - origin * sizeof(float) };
+    *sub = clCreateSubBuffer(o->buf, o->write ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY,
+                             CL_BUFFER_CREATE_TYPE_REGION, &reg, &err);
+    if (err != CL_SUCCESS)
+        return ct_fail(ctx, err, "ct_gemm: a sub-buffer of matrix %c at element %zu: %s", name,
+                       origin, ct_status_str(err));
+    o->buf = *sub;
+    o->off -= origin;
+    return CT_OK;
+}
+
+static void release_subs(cl_mem sub[3])
+{
+    for (int i = 0; i < 3; i++)
+        if (sub[i])
+            clReleaseMemObject(sub[i]);
+}
+
+/* Bytes a product of these operands moves once: A and B read, C written
+ * (and read when beta is not 0). */
+static void gemm_record(ct_context *ctx, size_t m, size_t n, size_t k, size_t batch, size_t splits,
+                        float beta)
+{
+    size_t c = m * n * batch * sizeof(float);
+    ct_launch_record(ctx, &(ct_launch_rec){ .m = m, .n = n, .k = k, .batch = batch, .k_splits = splits,
+                                            .rd = (int64_t)((m * k + k * n) * batch * sizeof(float) +
+                                                            (beta != 0.0f ? c : 0)),
+                                            .wr = (int64_t)c });
+}
+
+/* The context's CLBlast temporary, at least `bytes` long. */
+static int gemm_temp(ct_context *ctx, size_t bytes, cl_mem *out)
+{
+    if (bytes > ctx->gemm_tmp_bytes) {
+        size_t want = bytes + bytes / 4;
+        if (ctx->gemm_tmp)
+            clReleaseMemObject(ctx->gemm_tmp);
+        ctx->gemm_tmp = NULL;
+        ctx->gemm_tmp_bytes = 0;
+        cl_int err;
+        ctx->gemm_tmp = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, want, NULL, &err);
+        if (err != CL_SUCCESS)
+            return ct_fail(ctx, err, "ct_gemm: the matrix products' temporary (%zu bytes) on %s: %s",
+                           want, ctx->dev.name, ct_status_str(err));
+        ctx->gemm_tmp_bytes = want;
+    }
+    *out = ctx->gemm_tmp;
+    return CT_OK;
+}
+
+static int clblast_fail(ct_context *ctx, CLBlastStatusCode s, const char *what, int ta, int tb, size_t count,
+                        size_t m, size_t n, size_t k)
+{
+    return ct_fail(ctx, (int)s, "ct_gemm: CLBlast %s %s%s %zu of %zux%zux%zu on %s failed: %s", what,
+                   ta ? "T" : "N", tb ? "T" : "N", count, m, n, k, ctx->dev.name, ct_status_str((int)s));
+}
+
+/* One product on the device. */
+static int device_gemm(ct_context *ctx, int ta, int tb, size_t m, size_t n, size_t k, float alpha,
+                       operand ops[3], float beta)
+{
+    cl_mem sub[3] = { NULL, NULL, NULL };
+    int st = CT_OK;
+    for (int i = 0; i < 3 && !st; i++)
+        st = rebase(ctx, &ops[i], 0, &sub[i], "ABC"[i]);
+    if (st)
+        goto done;
+    cl_command_queue q = ctx->queue;
+    size_t tmp_bytes = 0;
+    CLBlastStatusCode s = CLBlastSGemmTempBufferSize(CLBlastLayoutColMajor, tr(tb), tr(ta), n, m, k, ops[1].off,
+                                                     ops[1].ld, ops[0].off, ops[0].ld, ops[2].off, ops[2].ld,
+                                                     &q, &tmp_bytes);
+    cl_mem tmp = NULL;
+    if (s != CLBlastSuccess) {
+        st = clblast_fail(ctx, s, "SGEMM temporary size", ta, tb, 1, m, n, k);
+        goto done;
+    }
+    if ((st = gemm_temp(ctx, tmp_bytes ? tmp_bytes : sizeof(float), &tmp)) || (st = ct_hold_sync(ctx)))
+        goto done;
+    ctx->count.launches++;
+    gemm_record(ctx, m, n, k, 1, 1, beta);
+    s = CLBlastSgemmWithTempBuffer(CLBlastLayoutColMajor, tr(tb), tr(ta), n, m, k, alpha, ops[1].buf, ops[1].off,
+                                   ops[1].ld, ops[0].buf, ops[0].off, ops[0].ld, beta, ops[2].buf, ops[2].off,
+                                   ops[2].ld, &q, NULL, tmp);
+    if (s != CLBlastSuccess)
+        st = clblast_fail(ctx, s, "SGEMM", ta, tb, 1, m, n, k);
+done:
+    release_subs(sub);
+    return st;
+}
+
+/* count products whose offsets are off[i] + j * stride[i], j < count. */
+static int device_strided(ct_context *ctx, int ta, int tb, size_t m, size_t n, size_t k, float alpha,
+                          operand ops[3], const size_t stride[3], size_t count, float beta)
+{
+    cl_mem sub[3] = { NULL, NULL, NULL };
+    int st = CT_OK;
+    for (int i = 0; i < 3 && !st; i++)
+        st = rebase(ctx, &ops[i], (count - 1) * stride[i], &sub[i], "ABC"[i]);
+    if (st)
+        goto done;
+    if ((st = ct_hold_sync(ctx)))
+        goto done;
+    cl_command_queue q = ctx->queue;
+    ctx->count.launches++;
+    gemm_record(ctx, m, n, k, count, 1, beta);
+    CLBlastStatusCode s = CLBlastSgemmStridedBatched(CLBlastLayoutColMajor, tr(tb), tr(ta), n, m, k, alpha,
+                                                     ops[1].buf, ops[1].off, ops[1].ld, stride[1], ops[0].buf,
+                                                     ops[0].off, ops[0].ld, stride[0], beta, ops[2].buf,
+                                                     ops[2].off, ops[2].ld, stride[2], count, &q, NULL);
+    if (s != CLBlastSuccess)
+        st = clblast_fail(ctx, s, "SGEMM strided batched", ta, tb, count, m, n, k);
+done:
+    release_subs(sub);
+    return st;
+}
+
 int ct_gemm(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
             cl_mem a, size_t a_offset, size_t lda, cl_mem b, size_t b_offset, size_t ldb,
             float beta, cl_mem c, size_t c_offset, size_t ldc)
@@ -134,6 +299,7 @@ int ct_gemm(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t n, size_
         cl_uint mm = (cl_uint)m, nn = (cl_uint)n, ld = (cl_uint)ldc;
         cl_ulong off = c_offset;
         size_t global[2] = { n, m };
+        ct_launch_bytes(ctx, beta != 0.0f ? m * n * sizeof(float) : 0, m * n * sizeof(float));
         return CT_RUN(ctx, CT_PROG_fill, "scale2d_f32", 2, global, NULL, CT_ARG(c), CT_ARG(off),
                       CT_ARG(ld), CT_ARG(mm), CT_ARG(nn), CT_ARG(beta));
     }
@@ -145,21 +311,7 @@ int ct_gemm(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t n, size_
 
     if (ctx->cls.gemm == CT_GEMM_HOST)
         return host_gemm(ctx, trans_a, trans_b, m, n, k, alpha, ops, beta);
-
-    if ((st = ct_hold_sync(ctx)))
-        return st;
-    cl_command_queue q = ctx->queue;
-    ctx->count.launches++;
-    CLBlastStatusCode s = CLBlastSgemm(CLBlastLayoutRowMajor,
-                                       trans_a ? CLBlastTransposeYes : CLBlastTransposeNo,
-                                       trans_b ? CLBlastTransposeYes : CLBlastTransposeNo, m, n, k,
-                                       alpha, a, a_offset, lda, b, b_offset, ldb, beta, c, c_offset,
-                                       ldc, &q, NULL);
-    if (s != CLBlastSuccess)
-        return ct_fail(ctx, (int)s, "ct_gemm: CLBlast SGEMM %s%s %zux%zux%zu on %s failed: %s",
-                       trans_a ? "T" : "N", trans_b ? "T" : "N", m, n, k, ctx->dev.name,
-                       ct_status_str((int)s));
-    return CT_OK;
+    return device_gemm(ctx, trans_a, trans_b, m, n, k, alpha, ops, beta);
 }
 
 /* The span of count operands of one shape at offsets offs: the lowest
@@ -227,24 +379,35 @@ int ct_gemm_batched(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t 
         return ct_hmap_unmap(ctx, &hm, st, "ct_gemm_batched");
     }
 
-    if ((st = ct_hold_sync(ctx)))
-        return st;
-    float *ab = malloc(2 * count * sizeof *ab);
-    if (!ab)
-        return ct_fail(ctx, CT_ERR_NO_MEMORY, "ct_gemm_batched: out of host memory");
-    for (size_t bi = 0; bi < count; bi++)
-        ab[bi] = alpha, ab[count + bi] = beta;
-    cl_command_queue q = ctx->queue;
-    ctx->count.launches++;
-    CLBlastStatusCode s = CLBlastSgemmBatched(CLBlastLayoutRowMajor,
-                                              trans_a ? CLBlastTransposeYes : CLBlastTransposeNo,
-                                              trans_b ? CLBlastTransposeYes : CLBlastTransposeNo, m, n, k, ab, a,
-                                              a_offsets, lda, b, b_offsets, ldb, ab + count, c, c_offsets, ldc,
-                                              count, &q, NULL);
-    free(ab);
-    if (s != CLBlastSuccess)
-        return ct_fail(ctx, (int)s, "ct_gemm_batched: CLBlast SGEMM batched %s%s %zu of %zux%zux%zu on %s "
-                       "failed: %s", trans_a ? "T" : "N", trans_b ? "T" : "N", count, m, n, k, ctx->dev.name,
-                       ct_status_str((int)s));
-    return CT_OK;
+    /* runs of equally spaced offsets, one strided-batched call each */
+    for (size_t i0 = 0; i0 < count && !st;) {
+        size_t stride[3] = { 0, 0, 0 }, len = 1;
+        if (i0 + 1 < count && a_offsets[i0 + 1] >= a_offsets[i0] && b_offsets[i0 + 1] >= b_offsets[i0] &&
+            c_offsets[i0 + 1] >= c_offsets[i0]) {
+            for (int i = 0; i < 3; i++)
+                stride[i] = offs[i][i0 + 1] - offs[i][i0];
+            len = 2;
+            /* the products' Cs must not overlap: each past the last, or
+             * side by side within the rows of one leading dimension */
+            size_t s2 = stride[2], ext = (ops[2].rows - 1) * ops[2].ld + ops[2].cols;
+            if (s2 < ext && !(s2 >= ops[2].cols && (len - 1) * s2 + ops[2].cols <= ops[2].ld)) {
+                len = 1;
+            } else {
+                while (i0 + len < count && offs[0][i0 + len] == offs[0][i0] + len * stride[0] &&
+                       offs[1][i0 + len] == offs[1][i0] + len * stride[1] &&
+                       offs[2][i0 + len] == offs[2][i0] + len * stride[2] &&
+                       (s2 >= ext || len * s2 + ops[2].cols <= ops[2].ld))
+                    len++;
+            }
+        }
+        operand o[3];
+        for (int i = 0; i < 3; i++)
+            o[i] = ops[i], o[i].off = offs[i][i0];
+        if (len == 1)
+            st = device_gemm(ctx, trans_a, trans_b, m, n, k, alpha, o, beta);
+        else
+            st = device_strided(ctx, trans_a, trans_b, m, n, k, alpha, o, stride, len, beta);
+        i0 += len;
+    }
+    return st;
 }
