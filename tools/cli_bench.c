@@ -11,6 +11,28 @@
 #include "cli.h"
 #include "cli_args.h"
 
+/* One entry of "launch_list": a kernel, or a matrix product. */
+static void print_launch(const ct_bench_launch *l, int first)
+{
+    printf("%s\n    {\"layer\": ", first ? "" : ",");
+    if (l->layer)
+        json_string(l->layer);
+    else
+        printf("null");
+    if (l->kernel[0]) {
+        printf(", \"kernel\": ");
+        json_string(l->kernel);
+        printf(", \"global\": %llu, \"local\": %llu", (unsigned long long)l->global,
+               (unsigned long long)l->local);
+    } else {
+        printf(", \"gemm\": [%llu, %llu, %llu], \"batch\": %llu, \"k_splits\": %llu",
+               (unsigned long long)l->m, (unsigned long long)l->n, (unsigned long long)l->k,
+               (unsigned long long)l->batch, (unsigned long long)l->k_splits);
+    }
+    printf(", \"bytes_read\": %lld, \"bytes_written\": %lld}", (long long)l->bytes_read,
+           (long long)l->bytes_written);
+}
+
 int cmd_bench(const cli_args *a)
 {
     static const char *const seed_models[] = { "fcn-s", "alexnet-s", "resnet50", "fcn-r",
@@ -97,6 +119,11 @@ int cmd_bench(const cli_args *a)
                                    r.layers[l].forward_ms, r.layers[l].backward_ms,
                                    r.layers[l].forward_launches, r.layers[l].backward_launches);
                         }
+                        printf("], \"flops\": %.0f, \"bytes_moved\": %.0f, \"bytes_floor\": %.0f, "
+                               "\"unstated_launches\": %d, \"launch_list\": [", r.flops_per_step,
+                               r.bytes_moved, r.bytes_floor, r.unstated_launches);
+                        for (int l = 0; l < r.nlaunch_list; l++)
+                            print_launch(&r.launch_list[l], l == 0);
                         printf("]");
                     }
                     printf("}");
@@ -127,6 +154,12 @@ int cmd_bench(const cli_args *a)
                            r.launches_per_step, r.blocking_calls_per_step, r.h2d_bytes_per_step,
                            r.batch_bytes, r.d2h_bytes_per_step, ct_kernels_str(r.kernels),
                            ct_gemm_path_str(r.gemm));
+                    printf("    device memory per step: %.1f MiB moved as the launches state it, floor "
+                           "%.1f MiB (%.2fx)", r.bytes_moved / 1048576.0, r.bytes_floor / 1048576.0,
+                           r.bytes_floor > 0 ? r.bytes_moved / r.bytes_floor : 0.0);
+                    if (r.unstated_launches)
+                        printf("; %d launches state no bytes", r.unstated_launches);
+                    printf("\n");
                 }
                 /* the same time summed by layer type: many small layers add up */
                 for (int l = 0; l < r.nlayers; l++) {

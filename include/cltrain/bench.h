@@ -59,9 +59,31 @@ typedef struct ct_bench_result {
     ct_bench_layer *layers;
     int nlayers;
     struct ct_model *model_keep; /* owns the layer names */
+    /* with profile: one step's launches in order (a kernel, or a matrix
+     * product with its shape), and per step the bytes they state they move,
+     * how many launches state none, and the floor: each layer's inputs,
+     * output, saved tensors and parameters once in its forward; its output
+     * gradient, inputs, saved tensors, parameters, parameter gradients and
+     * input gradients once in its backward; the optimizer's parameters,
+     * gradients and state once each way */
+    struct ct_bench_launch *launch_list;
+    int nlaunch_list;
+    double bytes_moved;
+    double bytes_floor;
+    int unstated_launches;
 } ct_bench_result;
 
-/* Frees result->layers (and what their names point into). */
+/* One launch of a profiled step. */
+typedef struct ct_bench_launch {
+    const char *layer;  /* the layer (valid as the layers' names are), or NULL: the optimizer,
+                           zeroing, the loss bookkeeping */
+    char kernel[48];    /* the kernel; empty for a matrix product */
+    uint64_t global, local; /* work-items in all, per work-group */
+    int64_t bytes_read, bytes_written; /* -1: not stated */
+    uint64_t m, n, k, batch, k_splits; /* a matrix product: C (m, n), depth k */
+} ct_bench_launch;
+
+/* Frees result->layers, the launch list (and what their names point into). */
 CT_API void ct_bench_result_free(ct_bench_result *result);
 
 CT_API void ct_bench_defaults(ct_bench_options *options);

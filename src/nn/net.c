@@ -555,7 +555,9 @@ int ct_net_forward(ct_net *net, int training, uint64_t seed, long step)
         uint64_t l0 = net->ctx->count.launches;
         const ct_layer_type *t = net->model->layers[i].type;
         ct_layer_call c = call_of(net, i, training, seed, step);
+        ct_launch_layer(net->ctx, net->model->layers[i].name);
         int st = t->forward ? t->forward(&c) : CT_OK;
+        ct_launch_layer(net->ctx, NULL);
         if (!st && net->prof_fwd) {
             net->prof_fwd[net->model->count + i] += (double)(net->ctx->count.launches - l0);
             if (!(st = ct_context_finish(net->ctx)))
@@ -661,10 +663,12 @@ int ct_net_backward(ct_net *net, uint64_t seed, long step)
                 !named_before && !ct_net_grad_first(net, i, j))
                 st = ct_fill(net->ctx, net->rt[p].dout, net->rt[p].out_n, 0.0f);
         }
+        ct_launch_layer(net->ctx, m->layers[i].name);
         if (!st && net->probe)
             st = net->probe(net->probe_user, net, i);
         if (!st)
             st = backward_layer(net, i, seed, step);
+        ct_launch_layer(net->ctx, NULL);
         if (!st && net->prof_bwd) {
             net->prof_bwd[m->count + i] += (double)(net->ctx->count.launches - l0);
             if (!(st = ct_context_finish(net->ctx)))

@@ -14,6 +14,7 @@
  * launches.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -130,6 +131,63 @@ static int run_step(const bench_step *b, long step)
     return CT_OK;
 }
 
+/* The floor of one step (bytes): see ct_bench_result. */
+static double floor_bytes(const ct_net *net, size_t state_n)
+{
+    const ct_model *m = net->model;
+    double f = 0;
+    for (size_t i = 0; i < m->count; i++) {
+        const ct_layer *l = &m->layers[i];
+        if (net->rt[i].view || l->ninputs == 0)
+            continue; /* views and the input move nothing */
+        double in = 0, din = 0;
+        for (int j = 0; j < l->ninputs; j++) {
+            size_t p = (size_t)l->inputs[j];
+            in += (double)net->rt[p].out_n;
+            din += net->rt[p].needs_dout ? (double)net->rt[p].out_n : 0;
+        }
+        double out = (double)net->rt[i].out_n, saved = (double)net->rt[i].saved_n;
+        double par = (double)l->param_count + (double)l->buffer_count;
+        f += in + out + saved + par;                                     /* forward */
+        f += out + in + saved + par + (double)l->param_count + din;      /* backward */
+    }
+    /* optimizer: parameters and state read and written, gradients read and zeroed */
+    f += 4.0 * (double)net->nparams + 2.0 * (double)state_n;
+    return f * sizeof(float);
+}
+
+/* One more step with every launch recorded (res->launch_list). */
+static int record_step(const bench_step *b, long step, ct_bench_result *res)
+{
+    ct_context *ctx = b->net->ctx;
+    int st = ct_launch_recording(ctx, 1);
+    if (!st)
+        st = run_step(b, step);
+    ct_launch_recording(ctx, 0);
+    if (st || (st = ct_context_finish(ctx)))
+        return st;
+    size_t n = ctx->lrec.n;
+    res->launch_list = calloc(n ? n : 1, sizeof *res->launch_list);
+    if (!res->launch_list)
+        return ct_fail(ctx, CT_ERR_NO_MEMORY, "out of host memory");
+    res->nlaunch_list = (int)n;
+    for (size_t i = 0; i < n; i++) {
+        const ct_launch_rec *r = &ctx->lrec.recs[i];
+        ct_bench_launch *o = &res->launch_list[i];
+        o->layer = r->layer;
+        if (r->kernel)
+            snprintf(o->kernel, sizeof o->kernel, "%s", r->kernel);
+        o->global = r->global, o->local = r->local;
+        o->bytes_read = r->rd, o->bytes_written = r->wr;
+        o->m = r->m, o->n = r->n, o->k = r->k, o->batch = r->batch, o->k_splits = r->k_splits;
+        if (r->rd < 0 || r->wr < 0)
+            res->unstated_launches++;
+        else
+            res->bytes_moved += (double)r->rd + (double)r->wr;
+    }
+    return CT_OK;
+}
+
 int ct_bench_run(ct_context *ctx, const ct_bench_options *opt, ct_bench_result *res)
 {
     CT_VALIDATE(ctx, ctx && opt && opt->model && res);
@@ -209,6 +267,9 @@ int ct_bench_run(ct_context *ctx, const ct_bench_options *opt, ct_bench_result *
         ct_context_counters(ctx, &c1);
         if (st || (st = ct_context_finish(ctx)))
             goto done;
+        if ((st = record_step(&bs, ++step, res)))
+            goto done;
+        res->bytes_floor = floor_bytes(&net, state_n);
         res->launches_per_step = (double)(c1.launches - c0.launches) / steps;
         res->blocking_calls_per_step = (double)(c1.blocking_calls - c0.blocking_calls) / steps;
         res->h2d_bytes_per_step = (double)(c1.h2d_bytes - c0.h2d_bytes) / steps;
@@ -273,6 +334,9 @@ void ct_bench_result_free(ct_bench_result *r)
     if (!r)
         return;
     free(r->layers);
+    free(r->launch_list);
+    r->launch_list = NULL;
+    r->nlaunch_list = 0;
     ct_model_free(&r->model_keep);
     r->layers = NULL;
     r->nlayers = 0;
