@@ -1,0 +1,220 @@
+/*
+ * gemm_cl.c - cltrain's own OpenCL SGEMM (cl_kernels/gemm.cl) for the GPU
+ * class: picks the tiles and the number of k-slices for a shape, keeps the
+ * split-K workspace on the context, and launches the product and, when
+ * split, the fixed-order sum of the slices.
+ */
+#include "ops/gemm_cl.h"
+
+#include <stdlib.h>
+
+/* Work-items a product should keep busy per compute unit of a GPU before
+ * it is split along k (a GPU's unit runs several work-groups at once);
+ * work-groups per compute unit of a CPU (pocl runs one group per thread at
+ * a time: a few each balance the threads); the least depth of a slice, and
+ * the most slices. */
+#define ITEMS_PER_CU 1024
+#define GROUPS_PER_CPU_CU 4
+#define MIN_SLICE 256
+#define MAX_SPLITS 64
+
+static const char *const kernel_names[2][4] = { /* by tiles, then ta * 2 + tb */
+    { "gemm_big_nn", "gemm_big_nt", "gemm_big_tn", "gemm_big_tt" },
+    { "gemm_small_nn", "gemm_small_nt", "gemm_small_tn", "gemm_small_tt" },
+};
+
+/* One tile size on one device: C's tile, its depth, the work-group. */
+typedef struct tiles_info {
+    size_t tm, tn, tk, wm, wn;
+} tiles_info;
+
+static tiles_info tiles_of(const ct_context *ctx, ct_gemm_cl_tiles t)
+{
+    static const ct_gemm_cl_params cpu = CT_GEMM_CL_PARAMS_CPU, gpu = CT_GEMM_CL_PARAMS_GPU;
+    const ct_gemm_cl_params *p = ctx->dev.type == CT_DEVICE_CPU ? &cpu : &gpu;
+    return (tiles_info){ p->wm[t] * p->rm, p->wn[t] * p->rnv * p->vn, p->tk, p->wm[t], p->wn[t] };
+}
+
+static size_t cdiv(size_t a, size_t b)
+{
+    return (a + b - 1) / b;
+}
+
+/* The slice depth for s slices: a multiple of the tile depth; the number
+ * of slices it gives (no empty slice) in *splits. */
+static size_t slice_depth(size_t k, size_t tk, size_t *splits)
+{
+    size_t kc = cdiv(cdiv(k, *splits), tk) * tk;
+    if (kc == 0)
+        kc = tk;
+    *splits = k ? cdiv(k, kc) : 1;
+    return kc;
+}
+
+static size_t splits_for(const ct_context *ctx, ct_gemm_cl_tiles t, size_t m, size_t n, size_t k)
+{
+    tiles_info ti = tiles_of(ctx, t);
+    size_t cu = ctx->dev.compute_units ? ctx->dev.compute_units : 1;
+    size_t groups = cdiv(m, ti.tm) * cdiv(n, ti.tn);
+    size_t want = ctx->dev.type == CT_DEVICE_CPU ? cu * GROUPS_PER_CPU_CU
+                                                 : cdiv(cu * ITEMS_PER_CU, ti.wm * ti.wn);
+    if (groups >= want)
+        return 1;
+    size_t s = cdiv(want, groups), most = k / MIN_SLICE;
+    if (s > most)
+        s = most;
+    if (s > MAX_SPLITS)
+        s = MAX_SPLITS;
+    if (s <= 1)
+        return 1;
+    slice_depth(k, ti.tk, &s);
+    return s;
+}
+
+ct_gemm_cl_plan ct_gemm_cl_plan_for(const ct_context *ctx, size_t m, size_t n, size_t k, int ta,
+                                    int tb)
+{
+    (void)ta, (void)tb;
+    ct_gemm_cl_tiles t = m <= 16 || ctx->dev.max_work_group_size < tiles_of(ctx, CT_GEMM_CL_BIG).wm *
+                                 tiles_of(ctx, CT_GEMM_CL_BIG).wn ? CT_GEMM_CL_SMALL : CT_GEMM_CL_BIG;
+    return (ct_gemm_cl_plan){ t, splits_for(ctx, t, m, n, k) };
+}
+
+size_t ct_gemm_cl_splits(const ct_context *ctx, size_t m, size_t n, size_t k, int ta, int tb)
+{
+    return ct_gemm_cl_plan_for(ctx, m, n, k, ta, tb).splits;
+}
+
+int ct_gemm_cl_choose(const ct_context *ctx, size_t m, size_t n, size_t k, int ta, int tb)
+{
+    (void)ctx, (void)m, (void)n, (void)k, (void)ta, (void)tb;
+    return 1;
+}
+
+/* The split-K workspace: one buffer per context, grown on demand, released
+ * with the context (an extension slot, cl/runtime.h). */
+typedef struct workspace {
+    cl_mem mem;
+    size_t floats;
+} workspace;
+
+static void workspace_free(void *state)
+{
+    workspace *w = state;
+    if (w->mem)
+        clReleaseMemObject(w->mem);
+    free(w);
+}
+
+static const ct_ext_kind workspace_kind = { "GEMM split-K workspace", workspace_free };
+
+static int workspace_get(ct_context *ctx, size_t floats, cl_mem *out)
+{
+    workspace *w = ct_context_ext(ctx, &workspace_kind);
+    if (!w) {
+        if (!(w = calloc(1, sizeof *w)))
+            return ct_fail(ctx, CT_ERR_NO_MEMORY, "ct_gemm_cl: out of host memory");
+        int st = ct_context_ext_set(ctx, &workspace_kind, w);
+        if (st) {
+            free(w);
+            return st;
+        }
+    }
+    if (w->floats < floats) {
+        size_t want = 1u << 16;
+        while (want < floats)
+            want *= 2;
+        cl_mem m = NULL;
+        int st = ct_buffer_create(ctx, want * sizeof(float), &m);
+        if (st)
+            return st;
+        if (w->mem)
+            clReleaseMemObject(w->mem); /* in-order queue: earlier users have it queued already */
+        w->mem = m;
+        w->floats = want;
+    }
+    *out = w->mem;
+    return CT_OK;
+}
+
+int ct_gemm_cl_run(ct_context *ctx, ct_gemm_cl_plan plan, int trans_a, int trans_b, size_t m,
+                   size_t n, size_t k, float alpha, cl_mem a, size_t a_off, size_t lda, cl_mem b,
+                   size_t b_off, size_t ldb, float beta, cl_mem c, size_t c_off, size_t ldc)
+{
+    CT_VALIDATE(NULL, ctx);
+    if (m == 0 || n == 0)
+        return CT_OK;
+    if (m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff || lda > 0x7fffffff ||
+        ldb > 0x7fffffff || ldc > 0x7fffffff)
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_gemm_cl: %zu x %zu x %zu (ld %zu, %zu, %zu) "
+                       "is too large", m, n, k, lda, ldb, ldc);
+    CT_VALIDATE(ctx, a && b && c && (plan.tiles == CT_GEMM_CL_BIG || plan.tiles == CT_GEMM_CL_SMALL));
+    int t = (trans_a ? 2 : 0) + (trans_b ? 1 : 0);
+    ct_kernel_entry *e;
+    int st = ct_kernel_get(ctx, CT_PROG_gemm, kernel_names[plan.tiles][t], &e);
+    if (st)
+        return st;
+    tiles_info ti = tiles_of(ctx, plan.tiles);
+    if (e->max_wg < ti.wm * ti.wn && plan.tiles == CT_GEMM_CL_BIG) {
+        /* a device that allows fewer work-items per group */
+        plan = (ct_gemm_cl_plan){ CT_GEMM_CL_SMALL, splits_for(ctx, CT_GEMM_CL_SMALL, m, n, k) };
+        ti = tiles_of(ctx, plan.tiles);
+        if ((st = ct_kernel_get(ctx, CT_PROG_gemm, kernel_names[plan.tiles][t], &e)))
+            return st;
+    }
+    const char *name = kernel_names[plan.tiles][t];
+    if (e->max_wg < ti.wm * ti.wn)
+        return ct_fail(ctx, CT_ERR_UNSUPPORTED, "ct_gemm_cl: %s needs work-groups of %zu on %s, "
+                       "which allows %zu", name, ti.wm * ti.wn, ctx->dev.name, e->max_wg);
+    size_t wg[3] = { 0, 0, 0 };
+    cl_int err = clGetKernelWorkGroupInfo(e->kernel, ctx->device, CL_KERNEL_COMPILE_WORK_GROUP_SIZE,
+                                          sizeof wg, wg, NULL);
+    if (err != CL_SUCCESS || wg[0] != ti.wn || wg[1] != ti.wm)
+        return ct_fail(ctx, CT_ERR_INTERNAL, "ct_gemm_cl: %s was compiled for work-groups of "
+                       "%zu x %zu, the launcher expects %zu x %zu: cl_kernels/gemm.cl and "
+                       "src/ops/gemm_cl.h disagree", name, wg[0], wg[1], ti.wn, ti.wm);
+    size_t s = plan.splits ? plan.splits : 1;
+    size_t kc = slice_depth(k, ti.tk, &s);
+
+    cl_mem out = c;
+    cl_ulong out_off = c_off, stride = 0;
+    cl_uint ldo = (cl_uint)ldc;
+    float a_out = alpha, b_out = beta;
+    if (s > 1) { /* slices into the workspace (s, m, n), summed below */
+        if ((st = workspace_get(ctx, s * m * n, &out)))
+            return st;
+        out_off = 0, stride = (cl_ulong)m * n, ldo = (cl_uint)n;
+        a_out = 1.0f, b_out = 0.0f;
+    }
+    cl_ulong ao = a_off, bo = b_off;
+    cl_uint la = (cl_uint)lda, lb = (cl_uint)ldb, mm = (cl_uint)m, nn = (cl_uint)n, kk = (cl_uint)k,
+            kcc = (cl_uint)kc;
+    size_t global[3] = { cdiv(n, ti.tn) * ti.wn, cdiv(m, ti.tm) * ti.wm, s };
+    size_t local[3] = { ti.wn, ti.wm, 1 };
+    ct_launch_bytes(ctx, (m * k + k * n + (b_out != 0.0f ? m * n : 0)) * sizeof(float),
+                    s * m * n * sizeof(float));
+    st = CT_RUN(ctx, CT_PROG_gemm, name, 3, global, local, CT_ARG(a), CT_ARG(ao),
+                CT_ARG(la), CT_ARG(b), CT_ARG(bo), CT_ARG(lb), CT_ARG(out), CT_ARG(out_off),
+                CT_ARG(ldo), CT_ARG(stride), CT_ARG(mm), CT_ARG(nn), CT_ARG(kk), CT_ARG(kcc),
+                CT_ARG(a_out), CT_ARG(b_out));
+    if (st || s == 1)
+        return st;
+    cl_uint ss = (cl_uint)s, lc = (cl_uint)ldc;
+    cl_ulong co = c_off;
+    size_t g2[2] = { n, m };
+    ct_launch_bytes(ctx, (s * m * n + (beta != 0.0f ? m * n : 0)) * sizeof(float),
+                    m * n * sizeof(float));
+    return CT_RUN(ctx, CT_PROG_gemm, "gemm_splitk_sum", 2, g2, NULL, CT_ARG(out), CT_ARG(ss),
+                  CT_ARG(c), CT_ARG(co), CT_ARG(lc), CT_ARG(mm), CT_ARG(nn), CT_ARG(alpha),
+                  CT_ARG(beta));
+}
+
+int ct_gemm_cl(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t n, size_t k,
+               float alpha, cl_mem a, size_t a_off, size_t lda, cl_mem b, size_t b_off,
+               size_t ldb, float beta, cl_mem c, size_t c_off, size_t ldc)
+{
+    CT_VALIDATE(NULL, ctx);
+    return ct_gemm_cl_run(ctx, ct_gemm_cl_plan_for(ctx, m, n, k, trans_a, trans_b), trans_a,
+                          trans_b, m, n, k, alpha, a, a_off, lda, b, b_off, ldb, beta, c, c_off,
+                          ldc);
+}

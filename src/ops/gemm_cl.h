@@ -1,0 +1,66 @@
+/*
+ * gemm_cl.h - cltrain's own OpenCL SGEMM for the GPU class
+ * (cl_kernels/gemm.cl): row-major C = alpha op(A) op(B) + beta C as
+ * ct_gemm computes it, with split-K for products whose C is too small to
+ * fill a large GPU (the weight gradients of convolutions and of dense layers
+ * at small batches): the k-slices' products go to a workspace the context
+ * keeps, then one kernel sums them in slice order, so the bits depend only
+ * on the device and the shape.
+ */
+#ifndef CT_OPS_GEMM_CL_H
+#define CT_OPS_GEMM_CL_H
+
+#include "cl/runtime.h"
+
+/* The tile parameters, as cl_kernels/gemm.cl's defaults for CPU devices
+ * (CT_DEVICE_IS_CPU) and for others (the two must agree; the launcher
+ * checks the work-group size each kernel was compiled for). Each work-item
+ * holds RM rows x RNV vectors of VN columns; a tile of C is (WM RM) x
+ * (WN RNV VN) on WM x WN work-items, TK deep per local step. */
+typedef struct ct_gemm_cl_params {
+    size_t vn, rm, rnv, tk;
+    size_t wm[2], wn[2]; /* by ct_gemm_cl_tiles */
+} ct_gemm_cl_params;
+
+#define CT_GEMM_CL_PARAMS_CPU { 16, 8, 2, 16, { 8, 2 }, { 4, 4 } }
+#define CT_GEMM_CL_PARAMS_GPU { 4, 4, 1, 16, { 16, 4 }, { 16, 8 } }
+
+/* The two tile sizes: big, and small (16 rows; at most 32 work-items, as
+ * Mesa's llvmpipe allows). GPUs: 64 x 64 on 256 work-items and 16 x 32 on
+ * 32; CPUs: 64 x 128 on 32 and 16 x 128 on 8. */
+typedef enum ct_gemm_cl_tiles { CT_GEMM_CL_BIG, CT_GEMM_CL_SMALL } ct_gemm_cl_tiles;
+
+/* How one product runs: the tiles and the number of k-slices (1: no
+ * split, C written directly). */
+typedef struct ct_gemm_cl_plan {
+    ct_gemm_cl_tiles tiles;
+    size_t splits;
+} ct_gemm_cl_plan;
+
+/* The plan for a shape on the context's device. */
+ct_gemm_cl_plan ct_gemm_cl_plan_for(const ct_context *ctx, size_t m, size_t n, size_t k, int ta,
+                                    int tb);
+
+/* Whether this kernel should run the shape rather than CLBlast (by what
+ * was measured, docs/BENCHMARKS.md). */
+int ct_gemm_cl_choose(const ct_context *ctx, size_t m, size_t n, size_t k, int ta, int tb);
+
+/* The number of k-slices ct_gemm_cl runs the shape in (1: no split). */
+size_t ct_gemm_cl_splits(const ct_context *ctx, size_t m, size_t n, size_t k, int ta, int tb);
+
+/* C = alpha op(A) op(B) + beta C, row-major, as ct_gemm (beta = 0: C is not
+ * read). Operands are not range-checked here (ct_gemm does that); sizes
+ * and leading dimensions must be below 2^31.
+ * a: op(A) (m, k); b: op(B) (k, n); c: (m, n), leading dimensions lda, ldb,
+ * ldc as stored */
+int ct_gemm_cl(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t n, size_t k,
+               float alpha, cl_mem a, size_t a_off, size_t lda, cl_mem b, size_t b_off,
+               size_t ldb, float beta, cl_mem c, size_t c_off, size_t ldc);
+
+/* ct_gemm_cl with a given plan (tests run every tile size and split). A
+ * plan whose big tiles the device cannot launch runs the small ones. */
+int ct_gemm_cl_run(ct_context *ctx, ct_gemm_cl_plan plan, int trans_a, int trans_b, size_t m,
+                   size_t n, size_t k, float alpha, cl_mem a, size_t a_off, size_t lda, cl_mem b,
+                   size_t b_off, size_t ldb, float beta, cl_mem c, size_t c_off, size_t ldc);
+
+#endif /* CT_OPS_GEMM_CL_H */

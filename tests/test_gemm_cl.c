@@ -1,0 +1,284 @@
+/*
+ * test_gemm_cl - cltrain's own OpenCL SGEMM (src/ops/gemm_cl.c,
+ * cl_kernels/gemm.cl) against a double-precision host product: every
+ * transposition, both tile sizes, without and with split-K (2, 3 and 7
+ * slices, and the plan's own), shapes that are not multiples of any tile,
+ * offsets and padded leading dimensions, alpha and beta (beta = 0 over a C
+ * of NaNs: C must not be read), and guard values around C that must stay
+ * untouched. Split runs must give the same bits twice (fixed order).
+ *
+ * Tolerance: the kernel sums each element's products with fma in float, a
+ * slice at a time, then adds the slices in float: at most k + s roundings
+ * in a row, each of relative size u = 2^-24, then one for alpha and one for
+ * beta. So |c - exact| <= (k + s + 2) u (|alpha| sum_k |a_ik b_kj| +
+ * |beta c_ij|) (Higham, Accuracy and Stability, 3.1-3.5, first order); the
+ * reference in double adds error far below that.
+ *
+ *   test_gemm_cl              the checks
+ *   test_gemm_cl --bench      GFLOP/s of ct_gemm_cl against CLBlastSgemm
+ *                             over the shapes the zoo's models run
+ */
+#include <clblast_c.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cl/runtime.h"
+#include "core/util.h"
+#include "ops/gemm_cl.h"
+#include "tcheck.h"
+
+static uint64_t rng = 7;
+static float frand(void)
+{
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    return (float)((double)(rng >> 40) / (double)(1ull << 24)) * 2.0f - 1.0f;
+}
+
+#define GUARD 1234.5f
+
+/* One product with a given plan; 1 when it matches. */
+static int one(ct_context *ctx, ct_gemm_cl_plan plan, int ta, int tb, size_t m, size_t n, size_t k,
+               float alpha, float beta, int pad)
+{
+    size_t ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
+    size_t lda = ac + (pad ? 3 : 0), ldb = bc + (pad ? 5 : 0), ldc = n + (pad ? 2 : 0);
+    size_t aoff = pad ? 7 : 0, boff = pad ? 1 : 0, coff = pad ? 11 : 0;
+    size_t na = aoff + ar * lda + 1, nb = boff + br * ldb + 1, nc = coff + m * ldc + 4;
+    float *a = malloc(na * sizeof *a), *b = malloc(nb * sizeof *b), *c = malloc(nc * sizeof *c);
+    float *got = malloc(nc * sizeof *c), *got2 = malloc(nc * sizeof *c);
+    for (size_t i = 0; i < na; i++)
+        a[i] = frand();
+    for (size_t i = 0; i < nb; i++)
+        b[i] = frand();
+    for (size_t i = 0; i < nc; i++)
+        c[i] = GUARD;
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < n; j++)
+            c[coff + i * ldc + j] = beta == 0.0f ? NAN : frand();
+    size_t s = plan.splits;
+    cl_mem ma = NULL, mb = NULL, mc = NULL;
+    int ok = !ct_buffer_create(ctx, na * sizeof *a, &ma) && !ct_buffer_create(ctx, nb * sizeof *b, &mb) &&
+             !ct_buffer_create(ctx, nc * sizeof *c, &mc) && !ct_buffer_write(ctx, ma, 0, na * sizeof *a, a) &&
+             !ct_buffer_write(ctx, mb, 0, nb * sizeof *b, b);
+    for (int rep = 0; rep < (s > 1 ? 2 : 1) && ok; rep++) {
+        float *dst = rep ? got2 : got;
+        int st = ct_buffer_write(ctx, mc, 0, nc * sizeof *c, c);
+        if (!st)
+            st = ct_gemm_cl_run(ctx, plan, ta, tb, m, n, k, alpha, ma, aoff, lda, mb, boff, ldb, beta,
+                                mc, coff, ldc);
+        if (!st)
+            st = ct_buffer_read(ctx, mc, 0, nc * sizeof *c, dst);
+        CHECK(st == CT_OK, "%c%c %zux%zux%zu: %s", ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k,
+              ct_context_last_error(ctx));
+        ok = st == CT_OK;
+    }
+    if (ok && s > 1 && memcmp(got, got2, nc * sizeof *c)) {
+        CHECK(0, "%c%c %zux%zux%zu split %zu: two runs differ in their bits", ta ? 'T' : 'N',
+              tb ? 'T' : 'N', m, n, k, s);
+        ok = 0;
+    }
+    for (size_t i = 0; ok && i < nc; i++) {
+        int inside = i >= coff && (i - coff) / ldc < m && (i - coff) % ldc < n;
+        double want = GUARD, tol = 0;
+        if (inside) {
+            size_t r = (i - coff) / ldc, col = (i - coff) % ldc;
+            double sum = 0, abs = 0;
+            for (size_t p = 0; p < k; p++) {
+                double x = a[aoff + (ta ? p * lda + r : r * lda + p)];
+                double y = b[boff + (tb ? col * ldb + p : p * ldb + col)];
+                sum += x * y;
+                abs += fabs(x * y);
+            }
+            want = alpha * sum + (beta == 0.0f ? 0.0 : (double)beta * c[i]);
+            double bound = fabs(alpha) * abs + (beta == 0.0f ? 0.0 : fabs((double)beta * c[i]));
+            tol = (double)(k + s + 2) * 0x1p-24 * bound + 1e-30;
+        }
+        if (!(fabs((double)got[i] - want) <= tol)) {
+            CHECK(0, "%s tiles %c%c m=%zu n=%zu k=%zu split %zu alpha %g beta %g pad %d: element %zu "
+                  "(%s) is %.9g, want %.9g (tolerance %.3g)", plan.tiles == CT_GEMM_CL_BIG ? "big" : "small",
+                  ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, s, alpha, beta, pad, i,
+                  inside ? "inside C" : "a guard outside C", got[i], want, tol);
+            ok = 0;
+        }
+    }
+    ct_buffer_release(&ma);
+    ct_buffer_release(&mb);
+    ct_buffer_release(&mc);
+    free(a), free(b), free(c), free(got), free(got2);
+    return ok;
+}
+
+static int checks(ct_context *ctx, int small_only)
+{
+    /* none a multiple of 16 or 32 (but 64 for a full-tile case) */
+    static const size_t shapes[][3] = {
+        { 1, 1, 1 },   { 7, 5, 3 },    { 17, 33, 19 }, { 65, 63, 47 }, { 64, 64, 64 },
+        { 13, 150, 531 }, { 100, 37, 700 }, { 3, 2, 1000 },  { 70, 130, 17 },
+    };
+    static const size_t splits[] = { 1, 2, 3, 7, 0 }; /* 0: the plan's own */
+    int cases = 0, passed = 0;
+    for (int tiles = small_only ? 1 : 0; tiles < 2; tiles++)
+        for (int t = 0; t < 4; t++)
+            for (size_t i = 0; i < CT_ARRAY_LEN(shapes); i++)
+                for (size_t si = 0; si < CT_ARRAY_LEN(splits); si++) {
+                    size_t m = shapes[i][0], n = shapes[i][1], k = shapes[i][2];
+                    ct_gemm_cl_plan plan = { (ct_gemm_cl_tiles)tiles, splits[si] };
+                    if (!splits[si])
+                        plan = ct_gemm_cl_plan_for(ctx, m, n, k, t >> 1, t & 1);
+                    if (plan.splits > 1 && k < 2 * plan.splits)
+                        continue;
+                    int v = (int)(i + si + (size_t)t);
+                    float alpha = v % 3 == 0 ? 1.0f : v % 3 == 1 ? -0.75f : 2.0f;
+                    float beta = v % 2 ? 0.0f : v % 4 == 0 ? 1.0f : 0.5f;
+                    cases++;
+                    passed += one(ctx, plan, t >> 1, t & 1, m, n, k, alpha, beta, v & 1);
+                }
+    /* k = 0: C = beta C */
+    cases += 2;
+    passed += one(ctx, (ct_gemm_cl_plan){ CT_GEMM_CL_SMALL, 1 }, 0, 0, 5, 9, 0, 1.0f, 0.5f, 1);
+    passed += one(ctx, (ct_gemm_cl_plan){ CT_GEMM_CL_SMALL, 1 }, 1, 1, 5, 9, 0, 1.0f, 0.0f, 0);
+    /* a split whose workspace grows after a smaller one */
+    cases++;
+    passed += one(ctx, (ct_gemm_cl_plan){ CT_GEMM_CL_SMALL, 5 }, 0, 1, 150, 301, 99, 1.0f, 0.0f, 1);
+    printf("ct_gemm_cl: %d of %d cases match the double-precision product\n", passed, cases);
+    return passed == cases;
+}
+
+/* ---- --bench: GFLOP/s against CLBlast ---- */
+
+typedef struct shape {
+    const char *what;
+    size_t m, n, k;
+    int ta, tb;
+} shape;
+
+/* One product by ct_gemm_cl (which = 0) or CLBlastSgemm (1), finished. */
+static int run_one(ct_context *ctx, int which, const shape *sh, cl_mem a, cl_mem b, cl_mem c)
+{
+    size_t lda = sh->ta ? sh->m : sh->k, ldb = sh->tb ? sh->k : sh->n;
+    cl_command_queue q = ctx->queue;
+    int st;
+    if (which)
+        st = CLBlastSgemm(CLBlastLayoutRowMajor, sh->ta ? CLBlastTransposeYes : CLBlastTransposeNo,
+                          sh->tb ? CLBlastTransposeYes : CLBlastTransposeNo, sh->m, sh->n, sh->k, 1.0f,
+                          a, 0, lda, b, 0, ldb, 0.0f, c, 0, sh->n, &q, NULL);
+    else
+        st = ct_gemm_cl(ctx, sh->ta, sh->tb, sh->m, sh->n, sh->k, 1.0f, a, 0, lda, b, 0, ldb, 0.0f,
+                        c, 0, sh->n);
+    if (st || clFinish(q) != CL_SUCCESS) {
+        fprintf(stderr, "%s: %s failed: %d %s\n", sh->what, which ? "CLBlast" : "ct_gemm_cl", st,
+                ct_context_last_error(ctx));
+        return 0;
+    }
+    return 1;
+}
+
+/* Seconds per product of each (best[0]: ct_gemm_cl, best[1]: CLBlast):
+ * after a first run of each (kernels compile), 5 alternating rounds of at
+ * least 0.1 s each, the best round's mean (the machine is shared). */
+static int time_both(ct_context *ctx, const shape *sh, cl_mem a, cl_mem b, cl_mem c, double best[2])
+{
+    best[0] = best[1] = 1e30;
+    if (!run_one(ctx, 0, sh, a, b, c) || !run_one(ctx, 1, sh, a, b, c))
+        return 0;
+    for (int round = 0; round < 10; round++) {
+        int which = round & 1, reps = 0;
+        double t0 = ct_now(), t = 0;
+        do {
+            if (!run_one(ctx, which, sh, a, b, c))
+                return 0;
+            reps++;
+            t = ct_now() - t0;
+        } while (t < 0.1);
+        best[which] = t / reps < best[which] ? t / reps : best[which];
+    }
+    return 1;
+}
+
+static int bench(ct_context *ctx, const char *only)
+{
+    static const shape shapes[] = {
+        /* the zoo's cnn (28x28, conv 32 -> 64 at 14x14, dense 3136 -> 128), batch 64 */
+        { "cnn conv2 fwd nb=64", 64, 64 * 196, 288, 0, 0 },
+        { "cnn conv2 dW nb=64", 64, 288, 64 * 196, 0, 1 },
+        { "cnn conv2 dX nb=64", 288, 64 * 196, 64, 1, 0 },
+        { "cnn dense fwd nb=64", 64, 128, 3136, 0, 1 },
+        { "cnn dense dW nb=64", 128, 3136, 64, 1, 0 },
+        { "cnn dense dX nb=64", 64, 3136, 128, 0, 0 },
+        /* resnet56 (32x32), batch 128: stages of 16, 32, 64 channels */
+        { "r56 s1 fwd nb=128", 16, 128 * 1024, 144, 0, 0 },
+        { "r56 s1 dW nb=128", 16, 144, 128 * 1024, 0, 1 },
+        { "r56 s1 dX nb=128", 144, 128 * 1024, 16, 1, 0 },
+        { "r56 s2 fwd nb=128", 32, 128 * 256, 288, 0, 0 },
+        { "r56 s2 dW nb=128", 32, 288, 128 * 256, 0, 1 },
+        { "r56 s3 fwd nb=128", 64, 128 * 64, 576, 0, 0 },
+        { "r56 s3 dW nb=128", 64, 576, 128 * 64, 0, 1 },
+        { "r56 s3 dX nb=128", 576, 128 * 64, 64, 1, 0 },
+        { "r56 s1 dW nb=32", 16, 144, 32 * 1024, 0, 1 },
+        /* mlp 784 -> 256 -> ..., batch 64 and 256 */
+        { "mlp fc1 fwd nb=64", 64, 256, 784, 0, 1 },
+        { "mlp fc1 dW nb=64", 256, 784, 64, 1, 0 },
+        { "mlp fc1 dX nb=64", 64, 784, 256, 0, 0 },
+        { "mlp fc1 fwd nb=256", 256, 256, 784, 0, 1 },
+        { "mlp fc1 dW nb=256", 256, 784, 256, 1, 0 },
+        { "square 1024", 1024, 1024, 1024, 0, 0 },
+        { "square 1024 NT", 1024, 1024, 1024, 0, 1 },
+    };
+    printf("%-22s %6s %7s %6s %2s %6s %5s %10s %10s %7s\n", "shape", "m", "n", "k", "op", "tiles",
+           "split", "ours GF/s", "CLBlast", "ratio");
+    for (size_t i = 0; i < CT_ARRAY_LEN(shapes); i++) {
+        const shape *sh = &shapes[i];
+        if (only && !strstr(sh->what, only))
+            continue;
+        size_t na = sh->m * sh->k, nb = sh->k * sh->n, nc = sh->m * sh->n;
+        float *h = malloc((na > nb ? na : nb) * sizeof *h);
+        cl_mem a = NULL, b = NULL, c = NULL;
+        for (size_t j = 0; j < (na > nb ? na : nb); j++)
+            h[j] = frand();
+        if (ct_buffer_create(ctx, na * 4, &a) || ct_buffer_create(ctx, nb * 4, &b) ||
+            ct_buffer_create(ctx, nc * 4, &c) || ct_buffer_write(ctx, a, 0, na * 4, h) ||
+            ct_buffer_write(ctx, b, 0, nb * 4, h)) {
+            fprintf(stderr, "buffers: %s\n", ct_context_last_error(ctx));
+            return 0;
+        }
+        ct_gemm_cl_plan plan = ct_gemm_cl_plan_for(ctx, sh->m, sh->n, sh->k, sh->ta, sh->tb);
+        double t[2];
+        if (!time_both(ctx, sh, a, b, c, t))
+            return 0;
+        double ours = t[0], theirs = t[1];
+        double flop = 2.0 * (double)sh->m * (double)sh->n * (double)sh->k * 1e-9;
+        printf("%-22s %6zu %7zu %6zu %c%c %6s %5zu %10.1f %10.1f %7.2f %s\n", sh->what, sh->m, sh->n,
+               sh->k, sh->ta ? 'T' : 'N', sh->tb ? 'T' : 'N', plan.tiles == CT_GEMM_CL_BIG ? "big" : "small",
+               plan.splits, flop / ours, flop / theirs, theirs / ours,
+               ct_gemm_cl_choose(ctx, sh->m, sh->n, sh->k, sh->ta, sh->tb) ? "chosen" : "");
+        fflush(stdout);
+        ct_buffer_release(&a);
+        ct_buffer_release(&b);
+        ct_buffer_release(&c);
+        free(h);
+    }
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    ct_context_options o;
+    ct_context_defaults(&o);
+    o.lazy_kernels = 1;
+    ct_context *ctx = NULL;
+    if (ct_context_create(&o, &ctx)) {
+        fprintf(stderr, "%s\n", ct_last_error());
+        return 1;
+    }
+    printf("device: %s (%u compute units)\n", ctx->dev.name, ctx->dev.compute_units);
+    if (argc > 1 && !strcmp(argv[1], "--bench")) {
+        int ok = bench(ctx, argc > 2 ? argv[2] : NULL);
+        ct_context_free(&ctx);
+        return ok ? 0 : 1;
+    }
+    int small_only = argc > 1 && !strcmp(argv[1], "--small");
+    checks(ctx, small_only);
+    ct_context_free(&ctx);
+    return tcheck_done("test_gemm_cl");
+}
