@@ -228,8 +228,8 @@ void ct_check_eltwise(ct_check *c)
         one_case(c, (size_t)ck_dim(c, 5000));
         ck_case_end(c);
     }
-    /* the count: nothing to count, then sizes past one pass of the largest
-     * grid (256 groups of 256), so work-items loop, then random ones */
+    /* the count: nothing to count, then a size whose work-items loop over
+     * several elements each (about 16, src/ops/eltwise.c), then random ones */
     nonfinite_case(c, 0);
     ck_case_end(c);
     if (!ck_failed(c)) {

@@ -26,6 +26,8 @@ int ct_act_forward(ct_context *ctx, ct_act act, ct_buf y, ct_buf x, size_t n)
         return ct_host_act_forward(ctx, act, y, x, n);
     cl_uint nn = (cl_uint)n;
     cl_int a = act;
+    size_t bytes = n * sizeof(float);
+    ct_launch_bytes(ctx, bytes, bytes);
     if (ctx->cls.row_kernels) {
         size_t g[1] = { (n + CT_ACT_CHUNK - 1) / CT_ACT_CHUNK }, l[1] = { 1 };
         cl_uint chunk = CT_ACT_CHUNK;
@@ -46,6 +48,8 @@ int ct_act_backward(ct_context *ctx, ct_act act, ct_buf dx, ct_buf dy, ct_buf x,
         return ct_host_act_backward(ctx, act, dx, dy, x, n);
     cl_uint nn = (cl_uint)n;
     cl_int a = act;
+    size_t bytes = n * sizeof(float); /* dy, x and y read (each act uses x or y), dx written */
+    ct_launch_bytes(ctx, 3 * bytes, bytes);
     if (ctx->cls.row_kernels) {
         size_t g[1] = { (n + CT_ACT_CHUNK - 1) / CT_ACT_CHUNK }, l[1] = { 1 };
         cl_uint chunk = CT_ACT_CHUNK;

@@ -63,6 +63,11 @@ static attn_params split_params(ct_buf w, size_t E)
 static int softmax(ct_context *ctx, int bwd, const ct_attention_desc *d, ct_buf s, ct_buf p)
 {
     cl_uint rows = (cl_uint)(d->N * d->H * d->T), tt = (cl_uint)d->T, causal = d->causal != 0;
+    /* a causal row reads its keys 0 .. i only; every row is written whole
+     * (bwd also reads p over the same keys) */
+    size_t all = (size_t)rows * d->T * sizeof(float);
+    size_t keys = causal ? d->N * d->H * (d->T * (d->T + 1) / 2) * sizeof(float) : all;
+    ct_launch_bytes(ctx, (bwd ? 2 : 1) * keys, all);
     if (ctx->cls.row_kernels) {
         size_t g[1] = { rows };
         if (!bwd)

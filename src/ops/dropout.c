@@ -145,6 +145,7 @@ static int launch(ct_context *ctx, const char *who, const char *kernel, ct_buf o
     cl_uint nn = (cl_uint)n, at = (cl_uint)first, lo = (cl_uint)seed, hi = (cl_uint)(seed >> 32), st = stream;
     cl_float pp = p, scale = ct_dropout_scale(p);
     size_t g[1] = { (n + 3) / 4 }; /* a work-item per Philox block of four elements */
+    ct_launch_bytes(ctx, n * sizeof(float), n * sizeof(float));
     return CT_RUN(ctx, CT_PROG_dropout, kernel, 1, g, NULL, CT_BUF(out), CT_BUF(in), CT_ARG(nn), CT_ARG(at),
                   CT_ARG(pp), CT_ARG(scale), CT_ARG(lo), CT_ARG(hi), CT_ARG(st));
 }

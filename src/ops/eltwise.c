@@ -28,6 +28,7 @@ int ct_add_forward(ct_context *ctx, ct_buf y, ct_buf a, ct_buf b, size_t n)
         return ct_host_add(ctx, y, a, b, n);
     cl_uint nn = (cl_uint)n;
     size_t g[1] = { n };
+    ct_launch_bytes(ctx, 2 * n * sizeof(float), n * sizeof(float));
     return CT_RUN(ctx, CT_PROG_eltwise, "add_fwd_f32", 1, g, NULL, CT_BUF(y), CT_BUF(a), CT_BUF(b),
                   CT_ARG(nn));
 }
@@ -46,6 +47,7 @@ int ct_add_backward(ct_context *ctx, ct_buf da, ct_buf db, ct_buf dy, size_t n)
     ct_buf a = which & 1 ? da : dy, b = which & 2 ? db : dy;
     cl_uint nn = (cl_uint)n;
     size_t g[1] = { n };
+    ct_launch_bytes(ctx, n * sizeof(float), (which == 3 ? 2 : 1) * n * sizeof(float));
     return CT_RUN(ctx, CT_PROG_eltwise, "add_bwd_f32", 1, g, NULL, CT_BUF(a), CT_BUF(b), CT_BUF(dy),
                   CT_ARG(nn), CT_ARG(which));
 }
@@ -59,6 +61,7 @@ int ct_add_accumulate(ct_context *ctx, ct_buf dst, ct_buf src, size_t n)
         return ct_host_accumulate(ctx, dst, src, n);
     cl_uint nn = (cl_uint)n;
     size_t g[1] = { n };
+    ct_launch_bytes(ctx, 2 * n * sizeof(float), n * sizeof(float));
     return CT_RUN(ctx, CT_PROG_eltwise, "add_accumulate_f32", 1, g, NULL, CT_BUF(dst), CT_BUF(src),
                   CT_ARG(nn));
 }
@@ -70,6 +73,7 @@ int ct_scale(ct_context *ctx, ct_buf x, float s, size_t n)
         return st;
     cl_uint nn = (cl_uint)n;
     size_t g[1] = { n };
+    ct_launch_bytes(ctx, n * sizeof(float), n * sizeof(float));
     return CT_RUN(ctx, CT_PROG_eltwise, "scale_f32", 1, g, NULL, CT_BUF(x), CT_ARG(nn), CT_ARG(s));
 }
 
@@ -80,12 +84,18 @@ int ct_axpy(ct_context *ctx, ct_buf y, float a, ct_buf x, size_t n)
         return st;
     cl_uint nn = (cl_uint)n;
     size_t g[1] = { n };
+    ct_launch_bytes(ctx, 2 * n * sizeof(float), n * sizeof(float));
     return CT_RUN(ctx, CT_PROG_eltwise, "axpy_f32", 1, g, NULL, CT_BUF(y), CT_ARG(a), CT_BUF(x),
                   CT_ARG(nn));
 }
 
+/* Stage one takes about NONFINITE_PER_ITEM elements per work-item, in as
+ * many groups as that needs up to NONFINITE_MAX_GROUPS: 16 elements each
+ * up to 16M elements (a ResNet-50's 25M gradients: 25 each, where a cap
+ * of 256 groups gave 390); stage two sums at most 4096 partials. */
 #define NONFINITE_MAX_WG 256
-#define NONFINITE_MAX_GROUPS 256
+#define NONFINITE_MAX_GROUPS 4096
+#define NONFINITE_PER_ITEM 16
 
 size_t ct_nonfinite_count_workspace_size(size_t n)
 {
@@ -106,7 +116,7 @@ int ct_nonfinite_count(ct_context *ctx, ct_buf count, ct_buf x, size_t n, ct_buf
         (st = ct_kernel_pow2_wg(ctx, CT_PROG_eltwise, "nonfinite_final_f32", NONFINITE_MAX_WG, 0, &wg2)))
         return st;
     /* n == 0 still runs one group, which writes a zero partial */
-    size_t groups = (n + wg1 - 1) / wg1;
+    size_t groups = (n + wg1 * NONFINITE_PER_ITEM - 1) / (wg1 * NONFINITE_PER_ITEM);
     if (groups > NONFINITE_MAX_GROUPS)
         groups = NONFINITE_MAX_GROUPS;
     if (groups == 0)
@@ -114,11 +124,13 @@ int ct_nonfinite_count(ct_context *ctx, ct_buf count, ct_buf x, size_t n, ct_buf
     ct_buf in = x.mem ? x : workspace; /* never read when n == 0 */
     cl_uint nn = (cl_uint)n, ng = (cl_uint)groups;
     size_t g1[1] = { groups * wg1 }, l1[1] = { wg1 };
+    ct_launch_bytes(ctx, n * sizeof(float), groups * sizeof(cl_uint));
     st = CT_RUN(ctx, CT_PROG_eltwise, "nonfinite_partial_f32", 1, g1, l1, CT_BUF(workspace), CT_BUF(in),
                 CT_ARG(nn), CT_LOCAL(wg1 * sizeof(cl_uint)));
     if (st)
         return st;
     size_t g2[1] = { wg2 }, l2[1] = { wg2 };
+    ct_launch_bytes(ctx, groups * sizeof(cl_uint), sizeof(float));
     return CT_RUN(ctx, CT_PROG_eltwise, "nonfinite_final_f32", 1, g2, l2, CT_BUF(count), CT_BUF(workspace),
                   CT_ARG(ng), CT_LOCAL(wg2 * sizeof(cl_uint)));
 }

@@ -26,6 +26,9 @@ int ct_embedding_forward(ct_context *ctx, ct_buf y, ct_buf w, ct_buf idx, size_t
         return st;
     cl_uint nn = (cl_uint)n, vv = (cl_uint)V, dd = (cl_uint)D;
     size_t g[2] = { D, n };
+    /* idx, and at most min(n, V) distinct rows of w; y */
+    ct_launch_bytes(ctx, n * sizeof(cl_int) + (n < V ? n : V) * D * sizeof(float),
+                    n * D * sizeof(float));
     return CT_RUN(ctx, CT_PROG_embedding, "embedding_fwd_f32", 2, g, NULL, CT_BUF(y), CT_BUF(w),
                   CT_BUF(idx), CT_ARG(nn), CT_ARG(vv), CT_ARG(dd));
 }
@@ -49,11 +52,16 @@ int ct_embedding_backward(ct_context *ctx, ct_buf dw, ct_buf dy, ct_buf idx, ct_
                        ct_embedding_workspace_size(n), n);
     cl_uint nn = (cl_uint)n, vv = (cl_uint)V, dd = (cl_uint)D;
     size_t g1[1] = { n };
+    ct_launch_bytes(ctx, n * sizeof(cl_int), n * sizeof(cl_uint));
     st = CT_RUN(ctx, CT_PROG_embedding, "embedding_link_f32", 1, g1, NULL, CT_BUF(ws),
                 CT_BUF(idx), CT_ARG(nn), CT_ARG(vv));
     if (st)
         return st;
     size_t g2[2] = { D, n };
+    /* dy, idx, the links and the dw rows of at most min(n, V) distinct indices */
+    size_t rows = (n < V ? n : V) * D * sizeof(float);
+    ct_launch_bytes(ctx, n * D * sizeof(float) + n * (sizeof(cl_int) + sizeof(cl_uint)) + rows,
+                    rows);
     return CT_RUN(ctx, CT_PROG_embedding, "embedding_bwd_f32", 2, g2, NULL, CT_BUF(dw), CT_BUF(dy),
                   CT_BUF(idx), CT_BUF(ws), CT_ARG(nn), CT_ARG(dd));
 }

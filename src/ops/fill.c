@@ -13,6 +13,7 @@ int ct_fill(ct_context *ctx, ct_buf x, size_t n, float value)
         return ct_host_fill(ctx, x, n, value);
     cl_uint nn = (cl_uint)n;
     size_t g[1] = { n };
+    ct_launch_bytes(ctx, 0, n * sizeof(float));
     return CT_RUN(ctx, CT_PROG_fill, "fill_f32", 1, g, NULL, CT_BUF(x), CT_ARG(nn), CT_ARG(value));
 }
 
@@ -24,6 +25,7 @@ int ct_copy(ct_context *ctx, ct_buf dst, ct_buf src, size_t n)
         return ct_host_copy(ctx, dst, src, n);
     cl_uint nn = (cl_uint)n;
     size_t g[1] = { n };
+    ct_launch_bytes(ctx, n * sizeof(float), n * sizeof(float));
     return CT_RUN(ctx, CT_PROG_fill, "copy_f32", 1, g, NULL, CT_BUF(dst), CT_BUF(src), CT_ARG(nn));
 }
 

@@ -34,6 +34,8 @@ int ct_lrn_forward(ct_context *ctx, const ct_lrn *p, ct_buf y, ct_buf x, ct_buf 
     cl_int cc = c, size = p->size;
     cl_float alpha_n = (cl_float)((double)p->alpha / p->size), beta = p->beta, k = p->k;
     /* scale.mem may be NULL: the kernel then saves nothing */
+    size_t bytes = (size_t)n * (size_t)c * (size_t)hw * sizeof(float);
+    ct_launch_bytes(ctx, bytes, (scale.mem ? 2 : 1) * bytes);
     if (ctx->cls.row_kernels) {
         cl_uint rows = (cl_uint)n * (cl_uint)c;
         size_t g[1] = { rows }, l[1] = { 1 };
@@ -59,6 +61,8 @@ int ct_lrn_backward(ct_context *ctx, const ct_lrn *p, ct_buf dx, ct_buf dy, ct_b
     cl_uint nn = (cl_uint)n, hh = (cl_uint)hw;
     cl_int cc = c, size = p->size;
     cl_float alpha_n = (cl_float)((double)p->alpha / p->size), beta = p->beta, k = p->k;
+    size_t bytes = (size_t)n * (size_t)c * (size_t)hw * sizeof(float);
+    ct_launch_bytes(ctx, 3 * bytes, bytes); /* dy, x and scale; dx */
     if (ctx->cls.row_kernels) {
         cl_uint rows = (cl_uint)n * (cl_uint)c;
         size_t g[1] = { rows }, l[1] = { 1 };

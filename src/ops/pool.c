@@ -70,6 +70,39 @@ static pool_args args_of(const ct_pool2d *p, int oh, int ow)
         CT_ARG((a).kh), CT_ARG((a).kw), CT_ARG((a).sh), CT_ARG((a).sw), CT_ARG((a).ph),           \
         CT_ARG((a).pw)
 
+/* How many of `in` input positions some window reaches (out windows of
+ * length k every s from -p), for the bytes a launch reads. */
+static size_t covered(int in, int out, int k, int s, int p)
+{
+    size_t n = 0;
+    int end = 0;
+    for (int o = 0; o < out; o++) {
+        int a = o * s - p > end ? o * s - p : end, b = o * s - p + k < in ? o * s - p + k : in;
+        if (b > a) {
+            n += (size_t)(b - a);
+            end = b;
+        }
+    }
+    return n;
+}
+
+/* The input bytes the windows read, and an (planes, oh, ow) tensor's bytes. */
+static size_t window_bytes(const ct_pool2d *p, int oh, int ow)
+{
+    return (size_t)p->n * (size_t)p->c * covered(p->h, oh, p->kh, p->sh, p->ph) *
+           covered(p->w, ow, p->kw, p->sw, p->pw) * sizeof(float);
+}
+
+static size_t out_bytes(const ct_pool2d *p, int oh, int ow)
+{
+    return (size_t)p->n * (size_t)p->c * (size_t)oh * (size_t)ow * sizeof(float);
+}
+
+static size_t in_bytes(const ct_pool2d *p)
+{
+    return (size_t)p->n * (size_t)p->c * (size_t)p->h * (size_t)p->w * sizeof(float);
+}
+
 int ct_maxpool_overlaps(const ct_pool2d *p)
 {
     return p->sh < p->kh || p->sw < p->kw;
@@ -88,6 +121,7 @@ int ct_maxpool_forward(ct_context *ctx, const ct_pool2d *p, ct_buf y, ct_buf x, 
     if (ctx->cls.host_pool)
         return ct_maxpool_host_forward(ctx, p, oh, ow, y, x, argmax);
     size_t g[1] = { (size_t)a.planes * (size_t)oh * (size_t)ow };
+    ct_launch_bytes(ctx, window_bytes(p, oh, ow), (argmax.mem ? 2 : 1) * out_bytes(p, oh, ow));
     return CT_RUN(ctx, CT_PROG_pool, "maxpool_fwd_f32", 1, g, NULL, CT_BUF(y), CT_BUF(argmax),
                   CT_BUF(x), POOL_GEOM(a));
 }
@@ -110,6 +144,7 @@ int ct_maxpool_backward(ct_context *ctx, const ct_pool2d *p, ct_buf dx, ct_buf d
          * argmax found once instead of once per element (several times
          * faster at 2x2/2); same results */
         size_t g[1] = { (size_t)a.planes * (size_t)oh * (size_t)ow };
+        ct_launch_bytes(ctx, window_bytes(p, oh, ow) + out_bytes(p, oh, ow), in_bytes(p));
         return CT_RUN(ctx, CT_PROG_pool, "maxpool_bwd_tile_f32", 1, g, NULL, CT_BUF(dx),
                       CT_BUF(dy), CT_BUF(x), POOL_GEOM(a));
     }
@@ -121,6 +156,7 @@ int ct_maxpool_backward(ct_context *ctx, const ct_pool2d *p, ct_buf dx, ct_buf d
     if (ctx->cls.host_pool)
         return ct_maxpool_host_backward(ctx, p, oh, ow, dx, dy, x, argmax);
     size_t g[1] = { (size_t)a.planes * (size_t)p->h }; /* one work-item per input row */
+    ct_launch_bytes(ctx, 2 * out_bytes(p, oh, ow), in_bytes(p)); /* dy and argmax; dx */
     return CT_RUN(ctx, CT_PROG_pool, "maxpool_bwd_f32", 1, g, NULL, CT_BUF(dx), CT_BUF(dy),
                   CT_BUF(argmax), POOL_GEOM(a));
 }
@@ -133,6 +169,7 @@ int ct_avgpool_forward(ct_context *ctx, const ct_pool2d *p, ct_buf y, ct_buf x)
         return st;
     pool_args a = args_of(p, oh, ow);
     size_t g[1] = { (size_t)a.planes * (size_t)oh * (size_t)ow };
+    ct_launch_bytes(ctx, window_bytes(p, oh, ow), out_bytes(p, oh, ow));
     return CT_RUN(ctx, CT_PROG_pool, "avgpool_fwd_f32", 1, g, NULL, CT_BUF(y), CT_BUF(x),
                   POOL_GEOM(a), CT_ARG(a.include_pad));
 }
@@ -145,6 +182,7 @@ int ct_avgpool_backward(ct_context *ctx, const ct_pool2d *p, ct_buf dx, ct_buf d
         return st;
     pool_args a = args_of(p, oh, ow);
     size_t g[1] = { (size_t)a.planes * (size_t)p->h * (size_t)p->w };
+    ct_launch_bytes(ctx, out_bytes(p, oh, ow), in_bytes(p));
     return CT_RUN(ctx, CT_PROG_pool, "avgpool_bwd_f32", 1, g, NULL, CT_BUF(dx), CT_BUF(dy),
                   POOL_GEOM(a), CT_ARG(a.include_pad));
 }
@@ -174,6 +212,7 @@ int ct_global_avgpool_forward(ct_context *ctx, ct_buf y, ct_buf x, int n, int c,
         return st;
     cl_float inv = (cl_float)(1.0 / hw);
     size_t g[1] = { planes };
+    ct_launch_bytes(ctx, (size_t)planes * hw * sizeof(float), planes * sizeof(float));
     return CT_RUN(ctx, CT_PROG_pool, "global_avgpool_fwd_f32", 1, g, NULL, CT_BUF(y), CT_BUF(x),
                   CT_ARG(planes), CT_ARG(hw), CT_ARG(inv));
 }
@@ -186,6 +225,7 @@ int ct_global_avgpool_backward(ct_context *ctx, ct_buf dx, ct_buf dy, int n, int
         return st;
     cl_float inv = (cl_float)(1.0 / hw);
     size_t g[1] = { (size_t)planes * hw };
+    ct_launch_bytes(ctx, planes * sizeof(float), g[0] * sizeof(float));
     return CT_RUN(ctx, CT_PROG_pool, "global_avgpool_bwd_f32", 1, g, NULL, CT_BUF(dx), CT_BUF(dy),
                   CT_ARG(planes), CT_ARG(hw), CT_ARG(inv));
 }

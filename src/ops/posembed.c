@@ -26,6 +26,7 @@ int ct_posembed_forward(ct_context *ctx, ct_buf y, ct_buf x, ct_buf w, size_t T,
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "%s: a NULL buffer", who);
     cl_uint tt = (cl_uint)T, nn = (cl_uint)N, ee = (cl_uint)E;
     size_t g[2] = { E, T * N };
+    ct_launch_bytes(ctx, (T * N + T) * E * sizeof(float), T * N * E * sizeof(float));
     return CT_RUN(ctx, CT_PROG_posembed, "posembed_fwd_f32", 2, g, NULL, CT_BUF(y), CT_BUF(x),
                   CT_BUF(w), CT_ARG(tt), CT_ARG(nn), CT_ARG(ee));
 }
@@ -41,6 +42,9 @@ int ct_posembed_backward(ct_context *ctx, ct_buf dx, ct_buf dw, ct_buf dy, size_
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "%s: a NULL buffer (only dx may be NULL)", who);
     cl_uint tt = (cl_uint)T, nn = (cl_uint)N, ee = (cl_uint)E;
     size_t g[2] = { E, T };
+    /* dy and dw read; dx (when wanted) and dw written */
+    ct_launch_bytes(ctx, (T * N + T) * E * sizeof(float),
+                    ((dx.mem ? T * N : 0) + T) * E * sizeof(float));
     return CT_RUN(ctx, CT_PROG_posembed, "posembed_bwd_f32", 2, g, NULL, CT_BUF(dx), CT_BUF(dw),
                   CT_BUF(dy), CT_ARG(tt), CT_ARG(nn), CT_ARG(ee));
 }

@@ -62,6 +62,8 @@ int ct_shortcut_a_forward(ct_context *ctx, ct_buf y, ct_buf x, int n, int c, int
         return ct_host_shortcut_a_forward(ctx, y, x, n, c, h, w, stride, out_channels, (int)a.oh,
                                           (int)a.ow);
     size_t g[1] = { (size_t)a.n * a.co * a.oh * a.ow };
+    /* reads the subsampled copied channels of x, writes all of y */
+    ct_launch_bytes(ctx, (size_t)a.n * a.c * a.oh * a.ow * sizeof(float), g[0] * sizeof(float));
     return CT_RUN(ctx, CT_PROG_shortcut, "shortcut_a_fwd_f32", 1, g, NULL, CT_BUF(y), CT_BUF(x),
                   SC_ARGS(a));
 }
@@ -77,6 +79,8 @@ int ct_shortcut_a_backward(ct_context *ctx, ct_buf dx, ct_buf dy, int n, int c, 
         return ct_host_shortcut_a_backward(ctx, dx, dy, n, c, h, w, stride, out_channels, (int)a.oh,
                                            (int)a.ow);
     size_t g[1] = { (size_t)a.n * a.c * a.h * a.w };
+    /* reads dy's copied channels, writes all of dx */
+    ct_launch_bytes(ctx, (size_t)a.n * a.c * a.oh * a.ow * sizeof(float), g[0] * sizeof(float));
     return CT_RUN(ctx, CT_PROG_shortcut, "shortcut_a_bwd_f32", 1, g, NULL, CT_BUF(dx), CT_BUF(dy),
                   SC_ARGS(a));
 }
