@@ -67,9 +67,9 @@ static int softmax(ct_context *ctx, int bwd, const ct_attention_desc *d, ct_buf 
      * (bwd also reads p over the same keys) */
     size_t all = (size_t)rows * d->T * sizeof(float);
     size_t keys = causal ? d->N * d->H * (d->T * (d->T + 1) / 2) * sizeof(float) : all;
-    ct_launch_bytes(ctx, (bwd ? 2 : 1) * keys, all);
     if (ctx->cls.row_kernels) {
         size_t g[1] = { rows };
+        ct_launch_bytes(ctx, (bwd ? 2 : 1) * keys, all);
         if (!bwd)
             return CT_RUN(ctx, CT_PROG_attention, "attn_softmax_fwd_rows_f32", 1, g, NULL, CT_BUF(s),
                           CT_ARG(rows), CT_ARG(tt), CT_ARG(causal));
@@ -82,6 +82,7 @@ static int softmax(ct_context *ctx, int bwd, const ct_attention_desc *d, ct_buf 
     if (st)
         return st;
     size_t g[1] = { (size_t)rows * wg }, l[1] = { wg };
+    ct_launch_bytes(ctx, (bwd ? 2 : 1) * keys, all);
     if (!bwd)
         return CT_RUN(ctx, CT_PROG_attention, name, 1, g, l, CT_BUF(s), CT_ARG(tt), CT_ARG(causal),
                       CT_LOCAL(wg * sizeof(cl_float)));
