@@ -1,7 +1,8 @@
 /*
  * test_gemm - ct_gemm against cblas_sgemm, on both paths (CLBlast and the
  * host BLAS on mapped buffers), for every transpose and sizes 1, 7, 33 and
- * 1000 in each of m, n, k, with offsets, padded leading dimensions, operands
+ * 1000 in each of m, n, k (the device path with CLBlast's kernels and with
+ * cltrain's own, CLTRAIN_GPU_GEMM), with offsets, padded leading dimensions, operands
  * sharing one buffer, k = 0 and invalid arguments; and ct_gemm_batched:
  * products at scattered offsets of shared buffers, interleaved as the
  * heads of attention are, against cblas_sgemm each. On the host path, the
@@ -267,13 +268,20 @@ static void far_offsets(ct_context *ctx)
 {
     ctx->gemm_index_limit = 1u << 16;
     far_off = 100000;
-    int cases = 0, passed = 0;
-    for (int t = 0; t < 4; t++, cases += 3) {
-        passed += one(ctx, t & 1, t >> 1, 33, 65, 17, 0.75f, t & 1 ? 0.5f : 0.0f, t >> 1, 0);
-        passed += one(ctx, t & 1, t >> 1, 7, 1, 129, 1.0f, 0.0f, 1, 0);
-        passed += batched(ctx, t & 1, t >> 1, 16, 16, 8, 12, 0.5f);
+    /* CLBlast (rebased), then cltrain's own kernel (ulong offsets) */
+    static const char *const kernels[2] = { "clblast", "own" };
+    for (int kk = 0; kk < 2; kk++) {
+        setenv("CLTRAIN_GPU_GEMM", kernels[kk], 1);
+        int cases = 0, passed = 0;
+        for (int t = 0; t < 4; t++, cases += 3) {
+            passed += one(ctx, t & 1, t >> 1, 33, 65, 17, 0.75f, t & 1 ? 0.5f : 0.0f, t >> 1, 0);
+            passed += one(ctx, t & 1, t >> 1, 7, 1, 129, 1.0f, 0.0f, 1, 0);
+            passed += batched(ctx, t & 1, t >> 1, 16, 16, 8, 12, 0.5f);
+        }
+        printf("clblast path (%s kernel), offsets past the index limit: %d of %d cases match cblas_sgemm\n",
+               kernels[kk], passed, cases);
     }
-    printf("clblast path, offsets past the index limit: %d of %d cases match cblas_sgemm\n", passed, cases);
+    setenv("CLTRAIN_GPU_GEMM", "clblast", 1);
     far_off = 0;
     cl_mem m = NULL;
     ct_buffer_create(ctx, (300 * 300 + 64) * sizeof(float), &m);
@@ -281,6 +289,7 @@ static void far_offsets(ct_context *ctx)
     CHECK(st == CT_ERR_INVALID_ARG && strstr(ct_context_last_error(ctx), "more than the 65536"),
           "a C of 90000 elements over a limit of 65536: %d %s", st, ct_context_last_error(ctx));
     ct_buffer_release(&m);
+    unsetenv("CLTRAIN_GPU_GEMM");
     ctx->gemm_index_limit = 0;
 }
 
@@ -294,11 +303,17 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s\n", ct_last_error());
         return 1;
     }
-    const ct_gemm_path paths[2] = { CT_GEMM_HOST, CT_GEMM_CLBLAST };
+    /* the device path twice: CLBlast's kernels, then cltrain's own */
+    const ct_gemm_path paths[3] = { CT_GEMM_HOST, CT_GEMM_CLBLAST, CT_GEMM_CLBLAST };
+    const char *const gpu_gemm[3] = { NULL, "clblast", "own" };
     const size_t sizes[4] = { 1, 7, 33, 1000 };
-    for (int p = 0; p < 2; p++) {
+    for (int p = 0; p < 3; p++) {
         if (argc > 1 && strcmp(argv[1], ct_gemm_path_str(paths[p])))
             continue;
+        if (gpu_gemm[p]) {
+            setenv("CLTRAIN_GPU_GEMM", gpu_gemm[p], 1);
+            printf("device path, %s kernels:\n", gpu_gemm[p]);
+        }
         if (ct_gemm_set_path(ctx, paths[p])) {
             printf("skipping the %s path: %s\n", ct_gemm_path_str(paths[p]), ct_context_last_error(ctx));
             continue;
@@ -350,8 +365,9 @@ int main(int argc, char **argv)
         }
         printf("%s path: %d of %d batched cases match cblas_sgemm\n", ct_gemm_path_str(paths[p]), bpassed, bcases);
         errors(ctx);
-        if (paths[p] == CT_GEMM_CLBLAST)
+        if (p == 2)
             far_offsets(ctx);
+        unsetenv("CLTRAIN_GPU_GEMM");
     }
     ct_context_free(&ctx);
     return tcheck_done("test_gemm");

@@ -156,7 +156,7 @@ int ct_run(struct ct_context *ctx, int prog, const char *name, unsigned dims,
 
 void ct_launch_record(ct_context *ctx, const ct_launch_rec *r)
 {
-    if (ctx->lrec.on) {
+    if (ctx->lrec.on && !ctx->lrec.mute) {
         if (ctx->lrec.n == ctx->lrec.cap) {
             size_t cap = ctx->lrec.cap ? 2 * ctx->lrec.cap : 256;
             ct_launch_rec *p = realloc(ctx->lrec.recs, cap * sizeof *p);

@@ -116,6 +116,7 @@ struct ct_context {
         int64_t rd, wr;      /* -1: not stated */
         const char *layer;
         int on;
+        int mute;            /* > 0: launches inside one recorded product, not listed */
         ct_launch_rec *recs;
         size_t n, cap;
     } lrec;

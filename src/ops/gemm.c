@@ -13,9 +13,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ops/gemm512.h"
-#include "ops/host_work.h"
-#include "ops/hostmap.h"
+#include "host/gemm512.h"
+#include "ops/gemm_cl.h"
+#include "host/host_work.h"
+#include "host/hostmap.h"
 
 const char *ct_gemm_path_str(ct_gemm_path path)
 {
@@ -217,10 +218,32 @@ static int clblast_fail(ct_context *ctx, CLBlastStatusCode s, const char *what, 
                    ta ? "T" : "N", tb ? "T" : "N", count, m, n, k, ctx->dev.name, ct_status_str((int)s));
 }
 
+/* Which GPU-class GEMM runs a shape: cltrain's own kernel (ops/gemm_cl.h)
+ * where it was measured faster or where C is too small to fill a GPU
+ * without k-slices, else CLBlast; CLTRAIN_GPU_GEMM=own|clblast forces one. */
+static int own_kernel(const ct_context *ctx, size_t m, size_t n, size_t k, int ta, int tb)
+{
+    const char *env = getenv("CLTRAIN_GPU_GEMM");
+    if (env && !strcmp(env, "own"))
+        return 1;
+    if (env && !strcmp(env, "clblast"))
+        return 0;
+    return ct_gemm_cl_choose(ctx, m, n, k, ta, tb);
+}
+
 /* One product on the device. */
 static int device_gemm(ct_context *ctx, int ta, int tb, size_t m, size_t n, size_t k, float alpha,
                        operand ops[3], float beta)
 {
+    if (own_kernel(ctx, m, n, k, ta, tb)) {
+        /* one record for the product, not one per kernel it launches */
+        gemm_record(ctx, m, n, k, 1, ct_gemm_cl_splits(ctx, m, n, k, ta, tb), beta);
+        ctx->lrec.mute++;
+        int st = ct_gemm_cl(ctx, ta, tb, m, n, k, alpha, ops[0].buf, ops[0].off, ops[0].ld, ops[1].buf,
+                            ops[1].off, ops[1].ld, beta, ops[2].buf, ops[2].off, ops[2].ld);
+        ctx->lrec.mute--;
+        return st;
+    }
     cl_mem sub[3] = { NULL, NULL, NULL };
     int st = CT_OK;
     for (int i = 0; i < 3 && !st; i++)
