@@ -1,16 +1,29 @@
 /*
  * batchnorm.cl - batch normalisation over (N, C, HW): per channel c the
  * statistics run over the m = N * HW elements x[n, c, s] (HW = 1 for a
- * dense layer's (N, F) output).
+ * dense layer's (N, F) output), indexed j = n HW + s in [0, m).
  *
- * Reductions on GPUs (bn_stats_f32, bn_bwd_f32): one work-group per
- * channel, a power-of-two size chosen by the launcher; each work-item
- * Kahan-sums a strided share, a fixed-order tree in local memory (`red`)
- * combines the shares. The result is the same every run on a device, and
- * its error is ~(2 + log2 wg) eps of the sum of magnitudes whatever m is.
- * The variance takes a second pass over (x - mean)^2 rather than E[x^2] -
- * mean^2, which loses every digit when |mean| >> std (ReLU outputs,
- * un-centred inputs).
+ * Reductions on GPUs: two stages, so that the launch fills a device of 30 to
+ * 130 compute units even with 16 channels. The launcher cuts each channel's
+ * [0, m) into S slices of L consecutive j (S and L depend on the shape
+ * only); stage one (bn_*_partial_f32) runs a work-group per (slice,
+ * channel), its work-items reading neighbouring elements (coalesced along
+ * HW), each Kahan-summing a strided share, a fixed-order tree in local
+ * memory (`red`) combining the shares into the slice's partial sums in a
+ * workspace; stage two (bn_*_final_f32) runs a work-item per channel that
+ * Kahan-sums the S partials in slice order. No atomics: the result is the
+ * same every run on a device, and its error is ~(4 + log2 wg) eps of the
+ * sum of magnitudes whatever m is.
+ *
+ * The variance never takes E[x^2] - mean^2, which loses every digit when
+ * |mean| >> std (ReLU outputs, un-centred inputs). Each slice makes a
+ * second pass over its (cached) elements about its own mean mu_s, summing
+ * r_s = sum (x - mu_s) and q_s = sum (x - mu_s)^2; with the channel's mean
+ * mu and d_s = mu_s - mu the exact identity
+ *   sum over the slice of (x - mu)^2 = q_s + (2 r_s + n_s d_s) d_s
+ * combines the slices (Chan's formula with the slice mean's rounding
+ * carried in r_s), and an error in mu enters only at second order, as in a
+ * two-pass variance.
  *
  * CPU devices (the *_cpu_f32 and *_rows_f32 kernels) run a work-group on
  * one core, so a group per channel strides across rows, divides per element
@@ -23,8 +36,8 @@
  * (n, c) row; the backward keeps both passes in the channel's work-item,
  * which needs no buffer for the channel sums between them.
  *
- * The reduction kernels are launched with exactly C work-groups, so the
- * group id needs no guard: an early return ahead of the barriers, even a
+ * The stage-one kernels are launched with exactly S x C work-groups, so the
+ * group ids need no guard: an early return ahead of the barriers, even a
  * uniform one, hangs pocl's CPU device.
  *
  * relu = 1 fuses y = max(0, bn(x)); its backward takes that y and passes the
@@ -50,59 +63,132 @@ inline void bn_tree_sum(__local float *red, uint lid, uint wg)
     }
 }
 
-/* the element j in [0, N * HW) of channel c */
-inline ulong bn_index(uint j, uint c, uint C, uint HW)
+/*
+ * A work-item's walk over j = j0 + lid, j0 + lid + wg, ... of one slice,
+ * as (n, s) = (j / HW, j % HW) advanced by (wg / HW, wg % HW) per step: one
+ * division at the start instead of one per element.
+ */
+typedef struct bn_walk {
+    uint n, p, dn, dp;
+} bn_walk;
+
+inline bn_walk bn_walk_start(uint j, uint wg, uint HW)
 {
-    uint n = j / HW;
-    return ((ulong)n * C + c) * HW + (j - n * HW);
+    bn_walk w;
+    w.n = j / HW;
+    w.p = j - w.n * HW;
+    w.dn = wg / HW;
+    w.dp = wg - w.dn * HW;
+    return w;
+}
+
+inline void bn_walk_step(bn_walk *w, uint HW)
+{
+    w->n += w->dn;
+    if (w->p >= HW - w->dp) { /* p + dp >= HW, without overflowing */
+        w->p -= HW - w->dp;
+        w->n++;
+    } else {
+        w->p += w->dp;
+    }
+}
+
+/* the element (n, c, p) of x (N, C, HW) */
+inline ulong bn_at(const bn_walk *w, uint c, uint C, uint HW)
+{
+    return ((ulong)w->n * C + c) * HW + w->p;
+}
+
+/* the end of slice s of [0, m), slices of L */
+inline uint bn_slice_end(uint s, uint L, uint m)
+{
+    uint j0 = s * L;
+    return m - j0 > L ? j0 + L : m;
 }
 
 /*
- * Training statistics, one work-group per channel: mean and 1 / sqrt(var +
- * eps) with the biased variance, saved for the backward; the running stats
- * (if not NULL) move towards the batch's with the unbiased variance, as
- * PyTorch: running = (1 - momentum) running + momentum batch. m >= 2.
- * x: (N, C, HW), mean, invstd, running_mean, running_var: (C), red: (wg)
+ * Training statistics, stage one: a work-group per (slice s, channel c)
+ * writes part[c, s] = (sum x, mu_s = sum x / n_s, r_s, q_s) (see the top
+ * of the file). x: (N, C, HW), part: (C, S, 4), red: (2 wg)
  */
-__kernel void bn_stats_f32(__global float *mean, ulong mean_off, __global float *invstd,
-                           ulong invstd_off, __global float *running_mean, ulong rmean_off,
-                           __global float *running_var, ulong rvar_off, __global const float *x,
-                           ulong x_off, uint N, uint C, uint HW, float momentum, float eps,
-                           __local float *red)
+__kernel void bn_stats_partial_f32(__global float *part, ulong part_off, __global const float *x,
+                                   ulong x_off, uint N, uint C, uint HW, uint L,
+                                   __local float *red)
 {
-    uint c = get_group_id(0), lid = get_local_id(0), wg = get_local_size(0);
-    uint m = N * HW;
+    uint s = get_group_id(0), S = get_num_groups(0), c = get_group_id(1);
+    uint lid = get_local_id(0), wg = get_local_size(0);
+    uint m = N * HW, j0 = s * L, j1 = bn_slice_end(s, L, m);
     __global const float *xc = x + x_off;
-    float s = 0.0f, comp = 0.0f;
-    for (uint j = lid; j < m; j += wg)
-        bn_kahan(&s, &comp, xc[bn_index(j, c, C, HW)]);
-    red[lid] = s;
+    float sum = 0.0f, comp = 0.0f;
+    bn_walk w = bn_walk_start(j0 + lid, wg, HW);
+    for (uint j = j0 + lid; j < j1; j += wg, bn_walk_step(&w, HW))
+        bn_kahan(&sum, &comp, xc[bn_at(&w, c, C, HW)]);
+    red[lid] = sum;
     bn_tree_sum(red, lid, wg);
-    float mu = red[0] / (float)m;
+    sum = red[0];
+    float mu = sum / (float)(j1 - j0);
     barrier(CLK_LOCAL_MEM_FENCE); /* red[0] read by all before reuse */
-    s = comp = 0.0f;
-    for (uint j = lid; j < m; j += wg) {
-        float d = xc[bn_index(j, c, C, HW)] - mu;
-        bn_kahan(&s, &comp, d * d);
+    float r = 0.0f, cr = 0.0f, q = 0.0f, cq = 0.0f;
+    w = bn_walk_start(j0 + lid, wg, HW);
+    for (uint j = j0 + lid; j < j1; j += wg, bn_walk_step(&w, HW)) {
+        float d = xc[bn_at(&w, c, C, HW)] - mu;
+        bn_kahan(&r, &cr, d);
+        bn_kahan(&q, &cq, d * d);
     }
-    red[lid] = s;
+    red[lid] = r;
+    red[wg + lid] = q;
     bn_tree_sum(red, lid, wg);
+    bn_tree_sum(red + wg, lid, wg);
     if (lid == 0) {
-        float var = red[0] / (float)m;
-        mean[mean_off + c] = mu;
-        invstd[invstd_off + c] = 1.0f / sqrt(var + eps);
-        if (running_mean) {
-            running_mean[rmean_off + c] = (1.0f - momentum) * running_mean[rmean_off + c] + momentum * mu;
-            running_var[rvar_off + c] = (1.0f - momentum) * running_var[rvar_off + c] +
-                                        momentum * (var * ((float)m / (float)(m - 1)));
-        }
+        __global float *o = part + part_off + ((ulong)c * S + s) * 4;
+        o[0] = sum;
+        o[1] = mu;
+        o[2] = red[0];
+        o[3] = red[wg];
+    }
+}
+
+/*
+ * Stage two, a work-item per channel: mean and 1 / sqrt(var + eps) with the
+ * biased variance, saved for the backward; the running stats (if not NULL)
+ * move towards the batch's with the unbiased variance, as PyTorch: running
+ * = (1 - momentum) running + momentum batch. m >= 2.
+ * part: (C, S, 4), mean, invstd, running_mean, running_var: (C)
+ */
+__kernel void bn_stats_final_f32(__global float *mean, ulong mean_off, __global float *invstd,
+                                 ulong invstd_off, __global float *running_mean, ulong rmean_off,
+                                 __global float *running_var, ulong rvar_off,
+                                 __global const float *part, ulong part_off, uint N, uint C,
+                                 uint HW, uint S, uint L, float momentum, float eps)
+{
+    uint c = get_global_id(0);
+    if (c >= C)
+        return;
+    uint m = N * HW;
+    __global const float *p = part + part_off + (ulong)c * S * 4;
+    float s = 0.0f, comp = 0.0f;
+    for (uint k = 0; k < S; k++)
+        bn_kahan(&s, &comp, p[4 * k]);
+    float mu = s / (float)m;
+    s = comp = 0.0f;
+    for (uint k = 0; k < S; k++) {
+        float ns = (float)(bn_slice_end(k, L, m) - k * L), d = p[4 * k + 1] - mu;
+        bn_kahan(&s, &comp, p[4 * k + 3] + (2.0f * p[4 * k + 2] + ns * d) * d);
+    }
+    float var = fmax(s, 0.0f) / (float)m;
+    mean[mean_off + c] = mu;
+    invstd[invstd_off + c] = 1.0f / sqrt(var + eps);
+    if (running_mean) {
+        running_mean[rmean_off + c] = (1.0f - momentum) * running_mean[rmean_off + c] + momentum * mu;
+        running_var[rvar_off + c] = (1.0f - momentum) * running_var[rvar_off + c] +
+                                    momentum * (var * ((float)m / (float)(m - 1)));
     }
 }
 
 /*
  * y = gamma (x - mean) invstd + beta, element-wise. from_var = 0: `stat` is
- * invstd (training, from bn_stats_f32); 1: `stat` is a variance and invstd
- * = 1 / sqrt(stat + eps) (inference, running stats). y may alias x.
+ * invstd (training, from bn_stats_final_f32); 1: `stat` is a variance and
+ * invstd = 1 / sqrt(stat + eps) (inference, running stats). y may alias x.
  * x, y: (N, C, HW), mean, stat, gamma, beta: (C)
  */
 __kernel void bn_fwd_f32(__global float *y, ulong y_off, __global const float *x, ulong x_off,
@@ -122,30 +208,28 @@ __kernel void bn_fwd_f32(__global float *y, ulong y_off, __global const float *x
 }
 
 /*
- * Backward, one work-group per channel. g = dy (times y > 0 with relu),
- * xhat = (x - mean) invstd; dbeta += sum g, dgamma += sum g xhat, and
- *   train: dx = gamma invstd (g - sum g / m - xhat sum(g xhat) / m)
- *   eval:  dx = gamma invstd g   (the statistics are constants)
- * `stat` as in bn_fwd_f32 (train: the saved invstd; eval: running_var).
- * Each dx element is written by the work-item that last read its dy, so dx
- * may alias dy. x, dy, dx, y: (N, C, HW), gamma, mean, stat, dgamma,
- * dbeta: (C), red: (2 wg)
+ * Backward, stage one: a work-group per (slice s, channel c) writes
+ * part[c, s] = (sum g, sum g xhat) over the slice, g = dy (times y > 0 with
+ * relu), xhat = (x - mean) invstd. `stat` as in bn_fwd_f32 (train: the
+ * saved invstd; eval: running_var). x, dy, y: (N, C, HW), mean, stat: (C),
+ * part: (C, S, 2), red: (2 wg)
  */
-__kernel void bn_bwd_f32(__global float *dx, ulong dx_off, __global float *dgamma, ulong dgamma_off,
-                         __global float *dbeta, ulong dbeta_off, __global const float *dy,
-                         ulong dy_off, __global const float *x, ulong x_off,
-                         __global const float *y, ulong y_off, __global const float *gamma,
-                         ulong gamma_off, __global const float *mean, ulong mean_off,
-                         __global const float *stat, ulong stat_off, uint N, uint C, uint HW,
-                         float eps, int train, int relu, __local float *red)
+__kernel void bn_bwd_partial_f32(__global float *part, ulong part_off, __global const float *dy,
+                                 ulong dy_off, __global const float *x, ulong x_off,
+                                 __global const float *y, ulong y_off, __global const float *mean,
+                                 ulong mean_off, __global const float *stat, ulong stat_off,
+                                 uint N, uint C, uint HW, uint L, float eps, int train, int relu,
+                                 __local float *red)
 {
-    uint c = get_group_id(0), lid = get_local_id(0), wg = get_local_size(0);
-    uint m = N * HW;
+    uint s = get_group_id(0), S = get_num_groups(0), c = get_group_id(1);
+    uint lid = get_local_id(0), wg = get_local_size(0);
+    uint m = N * HW, j0 = s * L, j1 = bn_slice_end(s, L, m);
     float mu = mean[mean_off + c], v = stat[stat_off + c];
     float is = train ? v : 1.0f / sqrt(v + eps);
     float sg = 0.0f, cg = 0.0f, sgx = 0.0f, cgx = 0.0f;
-    for (uint j = lid; j < m; j += wg) {
-        ulong k = bn_index(j, c, C, HW);
+    bn_walk w = bn_walk_start(j0 + lid, wg, HW);
+    for (uint j = j0 + lid; j < j1; j += wg, bn_walk_step(&w, HW)) {
+        ulong k = bn_at(&w, c, C, HW);
         float g = dy[dy_off + k];
         if (relu && !(y[y_off + k] > 0.0f))
             g = 0.0f;
@@ -156,20 +240,66 @@ __kernel void bn_bwd_f32(__global float *dx, ulong dx_off, __global float *dgamm
     red[wg + lid] = sgx;
     bn_tree_sum(red, lid, wg);
     bn_tree_sum(red + wg, lid, wg);
-    sg = red[0];
-    sgx = red[wg];
     if (lid == 0) {
-        dbeta[dbeta_off + c] += sg;
-        dgamma[dgamma_off + c] += sgx;
+        __global float *o = part + part_off + ((ulong)c * S + s) * 2;
+        o[0] = red[0];
+        o[1] = red[wg];
     }
+}
+
+/*
+ * Stage two, a work-item per channel: the slices' sums in slice order;
+ * dbeta += sum g, dgamma += sum g xhat, and both sums to tot for the
+ * element-wise pass. part: (C, S, 2), dgamma, dbeta: (C), tot: (C, 2)
+ */
+__kernel void bn_bwd_final_f32(__global float *dgamma, ulong dgamma_off, __global float *dbeta,
+                               ulong dbeta_off, __global float *tot, ulong tot_off,
+                               __global const float *part, ulong part_off, uint C, uint S)
+{
+    uint c = get_global_id(0);
+    if (c >= C)
+        return;
+    __global const float *p = part + part_off + (ulong)c * S * 2;
+    float sg = 0.0f, cg = 0.0f, sgx = 0.0f, cgx = 0.0f;
+    for (uint k = 0; k < S; k++) {
+        bn_kahan(&sg, &cg, p[2 * k]);
+        bn_kahan(&sgx, &cgx, p[2 * k + 1]);
+    }
+    dbeta[dbeta_off + c] += sg;
+    dgamma[dgamma_off + c] += sgx;
+    tot[tot_off + 2 * c] = sg;
+    tot[tot_off + 2 * c + 1] = sgx;
+}
+
+/*
+ * The input gradient, element-wise, from the channel sums tot (C, 2):
+ *   train: dx = gamma invstd (g - sum g / m - xhat sum(g xhat) / m)
+ *   eval:  dx = gamma invstd g   (the statistics are constants)
+ * Each element is read and written by one work-item, so dx may alias dy.
+ * x, dy, dx, y: (N, C, HW), gamma, mean, stat: (C)
+ */
+__kernel void bn_bwd_dx_f32(__global float *dx, ulong dx_off, __global const float *dy,
+                            ulong dy_off, __global const float *x, ulong x_off,
+                            __global const float *y, ulong y_off, __global const float *gamma,
+                            ulong gamma_off, __global const float *mean, ulong mean_off,
+                            __global const float *stat, ulong stat_off, __global const float *tot,
+                            ulong tot_off, uint N, uint C, uint HW, float eps, int train, int relu)
+{
+    uint i = get_global_id(0);
+    if (i >= N * C * HW)
+        return;
+    uint c = (i / HW) % C, m = N * HW;
+    float mu = mean[mean_off + c], v = stat[stat_off + c];
+    float is = train ? v : 1.0f / sqrt(v + eps);
+    float g = dy[dy_off + i];
+    if (relu && !(y[y_off + i] > 0.0f))
+        g = 0.0f;
     float gi = gamma[gamma_off + c] * is;
-    float mg = sg / (float)m, mgx = sgx / (float)m;
-    for (uint j = lid; j < m; j += wg) {
-        ulong k = bn_index(j, c, C, HW);
-        float g = dy[dy_off + k];
-        if (relu && !(y[y_off + k] > 0.0f))
-            g = 0.0f;
-        dx[dx_off + k] = train ? gi * (g - mg - ((x[x_off + k] - mu) * is) * mgx) : gi * g;
+    if (train) {
+        float mg = tot[tot_off + 2 * c] / (float)m, mgx = tot[tot_off + 2 * c + 1] / (float)m;
+        dx[dx_off + i] = gi * (g - mg - ((x[x_off + i] - mu) * is) * mgx);
+    } else {
+        dx[dx_off + i] = gi * g;
     }
 }
 

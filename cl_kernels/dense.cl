@@ -32,59 +32,89 @@ inline float bias_term(__global float *dy, ulong i, __global const float *x,
     return v;
 }
 
-/* db[ch] += sum over (n, hw) of dy: one work-group per channel (dimension
- * 1), each work-item sums a strided slice in a fixed order, then a tree in
- * local memory with a fixed pairing, so the result is the same every run.
- * Works for any local size up to CT_WG_SIZE, powers of two or not.
- * With act != 0, dy first becomes dy * act'(x, y) (bias_term).
- * dy, x, y: (n, c, hw); db: (c) */
-__kernel void bias_bwd_f32(__global float *db, ulong db_off, __global float *dy, ulong dy_off,
-                           __global const float *x, ulong x_off, __global const float *y,
-                           ulong y_off, uint n, uint c, uint hw, int act)
+/*
+ * db[ch] += sum over (n, hw) of dy in two stages, so that the launch fills a
+ * GPU even with 16 channels (the launcher picks S slices of L consecutive
+ * j = img hw + p of a channel from the shape alone). Stage one: a
+ * work-group per (slice s, channel ch), dimension 0 over the slice so that
+ * neighbouring work-items read neighbouring elements; each work-item sums a
+ * strided share in a fixed order, a fixed-pairing tree in local memory
+ * (`red`, a power-of-two wg) combines them into part[ch, s]. Stage two
+ * (bias_bwd_final_f32) adds the slices in order. No atomics: the same
+ * result every run on a device. The grid is exactly S x c work-groups: no
+ * early return ahead of the barriers. With act != 0, dy first becomes
+ * dy * act'(x, y) (bias_term). dy, x, y: (n, c, hw); part: (c, S); red: (wg)
+ */
+__kernel void bias_bwd_partial_f32(__global float *part, ulong part_off, __global float *dy,
+                                   ulong dy_off, __global const float *x, ulong x_off,
+                                   __global const float *y, ulong y_off, uint n, uint c, uint hw,
+                                   uint L, int act, __local float *red)
 {
-    __local float part[CT_WG_SIZE];
-    uint l = get_local_id(0), ls = get_local_size(0), ch = get_group_id(1);
+    uint s = get_group_id(0), S = get_num_groups(0), ch = get_group_id(1);
+    uint l = get_local_id(0), wg = get_local_size(0);
+    uint m = n * hw, j0 = s * L, j1 = m - j0 > L ? j0 + L : m;
+    /* (img, p) of j = j0 + l, advanced by (wg / hw, wg % hw) per step */
+    uint j = j0 + l, img = j / hw, p = j - img * hw, dimg = wg / hw, dp = wg - dimg * hw;
     float acc = 0.0f;
-    if (ch < c && hw >= ls) {
-        /* long rows: walk each image's row, no division per term */
-        for (uint img = 0; img < n; img++) {
-            ulong row = ((ulong)img * c + ch) * hw;
-            for (uint p = l; p < hw; p += ls)
-                acc += bias_term(dy, dy_off + row + p, x + x_off, y + y_off, row + p, act);
-        }
-    } else if (ch < c) {
-        uint per = n * hw; /* short rows: spread all the channel's terms */
-        for (uint j = l; j < per; j += ls) {
-            uint img = j / hw, p = j - img * hw;
-            ulong e = ((ulong)img * c + ch) * hw + p;
-            acc += bias_term(dy, dy_off + e, x + x_off, y + y_off, e, act);
+    for (; j < j1; j += wg) {
+        ulong e = ((ulong)img * c + ch) * hw + p;
+        acc += bias_term(dy, dy_off + e, x + x_off, y + y_off, e, act);
+        img += dimg;
+        if (p >= hw - dp) { /* p + dp >= hw, without overflowing */
+            p -= hw - dp;
+            img++;
+        } else {
+            p += dp;
         }
     }
-    part[l] = acc;
+    red[l] = acc;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint s = 1; s < ls; s <<= 1) {
-        if ((l & (2 * s - 1)) == 0 && l + s < ls)
-            part[l] += part[l + s];
+    for (uint k = wg / 2; k > 0; k >>= 1) {
+        if (l < k)
+            red[l] += red[l + k];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    if (l == 0 && ch < c)
-        db[db_off + ch] += part[0];
+    if (l == 0)
+        part[part_off + (ulong)ch * S + s] = red[0];
 }
 
-/* The same sum for hw == 1 and many channels: one work-item per channel
- * walks the batch, so neighbouring work-items read neighbouring elements.
- * dy, x, y: (n, c); db: (c) */
-__kernel void bias_bwd_cols_f32(__global float *db, ulong db_off, __global float *dy,
-                                ulong dy_off, __global const float *x, ulong x_off,
-                                __global const float *y, ulong y_off, uint n, uint c, int act)
+/*
+ * The same stage one for hw == 1: a work-item per (channel ch, slice s)
+ * sums the slice's L rows in order, neighbouring work-items reading
+ * neighbouring channels of a row (coalesced), into part[s, ch].
+ * dy, x, y: (n, c); part: (S, c)
+ */
+__kernel void bias_bwd_cols_partial_f32(__global float *part, ulong part_off, __global float *dy,
+                                        ulong dy_off, __global const float *x, ulong x_off,
+                                        __global const float *y, ulong y_off, uint n, uint c,
+                                        uint S, uint L, int act)
+{
+    uint ch = get_global_id(0), s = get_global_id(1);
+    if (ch >= c || s >= S)
+        return;
+    uint i0 = s * L, i1 = n - i0 > L ? i0 + L : n;
+    float acc = 0.0f;
+    for (uint i = i0; i < i1; i++) {
+        ulong e = (ulong)i * c + ch;
+        acc += bias_term(dy, dy_off + e, x + x_off, y + y_off, e, act);
+    }
+    part[part_off + (ulong)s * c + ch] = acc;
+}
+
+/*
+ * Stage two: db[ch] += the S partials of channel ch in slice order, read at
+ * part[ch * cs + s * ss] ((c, S): cs = S, ss = 1; (S, c): cs = 1, ss = c).
+ * part: as stated; db: (c)
+ */
+__kernel void bias_bwd_final_f32(__global float *db, ulong db_off, __global const float *part,
+                                 ulong part_off, uint c, uint S, uint cs, uint ss)
 {
     uint ch = get_global_id(0);
     if (ch >= c)
         return;
+    __global const float *pc = part + part_off + (ulong)ch * cs;
     float acc = 0.0f;
-    for (uint i = 0; i < n; i++) {
-        ulong e = (ulong)i * c + ch;
-        acc += bias_term(dy, dy_off + e, x + x_off, y + y_off, e, act);
-    }
+    for (uint s = 0; s < S; s++)
+        acc += pc[(ulong)s * ss];
     db[db_off + ch] += acc;
 }

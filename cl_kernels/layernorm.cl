@@ -11,10 +11,14 @@
  * row walks it in order (a work-group runs on one core there, see
  * batchnorm.cl). Either way every sum has a fixed order: deterministic.
  *
- * The parameter gradients (ln_bwd_params_f32) take one work-item per
- * column f walking the rows in order, so dw and db accumulate (+=) without
- * atomics. The row kernels are launched with exactly R work-groups: no
- * early return ahead of a barrier.
+ * The parameter gradients are column sums over the R rows. GPU class: two
+ * stages (ln_bwd_params_partial_f32 then ln_bwd_params_final_f32), a
+ * work-item per (column, slice of rows) so that a GPU is full even with
+ * 192 columns, then one per column adding the slices in order. CPU class
+ * (ln_bwd_params_f32): one work-item per column walking the rows in order.
+ * Either way dw and db accumulate (+=) without atomics. The row kernels
+ * are launched with exactly R work-groups: no early return ahead of a
+ * barrier.
  */
 
 /* red[0..wg) summed into red[0] in a fixed order; every work-item calls it. */
@@ -170,6 +174,53 @@ __kernel void ln_bwd_params_f32(__global float *dw, ulong dw_off, __global float
         float g = dy[dy_off + i];
         sw += g * ((x[x_off + i] - mean[mean_off + r]) * rstd[rstd_off + r]);
         sb += g;
+    }
+    dw[dw_off + f] += sw;
+    db[db_off + f] += sb;
+}
+
+/* GPU class, stage one: a work-item per (column f, slice s) sums the
+ * slice's L rows in order, neighbouring work-items reading neighbouring
+ * columns of a row. dy, x: (R, F), mean, rstd: (R), part: (2, S, F) (the
+ * sums of dy xhat, then of dy) */
+__kernel void ln_bwd_params_partial_f32(__global float *part, ulong part_off,
+                                        __global const float *dy, ulong dy_off,
+                                        __global const float *x, ulong x_off,
+                                        __global const float *mean, ulong mean_off,
+                                        __global const float *rstd, ulong rstd_off, uint R,
+                                        uint F, uint S, uint L)
+{
+    uint f = get_global_id(0), s = get_global_id(1);
+    if (f >= F || s >= S)
+        return;
+    uint r0 = s * L, r1 = R - r0 > L ? r0 + L : R;
+    float sw = 0.0f, sb = 0.0f;
+    for (uint r = r0; r < r1; r++) {
+        ulong i = (ulong)r * F + f;
+        float g = dy[dy_off + i];
+        sw += g * ((x[x_off + i] - mean[mean_off + r]) * rstd[rstd_off + r]);
+        sb += g;
+    }
+    ulong o = part_off + (ulong)s * F + f;
+    part[o] = sw;
+    part[o + (ulong)S * F] = sb;
+}
+
+/* Stage two: dw (F) += the S slices' sums of dy xhat, db (F) += those of
+ * dy, in slice order; one work-item per column. part: (2, S, F) */
+__kernel void ln_bwd_params_final_f32(__global float *dw, ulong dw_off, __global float *db,
+                                      ulong db_off, __global const float *part, ulong part_off,
+                                      uint F, uint S)
+{
+    uint f = get_global_id(0);
+    if (f >= F)
+        return;
+    __global const float *p = part + part_off + f;
+    ulong sb_off = (ulong)S * F;
+    float sw = 0.0f, sb = 0.0f;
+    for (uint s = 0; s < S; s++) {
+        sw += p[(ulong)s * F];
+        sb += p[sb_off + (ulong)s * F];
     }
     dw[dw_off + f] += sw;
     db[db_off + f] += sb;

@@ -73,18 +73,38 @@ __kernel void lstm_bwd_f32(__global float *dgates, ulong dgates_off, __global co
     dc[dc_off + k] = dct * f;
 }
 
-/* db_ih, db_hh (G) += column sums of dgates (rows, G), summed in row order
- * by one work-item per column (deterministic, no atomics). */
-__kernel void lstm_dbias_f32(__global float *db_ih, ulong db_ih_off, __global float *db_hh,
-                             ulong db_hh_off, __global const float *dgates, ulong dgates_off,
-                             uint rows, uint G)
+/* The bias gradients db_ih, db_hh (G) += column sums of dgates (rows, G),
+ * in two stages so that a GPU is full even with a few hundred columns.
+ * Stage one: a work-item per (column j, slice s) sums the slice's L rows
+ * in order, neighbouring work-items reading neighbouring columns, into
+ * part[s, j]. dgates: (rows, G), part: (S, G) */
+__kernel void lstm_dbias_partial_f32(__global float *part, ulong part_off,
+                                     __global const float *dgates, ulong dgates_off, uint rows,
+                                     uint G, uint S, uint L)
+{
+    uint j = get_global_id(0), s = get_global_id(1);
+    if (j >= G || s >= S)
+        return;
+    uint r0 = s * L, r1 = rows - r0 > L ? r0 + L : rows;
+    float acc = 0.0f;
+    for (uint r = r0; r < r1; r++)
+        acc += dgates[dgates_off + (ulong)r * G + j];
+    part[part_off + (ulong)s * G + j] = acc;
+}
+
+/* Stage two: a work-item per column adds the S slices in order (the same
+ * result every run, no atomics) onto both bias gradients.
+ * part: (S, G), db_ih, db_hh: (G) */
+__kernel void lstm_dbias_final_f32(__global float *db_ih, ulong db_ih_off, __global float *db_hh,
+                                   ulong db_hh_off, __global const float *part, ulong part_off,
+                                   uint G, uint S)
 {
     uint j = get_global_id(0);
     if (j >= G)
         return;
-    float s = 0.0f;
-    for (uint r = 0; r < rows; r++)
-        s += dgates[dgates_off + (ulong)r * G + j];
-    db_ih[db_ih_off + j] += s;
-    db_hh[db_hh_off + j] += s;
+    float acc = 0.0f;
+    for (uint s = 0; s < S; s++)
+        acc += part[part_off + (ulong)s * G + j];
+    db_ih[db_ih_off + j] += acc;
+    db_hh[db_hh_off + j] += acc;
 }

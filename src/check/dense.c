@@ -244,14 +244,25 @@ void ct_check_dense(ct_check *c)
         dense_case(c, ck_dim(c, 33), ck_dim(c, 129), ck_dim(c, 65), ck_int(c, 0, 1));
         ck_case_end(c);
     }
-    /* bias + activation: dense-like (hw 1, both bias kernels) and conv-like */
+    /* bias + activation: dense-like (hw 1, the column kernels) and conv-like
+     * (the work-group kernels); the GPU class's two-stage sums cut the large
+     * ones into many slices (73, 19 and 7), lengths no multiple of a group */
     bias_case(c, 1, 1, 1, CT_ACT_RELU, 0);
     ck_case_end(c);
     if (!ck_failed(c))
-        bias_case(c, 3, 300, 1, CT_ACT_GELU, 1); /* the column kernel (c >= 256) */
+        bias_case(c, 3, 300, 1, CT_ACT_GELU, 1);
     ck_case_end(c);
     if (!ck_failed(c))
         bias_case(c, 2, 3, 300, CT_ACT_TANH, 0); /* rows longer than a work-group */
+    ck_case_end(c);
+    if (!ck_failed(c))
+        bias_case(c, 37, 3, 1001, CT_ACT_RELU, 0);
+    ck_case_end(c);
+    if (!ck_failed(c))
+        bias_case(c, 301, 300, 1, CT_ACT_NONE, 1);
+    ck_case_end(c);
+    if (!ck_failed(c))
+        bias_case(c, 100, 7, 1, CT_ACT_GELU, 0);
     ck_case_end(c);
     for (int a = CT_ACT_NONE; a < CT_ACT_COUNT && !ck_failed(c); a++)
         for (int it = 0; it < ck_iterations(c) && !ck_failed(c); it++) {

@@ -119,6 +119,7 @@ static void one_case(ct_check *c, size_t R, size_t F, double offset, float eps)
     ct_buf d_dy = ck_dev_in(c, dy, n), d_y = ck_dev_out(c, n), d_dx = ck_dev_out(c, n);
     ct_buf d_mean = ck_dev_out(c, R), d_rstd = ck_dev_out(c, R);
     ct_buf d_dw = ck_dev_inout(c, dw0, F), d_db = ck_dev_inout(c, db0, F);
+    ct_buf d_work = ck_dev_out(c, ct_layernorm_workspace_size(R, F));
     if (ck_failed(c))
         return;
     if (ck_status(c, ct_layernorm_forward(ctx, d_y, d_mean, d_rstd, d_x, d_w, d_b, R, F, eps),
@@ -128,7 +129,7 @@ static void one_case(ct_check *c, size_t R, size_t F, double offset, float eps)
     ck_expect(c, "forward mean", d_mean, R, mean, mtol, 4 * U);
     ck_expect(c, "forward rstd", d_rstd, R, rstd, 0, 2 * (double)(F + 8) * U);
     if (ck_status(c, ct_layernorm_backward(ctx, d_dx, d_dw, d_db, d_dy, d_x, d_w, d_mean, d_rstd,
-                                           R, F), "layernorm backward"))
+                                           R, F, d_work), "layernorm backward"))
         return;
     ck_expect(c, "backward dx", d_dx, n, dx, dxtol, 8 * U);
     ck_expect(c, "backward dweight (+=)", d_dw, F, dw, dwtol, 4 * U);
@@ -166,7 +167,7 @@ static void bad_args(ct_check *c)
         ct_layernorm_forward(ctx, v, v, v, v, v, v, 2, 0, 1e-5f) != CT_ERR_SHAPE ||
         ct_layernorm_forward(ctx, v, v, v, v, v, v, (size_t)1 << 20, (size_t)1 << 12, 1e-5f) !=
             CT_ERR_SHAPE ||
-        ct_layernorm_backward(ctx, v, none, v, v, v, v, v, v, 2, 2) != CT_ERR_INVALID_ARG)
+        ct_layernorm_backward(ctx, v, none, v, v, v, v, v, v, 2, 2, v) != CT_ERR_INVALID_ARG)
         ck_status(c, CT_ERR_INTERNAL, "eps 0, F 0, R F >= 2^32 or a NULL dweight was accepted");
 }
 
@@ -178,6 +179,9 @@ void ct_check_layernorm(ct_check *c)
         run_case(c, 7, 33, 0, 1e-5f, cpu);
         run_case(c, 3, 300, 20, 1e-5f, cpu);
         run_case(c, 4, 257, 0, 0.5f, cpu);
+        /* the GPU class's parameter gradients in 63 and 21 slices of rows */
+        run_case(c, 1000, 37, 0, 1e-5f, cpu);
+        run_case(c, 333, 300, 10, 1e-5f, cpu);
     }
     int small = ck_small(c);
     for (int it = 0; it < 2 * ck_iterations(c) && !ck_failed(c); it++) {

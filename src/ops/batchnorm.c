@@ -1,15 +1,45 @@
 /*
- * batchnorm.c - batch-norm launchers (cl_kernels/batchnorm.cl): a reduction
- * kernel with one work-group per channel (power-of-two size, for the tree)
- * and an element-wise normalisation; on the CPU class a work-item per channel
- * for the reductions and one per (n, c) row for the normalisation, several
- * times faster there (a work-group runs on one core; see the .cl file).
+ * batchnorm.c - batch-norm launchers (cl_kernels/batchnorm.cl). GPU class:
+ * two-stage reductions (a work-group per (slice, channel) writes partial
+ * sums to the caller's workspace, a work-item per channel combines them)
+ * and element-wise passes; CPU class: a work-item per channel for the
+ * reductions and one per (n, c) row for the normalisation, several times
+ * faster there (a work-group runs on one core; see the .cl file).
  */
 #include "ops/batchnorm.h"
 
 #include "ops/batchnorm_host.h"
 
 #define BN_MAX_WG 256
+/* Slices: enough work-groups in all for a device of 130 compute units
+ * (BN_GROUPS), none shorter than BN_MIN_SLICE elements (8 per work-item of
+ * the largest group) unless a channel has fewer. */
+#define BN_GROUPS 1024
+#define BN_MIN_SLICE 2048
+
+/* S slices of L consecutive elements of a channel's m (the last may be
+ * shorter, none empty); the shape alone decides them, so the summation
+ * order is the same on every run. */
+static void bn_slices(size_t m, size_t C, size_t *S, size_t *L)
+{
+    if (m == 0) { /* nothing to sum: one empty slice */
+        *S = *L = 1;
+        return;
+    }
+    size_t want = (BN_GROUPS + C - 1) / C, most = (m + BN_MIN_SLICE - 1) / BN_MIN_SLICE;
+    size_t s = want < most ? want : most;
+    if (s == 0)
+        s = 1;
+    *L = (m + s - 1) / s;
+    *S = (m + *L - 1) / *L;
+}
+
+size_t ct_batchnorm_workspace_size(size_t N, size_t C, size_t HW)
+{
+    size_t S, L;
+    bn_slices(N * HW, C, &S, &L);
+    return 4 * C * S; /* stats: (C, S, 4); backward: (C, S, 2) and the sums (C, 2) */
+}
 
 /* A CPU device's local size for `items` work-items of `kernel` that need no
  * group: a power of two <= 64 that leaves about 4 groups per compute unit, so
@@ -41,6 +71,7 @@ static int launch_fwd(ct_context *ctx, ct_buf y, ct_buf x, ct_buf mean, ct_buf s
     cl_uint n = (cl_uint)N, c = (cl_uint)C, hw = (cl_uint)HW;
     cl_float e = eps;
     cl_int fv = from_var, r = relu ? 1 : 0;
+    ct_launch_bytes(ctx, (N * C * HW + 4 * C) * sizeof(float), N * C * HW * sizeof(float));
     if (ctx->cls.row_kernels) {
         size_t g[1] = { N * C }, l[1];
         int st = cpu_local(ctx, "bn_fwd_rows_f32", N * C, &l[0]);
@@ -59,7 +90,7 @@ static int launch_fwd(ct_context *ctx, ct_buf y, ct_buf x, ct_buf mean, ct_buf s
 int ct_batchnorm_forward_train(ct_context *ctx, ct_buf y, ct_buf save_mean, ct_buf save_invstd,
                                ct_buf running_mean, ct_buf running_var, ct_buf x, ct_buf gamma,
                                ct_buf beta, size_t N, size_t C, size_t HW, float momentum,
-                               float eps, int relu)
+                               float eps, int relu, ct_buf work)
 {
     const char *who = "ct_batchnorm_forward_train";
     int st = check_dims(ctx, who, N, C, HW, eps);
@@ -81,10 +112,12 @@ int ct_batchnorm_forward_train(ct_context *ctx, ct_buf y, ct_buf save_mean, ct_b
                                          x, gamma, beta, N, C, HW, momentum, eps, 1, relu);
     cl_uint n = (cl_uint)N, c = (cl_uint)C, hw = (cl_uint)HW;
     cl_float mom = momentum, e = eps;
+    size_t running = running_mean.mem ? 2 * C : 0;
     if (ctx->cls.row_kernels) {
         size_t g[1] = { C }, l[1];
         if ((st = cpu_local(ctx, "bn_stats_cpu_f32", C, &l[0])))
             return st;
+        ct_launch_bytes(ctx, (N * C * HW + running) * sizeof(float), (2 * C + running) * sizeof(float));
         st = CT_RUN(ctx, CT_PROG_batchnorm, "bn_stats_cpu_f32", 1, g, l, CT_BUF(save_mean),
                     CT_BUF(save_invstd), CT_BUF(running_mean), CT_BUF(running_var), CT_BUF(x),
                     CT_ARG(n), CT_ARG(c), CT_ARG(hw), CT_ARG(mom), CT_ARG(e));
@@ -92,14 +125,25 @@ int ct_batchnorm_forward_train(ct_context *ctx, ct_buf y, ct_buf save_mean, ct_b
             return st;
         return launch_fwd(ctx, y, x, save_mean, save_invstd, gamma, beta, N, C, HW, eps, 0, relu);
     }
-    size_t wg;
-    if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_batchnorm, "bn_stats_f32", BN_MAX_WG, N * HW, &wg)))
+    if (!work.mem)
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "%s: no workspace. HINT: pass one of "
+                       "ct_batchnorm_workspace_size(N, C, HW) floats", who);
+    size_t S, L, wg;
+    bn_slices(N * HW, C, &S, &L);
+    if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_batchnorm, "bn_stats_partial_f32", BN_MAX_WG, L, &wg)))
         return st;
-    size_t g[1] = { C * wg }, l[1] = { wg };
-    st = CT_RUN(ctx, CT_PROG_batchnorm, "bn_stats_f32", 1, g, l, CT_BUF(save_mean),
-                CT_BUF(save_invstd), CT_BUF(running_mean), CT_BUF(running_var), CT_BUF(x),
-                CT_ARG(n), CT_ARG(c), CT_ARG(hw), CT_ARG(mom), CT_ARG(e),
-                CT_LOCAL(wg * sizeof(cl_float)));
+    cl_uint ns = (cl_uint)S, nl = (cl_uint)L;
+    size_t g1[2] = { S * wg, C }, l1[2] = { wg, 1 };
+    ct_launch_bytes(ctx, N * C * HW * sizeof(float), 4 * C * S * sizeof(float));
+    st = CT_RUN(ctx, CT_PROG_batchnorm, "bn_stats_partial_f32", 2, g1, l1, CT_BUF(work), CT_BUF(x),
+                CT_ARG(n), CT_ARG(c), CT_ARG(hw), CT_ARG(nl), CT_LOCAL(2 * wg * sizeof(cl_float)));
+    if (st)
+        return st;
+    size_t g2[1] = { C };
+    ct_launch_bytes(ctx, (4 * C * S + running) * sizeof(float), (2 * C + running) * sizeof(float));
+    st = CT_RUN(ctx, CT_PROG_batchnorm, "bn_stats_final_f32", 1, g2, NULL, CT_BUF(save_mean),
+                CT_BUF(save_invstd), CT_BUF(running_mean), CT_BUF(running_var), CT_BUF(work),
+                CT_ARG(n), CT_ARG(c), CT_ARG(hw), CT_ARG(ns), CT_ARG(nl), CT_ARG(mom), CT_ARG(e));
     if (st)
         return st;
     return launch_fwd(ctx, y, x, save_mean, save_invstd, gamma, beta, N, C, HW, eps, 0, relu);
@@ -123,7 +167,8 @@ int ct_batchnorm_forward_eval(ct_context *ctx, ct_buf y, ct_buf x, ct_buf gamma,
 
 static int launch_bwd(ct_context *ctx, const char *who, ct_buf dx, ct_buf dgamma, ct_buf dbeta,
                       ct_buf dy, ct_buf x, ct_buf y, ct_buf gamma, ct_buf beta, ct_buf mean,
-                      ct_buf stat, size_t N, size_t C, size_t HW, float eps, int train, int relu)
+                      ct_buf stat, size_t N, size_t C, size_t HW, float eps, int train, int relu,
+                      ct_buf work)
 {
     int st = check_dims(ctx, who, N, C, HW, eps);
     if (st)
@@ -138,39 +183,61 @@ static int launch_bwd(ct_context *ctx, const char *who, ct_buf dx, ct_buf dgamma
     cl_uint n = (cl_uint)N, c = (cl_uint)C, hw = (cl_uint)HW;
     cl_float e = eps;
     cl_int t = train, r = relu ? 1 : 0;
+    size_t n_el = N * C * HW, streams = relu ? 3 : 2; /* dy, x and y with relu */
     if (ctx->cls.row_kernels) {
         size_t g[1] = { C }, l[1];
         if ((st = cpu_local(ctx, "bn_bwd_cpu_f32", C, &l[0])))
             return st;
+        ct_launch_bytes(ctx, (streams * n_el + 5 * C) * sizeof(float), (n_el + 2 * C) * sizeof(float));
         return CT_RUN(ctx, CT_PROG_batchnorm, "bn_bwd_cpu_f32", 1, g, l, CT_BUF(dx),
                       CT_BUF(dgamma), CT_BUF(dbeta), CT_BUF(dy), CT_BUF(x), CT_BUF(y),
                       CT_BUF(gamma), CT_BUF(mean), CT_BUF(stat), CT_ARG(n), CT_ARG(c),
                       CT_ARG(hw), CT_ARG(e), CT_ARG(t), CT_ARG(r));
     }
-    size_t wg;
-    if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_batchnorm, "bn_bwd_f32", BN_MAX_WG, N * HW, &wg)))
+    if (!work.mem)
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "%s: no workspace. HINT: pass one of "
+                       "ct_batchnorm_workspace_size(N, C, HW) floats", who);
+    size_t S, L, wg;
+    bn_slices(N * HW, C, &S, &L);
+    if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_batchnorm, "bn_bwd_partial_f32", BN_MAX_WG, L, &wg)))
         return st;
-    size_t g[1] = { C * wg }, l[1] = { wg };
-    return CT_RUN(ctx, CT_PROG_batchnorm, "bn_bwd_f32", 1, g, l, CT_BUF(dx), CT_BUF(dgamma),
-                  CT_BUF(dbeta), CT_BUF(dy), CT_BUF(x), CT_BUF(y), CT_BUF(gamma), CT_BUF(mean),
-                  CT_BUF(stat), CT_ARG(n), CT_ARG(c), CT_ARG(hw), CT_ARG(e), CT_ARG(t), CT_ARG(r),
-                  CT_LOCAL(2 * wg * sizeof(cl_float)));
+    cl_uint ns = (cl_uint)S, nl = (cl_uint)L;
+    ct_buf tot = ct_buf_at(work, 2 * C * S); /* the channel sums, (C, 2) */
+    size_t g1[2] = { S * wg, C }, l1[2] = { wg, 1 };
+    ct_launch_bytes(ctx, (streams * n_el + 2 * C) * sizeof(float), 2 * C * S * sizeof(float));
+    st = CT_RUN(ctx, CT_PROG_batchnorm, "bn_bwd_partial_f32", 2, g1, l1, CT_BUF(work), CT_BUF(dy),
+                CT_BUF(x), CT_BUF(y), CT_BUF(mean), CT_BUF(stat), CT_ARG(n), CT_ARG(c), CT_ARG(hw),
+                CT_ARG(nl), CT_ARG(e), CT_ARG(t), CT_ARG(r), CT_LOCAL(2 * wg * sizeof(cl_float)));
+    if (st)
+        return st;
+    size_t g2[1] = { C };
+    ct_launch_bytes(ctx, (2 * C * S + 2 * C) * sizeof(float), 4 * C * sizeof(float));
+    st = CT_RUN(ctx, CT_PROG_batchnorm, "bn_bwd_final_f32", 1, g2, NULL, CT_BUF(dgamma),
+                CT_BUF(dbeta), CT_BUF(tot), CT_BUF(work), CT_ARG(c), CT_ARG(ns));
+    if (st)
+        return st;
+    size_t g3[1] = { n_el };
+    ct_launch_bytes(ctx, (streams * n_el + 5 * C) * sizeof(float), n_el * sizeof(float));
+    return CT_RUN(ctx, CT_PROG_batchnorm, "bn_bwd_dx_f32", 1, g3, NULL, CT_BUF(dx), CT_BUF(dy),
+                  CT_BUF(x), CT_BUF(y), CT_BUF(gamma), CT_BUF(mean), CT_BUF(stat), CT_BUF(tot),
+                  CT_ARG(n), CT_ARG(c), CT_ARG(hw), CT_ARG(e), CT_ARG(t), CT_ARG(r));
 }
 
 int ct_batchnorm_backward_train(ct_context *ctx, ct_buf dx, ct_buf dgamma, ct_buf dbeta, ct_buf dy,
                                 ct_buf x, ct_buf y, ct_buf gamma, ct_buf beta, ct_buf save_mean,
-                                ct_buf save_invstd, size_t N, size_t C, size_t HW, int relu)
+                                ct_buf save_invstd, size_t N, size_t C, size_t HW, int relu,
+                                ct_buf work)
 {
     /* eps is unused in training (invstd is saved); 1 passes the check */
     return launch_bwd(ctx, "ct_batchnorm_backward_train", dx, dgamma, dbeta, dy, x, y, gamma, beta,
-                      save_mean, save_invstd, N, C, HW, 1.0f, 1, relu);
+                      save_mean, save_invstd, N, C, HW, 1.0f, 1, relu, work);
 }
 
 int ct_batchnorm_backward_eval(ct_context *ctx, ct_buf dx, ct_buf dgamma, ct_buf dbeta, ct_buf dy,
                                ct_buf x, ct_buf y, ct_buf gamma, ct_buf beta, ct_buf running_mean,
                                ct_buf running_var, size_t N, size_t C, size_t HW, float eps,
-                               int relu)
+                               int relu, ct_buf work)
 {
     return launch_bwd(ctx, "ct_batchnorm_backward_eval", dx, dgamma, dbeta, dy, x, y, gamma, beta,
-                      running_mean, running_var, N, C, HW, eps, 0, relu);
+                      running_mean, running_var, N, C, HW, eps, 0, relu, work);
 }

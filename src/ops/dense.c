@@ -4,6 +4,82 @@
  */
 #include "ops/dense.h"
 
+#include <stdlib.h>
+
+/* Slices of the bias gradient's two-stage sums: enough work-groups (a
+ * channel's (n, hw)) or work-items (columns of (n, c)) in all to fill a
+ * device of 130 compute units, none shorter than the minimum. */
+#define BIAS_GROUPS 1024
+#define BIAS_MIN_SLICE 512
+#define BIAS_COL_ITEMS 16384
+#define BIAS_MIN_ROWS 16
+#define BIAS_MAX_WG 256
+
+/* The stage-one partial sums live in a device buffer the context keeps
+ * (grown on demand): the bias gradient runs inside ops (convolution,
+ * attention, dense) whose callers plan no workspace for it, and the buffer
+ * stays small (about BIAS_COL_ITEMS + c floats). */
+typedef struct bias_partials {
+    cl_mem mem;
+    size_t n;
+} bias_partials;
+
+static void partials_free(void *state)
+{
+    bias_partials *p = state;
+    if (p->mem)
+        clReleaseMemObject(p->mem);
+    free(p);
+}
+
+static const ct_ext_kind partials_kind = { "bias-gradient partial sums", partials_free };
+
+static int partials_get(ct_context *ctx, size_t n, ct_buf *out)
+{
+    bias_partials *p = ct_context_ext(ctx, &partials_kind);
+    if (!p) {
+        if (!(p = calloc(1, sizeof *p)))
+            return ct_fail(ctx, CT_ERR_NO_MEMORY, "bias gradient: out of host memory");
+        int st = ct_context_ext_set(ctx, &partials_kind, p);
+        if (st) {
+            free(p);
+            return st;
+        }
+    }
+    if (p->n < n) {
+        size_t want = 4096;
+        while (want < n)
+            want *= 2;
+        cl_mem m = NULL;
+        int st = ct_buffer_create(ctx, want * sizeof(float), &m);
+        if (st)
+            return st;
+        if (p->mem)
+            clReleaseMemObject(p->mem); /* in-order queue: earlier users have it queued already */
+        p->mem = m;
+        p->n = want;
+    }
+    out->mem = p->mem;
+    out->off = 0;
+    return CT_OK;
+}
+
+/* S slices of L of `total` (the last may be shorter, none empty): at most
+ * `want`, each at least `least` long unless total is shorter. The shape
+ * alone decides them, so the summation order is the same on every run. */
+static void slices(size_t total, size_t want, size_t least, size_t *S, size_t *L)
+{
+    if (total == 0) { /* nothing to sum: one empty slice */
+        *S = *L = 1;
+        return;
+    }
+    size_t most = (total + least - 1) / least, s = want < most ? want : most;
+    if (s == 0)
+        s = 1;
+    *L = (total + s - 1) / s;
+    *S = (total + *L - 1) / *L;
+}
+
 /* n * c * hw elements must be indexable by the kernels' uint indices. */
 static int check_dims(ct_context *ctx, const char *fn, int n, int c, int hw)
 {
@@ -69,26 +145,47 @@ int ct_bias_act_backward(ct_context *ctx, ct_buf db, ct_buf dy, ct_act act, ct_b
         return ct_gemm(ctx, 0, 0, 1, (size_t)c, (size_t)n, 1.0f, ones.mem, ones.off, (size_t)n, dy.mem,
                        dy.off, (size_t)c, 1.0f, db.mem, db.off, (size_t)c);
     }
-    /* Many channels of one element each: a work-item per channel keeps
-     * the reads coalesced and the device full. Otherwise a work-group per
-     * channel, so a few channels with long sums still spread out. */
-    if (hw == 1 && c >= 256) {
-        size_t g[1] = { (size_t)c };
-        return CT_RUN(ctx, CT_PROG_dense, "bias_bwd_cols_f32", 1, g, NULL, CT_BUF(db),
-                      CT_BUF(dy), CT_BUF(x), CT_BUF(y), CT_ARG(nn), CT_ARG(cc), CT_ARG(a));
+    /* Two stages: partial sums per (slice, channel), then per channel
+     * (see cl_kernels/dense.cl). */
+    size_t C = (size_t)c, HW = (size_t)hw, N = (size_t)n, S, L;
+    size_t terms = N * C * HW, act_in = a == CT_ACT_NONE ? 0 : 2 * terms; /* x, y with act */
+    ct_buf part;
+    cl_uint ns, nl, cs, ss;
+    if (hw == 1) {
+        slices(N, (BIAS_COL_ITEMS + C - 1) / C, BIAS_MIN_ROWS, &S, &L);
+        if ((st = partials_get(ctx, S * C, &part)))
+            return st;
+        size_t lc;
+        if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_dense, "bias_bwd_cols_partial_f32", 64, C, &lc)))
+            return st;
+        ns = (cl_uint)S, nl = (cl_uint)L, cs = 1, ss = cc;
+        size_t g[2] = { C, S }, l[2] = { lc, 1 };
+        ct_launch_bytes(ctx, (terms + act_in) * sizeof(float),
+                        ((a != CT_ACT_NONE ? terms : 0) + S * C) * sizeof(float));
+        st = CT_RUN(ctx, CT_PROG_dense, "bias_bwd_cols_partial_f32", 2, g, l, CT_BUF(part),
+                    CT_BUF(dy), CT_BUF(x), CT_BUF(y), CT_ARG(nn), CT_ARG(cc), CT_ARG(ns), CT_ARG(nl),
+                    CT_ARG(a));
+    } else {
+        slices(N * HW, (BIAS_GROUPS + C - 1) / C, BIAS_MIN_SLICE, &S, &L);
+        if ((st = partials_get(ctx, S * C, &part)))
+            return st;
+        size_t wg;
+        if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_dense, "bias_bwd_partial_f32", BIAS_MAX_WG, L, &wg)))
+            return st;
+        ns = (cl_uint)S, nl = (cl_uint)L, cs = ns, ss = 1;
+        size_t g[2] = { S * wg, C }, l[2] = { wg, 1 };
+        ct_launch_bytes(ctx, (terms + act_in) * sizeof(float),
+                        ((a != CT_ACT_NONE ? terms : 0) + S * C) * sizeof(float));
+        st = CT_RUN(ctx, CT_PROG_dense, "bias_bwd_partial_f32", 2, g, l, CT_BUF(part), CT_BUF(dy),
+                    CT_BUF(x), CT_BUF(y), CT_ARG(nn), CT_ARG(cc), CT_ARG(hh), CT_ARG(nl), CT_ARG(a),
+                    CT_LOCAL(wg * sizeof(cl_float)));
     }
-    ct_kernel_entry *e;
-    if ((st = ct_kernel_get(ctx, CT_PROG_dense, "bias_bwd_f32", &e)))
+    if (st)
         return st;
-    /* the kernel's local array holds CT_WG_SIZE = min(device limit, 256)
-     * floats; the kernel's own limit is never above the device's */
-    size_t ls = e->max_wg < 256 ? e->max_wg : 256;
-    size_t per = (size_t)n * (size_t)hw;
-    while (ls > 1 && ls / 2 >= per) /* no idle half-groups for short sums */
-        ls /= 2;
-    size_t g[2] = { ls, (size_t)c }, l[2] = { ls, 1 };
-    return CT_RUN(ctx, CT_PROG_dense, "bias_bwd_f32", 2, g, l, CT_BUF(db), CT_BUF(dy), CT_BUF(x),
-                  CT_BUF(y), CT_ARG(nn), CT_ARG(cc), CT_ARG(hh), CT_ARG(a));
+    size_t g[1] = { C };
+    ct_launch_bytes(ctx, (S * C + C) * sizeof(float), C * sizeof(float));
+    return CT_RUN(ctx, CT_PROG_dense, "bias_bwd_final_f32", 1, g, NULL, CT_BUF(db), CT_BUF(part),
+                  CT_ARG(cc), CT_ARG(ns), CT_ARG(cs), CT_ARG(ss));
 }
 
 int ct_dense_forward(ct_context *ctx, ct_buf y, ct_buf x, ct_buf w, ct_buf b, int n, int in,

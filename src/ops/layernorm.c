@@ -4,6 +4,34 @@
 #include "ops/layernorm.h"
 
 #define LN_MAX_WG 256
+/* Slices of rows for the GPU class's parameter gradients: enough
+ * work-items in all (LN_COL_ITEMS) to fill a device of 130 compute units,
+ * each slice at least LN_MIN_ROWS rows unless R is shorter. */
+#define LN_COL_ITEMS 16384
+#define LN_MIN_ROWS 16
+
+/* S slices of L rows (the last may be shorter, none empty); the shape
+ * alone decides them, so the summation order is the same on every run. */
+static void ln_slices(size_t R, size_t F, size_t *S, size_t *L)
+{
+    if (R == 0) { /* nothing to sum: one empty slice */
+        *S = *L = 1;
+        return;
+    }
+    size_t want = (LN_COL_ITEMS + F - 1) / F, most = (R + LN_MIN_ROWS - 1) / LN_MIN_ROWS;
+    size_t s = want < most ? want : most;
+    if (s == 0)
+        s = 1;
+    *L = (R + s - 1) / s;
+    *S = (R + *L - 1) / *L;
+}
+
+size_t ct_layernorm_workspace_size(size_t R, size_t F)
+{
+    size_t S, L;
+    ln_slices(R, F ? F : 1, &S, &L);
+    return 2 * S * F;
+}
 
 /* The kernels index r F + f with ulong products and uint factors; R and F
  * each fit a uint, and so must R F (the parameter kernel's loop). */
@@ -47,7 +75,7 @@ int ct_layernorm_forward(ct_context *ctx, ct_buf y, ct_buf mean, ct_buf rstd, ct
 }
 
 int ct_layernorm_backward(ct_context *ctx, ct_buf dx, ct_buf dw, ct_buf db, ct_buf dy, ct_buf x,
-                          ct_buf w, ct_buf mean, ct_buf rstd, size_t R, size_t F)
+                          ct_buf w, ct_buf mean, ct_buf rstd, size_t R, size_t F, ct_buf work)
 {
     const char *who = "ct_layernorm_backward";
     int st = check_dims(ctx, who, R, F);
@@ -58,13 +86,38 @@ int ct_layernorm_backward(ct_context *ctx, ct_buf dx, ct_buf dw, ct_buf db, ct_b
     if (R == 0)
         return CT_OK;
     cl_uint rr = (cl_uint)R, ff = (cl_uint)F;
-    size_t gp[1] = { F };
-    st = CT_RUN(ctx, CT_PROG_layernorm, "ln_bwd_params_f32", 1, gp, NULL, CT_BUF(dw), CT_BUF(db),
-                CT_BUF(dy), CT_BUF(x), CT_BUF(mean), CT_BUF(rstd), CT_ARG(rr), CT_ARG(ff));
+    size_t n = R * F;
+    if (ctx->cls.row_kernels) {
+        size_t gp[1] = { F };
+        ct_launch_bytes(ctx, (2 * n + 2 * R + 2 * F) * sizeof(float), 2 * F * sizeof(float));
+        st = CT_RUN(ctx, CT_PROG_layernorm, "ln_bwd_params_f32", 1, gp, NULL, CT_BUF(dw), CT_BUF(db),
+                    CT_BUF(dy), CT_BUF(x), CT_BUF(mean), CT_BUF(rstd), CT_ARG(rr), CT_ARG(ff));
+    } else {
+        if (!work.mem)
+            return ct_fail(ctx, CT_ERR_INVALID_ARG, "%s: no workspace. HINT: pass one of "
+                           "ct_layernorm_workspace_size(R, F) floats", who);
+        size_t S, L, lc;
+        ln_slices(R, F, &S, &L);
+        if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_layernorm, "ln_bwd_params_partial_f32", 64, F, &lc)))
+            return st;
+        cl_uint ns = (cl_uint)S, nl = (cl_uint)L;
+        size_t g1[2] = { F, S }, l1[2] = { lc, 1 };
+        ct_launch_bytes(ctx, (2 * n + 2 * R) * sizeof(float), 2 * S * F * sizeof(float));
+        st = CT_RUN(ctx, CT_PROG_layernorm, "ln_bwd_params_partial_f32", 2, g1, l1, CT_BUF(work),
+                    CT_BUF(dy), CT_BUF(x), CT_BUF(mean), CT_BUF(rstd), CT_ARG(rr), CT_ARG(ff),
+                    CT_ARG(ns), CT_ARG(nl));
+        size_t g2[1] = { F };
+        if (!st)
+            ct_launch_bytes(ctx, (2 * S * F + 2 * F) * sizeof(float), 2 * F * sizeof(float));
+        if (!st)
+            st = CT_RUN(ctx, CT_PROG_layernorm, "ln_bwd_params_final_f32", 1, g2, NULL, CT_BUF(dw),
+                        CT_BUF(db), CT_BUF(work), CT_ARG(ff), CT_ARG(ns));
+    }
     if (st || !dx.mem)
         return st;
     if (ctx->cls.row_kernels) {
         size_t g[1] = { R };
+        ct_launch_bytes(ctx, (2 * n + 2 * R + F) * sizeof(float), n * sizeof(float));
         return CT_RUN(ctx, CT_PROG_layernorm, "ln_bwd_rows_f32", 1, g, NULL, CT_BUF(dx), CT_BUF(dy),
                       CT_BUF(x), CT_BUF(w), CT_BUF(mean), CT_BUF(rstd), CT_ARG(rr), CT_ARG(ff));
     }
@@ -72,6 +125,7 @@ int ct_layernorm_backward(ct_context *ctx, ct_buf dx, ct_buf dw, ct_buf db, ct_b
     if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_layernorm, "ln_bwd_f32", LN_MAX_WG, F, &wg)))
         return st;
     size_t g[1] = { R * wg }, l[1] = { wg };
+    ct_launch_bytes(ctx, (2 * n + 2 * R + F) * sizeof(float), n * sizeof(float));
     return CT_RUN(ctx, CT_PROG_layernorm, "ln_bwd_f32", 1, g, l, CT_BUF(dx), CT_BUF(dy), CT_BUF(x),
                   CT_BUF(w), CT_BUF(mean), CT_BUF(rstd), CT_ARG(ff),
                   CT_LOCAL(2 * wg * sizeof(cl_float)));

@@ -7,8 +7,8 @@
  * The forward saves mean and rstd (R) for the backward, which writes dx
  * and accumulates dw and db (+=). GPU class: a work-group per row with a
  * tree reduction; CPU class: a work-item per row. The parameter gradients
- * take a work-item per column walking the rows in order: deterministic,
- * no atomics.
+ * are column sums in a fixed order (GPU class: two stages through a
+ * workspace; CPU class: a work-item per column): deterministic, no atomics.
  */
 #ifndef CT_OPS_LAYERNORM_H
 #define CT_OPS_LAYERNORM_H
@@ -18,10 +18,13 @@
 /* y (R, F), mean (R), rstd (R) from x (R, F), w (F), b (F); eps > 0 */
 int ct_layernorm_forward(ct_context *ctx, ct_buf y, ct_buf mean, ct_buf rstd, ct_buf x, ct_buf w,
                          ct_buf b, size_t R, size_t F, float eps);
+/* Floats of workspace the backward takes for (R, F). */
+size_t ct_layernorm_workspace_size(size_t R, size_t F);
 /* dx (R, F) written (skipped when dx.mem is NULL); dw (F) and db (F)
  * accumulated; from dy (R, F), x (R, F), w (F) and the forward's mean and
- * rstd (R) */
+ * rstd (R). work: (ct_layernorm_workspace_size(R, F)), used only inside the
+ * call for the GPU class's partial sums (the CPU class does not touch it). */
 int ct_layernorm_backward(ct_context *ctx, ct_buf dx, ct_buf dw, ct_buf db, ct_buf dy, ct_buf x,
-                          ct_buf w, ct_buf mean, ct_buf rstd, size_t R, size_t F);
+                          ct_buf w, ct_buf mean, ct_buf rstd, size_t R, size_t F, ct_buf work);
 
 #endif /* CT_OPS_LAYERNORM_H */

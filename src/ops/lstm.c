@@ -54,10 +54,31 @@ size_t ct_lstm_param_count(const ct_lstm_desc *d)
     return ct_lstm_layer_offsets(d, d->layers).w_ih;
 }
 
+/* Slices of rows for the GPU path's two-stage bias gradient: enough
+ * work-items in all (DBIAS_ITEMS) to fill a device of 130 compute units,
+ * each slice at least DBIAS_MIN_ROWS rows unless there are fewer. The
+ * shape alone decides them, so the summation order is fixed. */
+#define DBIAS_ITEMS 16384
+#define DBIAS_MIN_ROWS 16
+
+static void dbias_slices(size_t rows, size_t G, size_t *S, size_t *L)
+{
+    if (rows == 0 || G == 0) {
+        *S = *L = 1;
+        return;
+    }
+    size_t want = (DBIAS_ITEMS + G - 1) / G, most = (rows + DBIAS_MIN_ROWS - 1) / DBIAS_MIN_ROWS;
+    size_t s = want < most ? want : most;
+    *L = (rows + s - 1) / s;
+    *S = (rows + *L - 1) / *L;
+}
+
 size_t ct_lstm_workspace_size(const ct_lstm_desc *d)
 {
-    size_t s = (size_t)d->T * (size_t)d->N * (size_t)d->hidden;
-    return (6 * s * (size_t)d->layers + 5 * s + (size_t)d->N * (size_t)d->hidden) * sizeof(float);
+    size_t s = (size_t)d->T * (size_t)d->N * (size_t)d->hidden, S, L;
+    dbias_slices((size_t)d->T * (size_t)d->N, 4 * (size_t)d->hidden, &S, &L);
+    return (6 * s * (size_t)d->layers + 5 * s + (size_t)d->N * (size_t)d->hidden +
+            S * 4 * (size_t)d->hidden) * sizeof(float);
 }
 
 /* Views of the workspace. */
@@ -177,6 +198,7 @@ int ct_lstm_backward(ct_context *ctx, const ct_lstm_desc *d, ct_buf dx, ct_buf d
     int host = ct_lstm_host_ok(ctx);
     ct_buf dgates = ct_buf_at(ws, 6 * w.S * (size_t)d->layers);
     ct_buf dseq = ct_buf_at(dgates, 4 * w.S), dc = ct_buf_at(dseq, w.S);
+    ct_buf dbias_part = ct_buf_at(dc, N * H); /* (S, G): the bias gradient's partial sums */
     if ((st = ct_copy(ctx, dseq, dy, T * N * H)))
         return st;
     for (int k = d->layers - 1; k >= 0 && !st; k--) {
@@ -214,10 +236,26 @@ int ct_lstm_backward(ct_context *ctx, const ct_lstm_desc *d, ct_buf dx, ct_buf d
                       k == 0 ? dx : dseq, in);
         if (!st) {
             ct_buf dbih = ct_buf_at(dparams, o.b_ih), dbhh = ct_buf_at(dparams, o.b_hh);
-            size_t g[1] = { G };
-            st = host ? ct_lstm_host_dbias(ctx, dbih, dbhh, dgates, T * N, G)
-                      : CT_RUN(ctx, CT_PROG_lstm, "lstm_dbias_f32", 1, g, NULL, CT_BUF(dbih),
-                               CT_BUF(dbhh), CT_BUF(dgates), CT_ARG(rows), CT_ARG(gg));
+            if (host) {
+                st = ct_lstm_host_dbias(ctx, dbih, dbhh, dgates, T * N, G);
+            } else {
+                size_t S, L, lc;
+                dbias_slices(T * N, G, &S, &L);
+                cl_uint ns = (cl_uint)S, nl = (cl_uint)L;
+                st = ct_kernel_pow2_wg(ctx, CT_PROG_lstm, "lstm_dbias_partial_f32", 64, G, &lc);
+                size_t g1[2] = { G, S }, l1[2] = { lc, 1 }, g2[1] = { G };
+                if (!st)
+                    ct_launch_bytes(ctx, T * N * G * sizeof(float), S * G * sizeof(float));
+                if (!st)
+                    st = CT_RUN(ctx, CT_PROG_lstm, "lstm_dbias_partial_f32", 2, g1, l1,
+                                CT_BUF(dbias_part), CT_BUF(dgates), CT_ARG(rows), CT_ARG(gg),
+                                CT_ARG(ns), CT_ARG(nl));
+                if (!st)
+                    ct_launch_bytes(ctx, (S * G + 2 * G) * sizeof(float), 2 * G * sizeof(float));
+                if (!st)
+                    st = CT_RUN(ctx, CT_PROG_lstm, "lstm_dbias_final_f32", 1, g2, NULL, CT_BUF(dbih),
+                                CT_BUF(dbhh), CT_BUF(dbias_part), CT_ARG(gg), CT_ARG(ns));
+            }
         }
     }
     return st;

@@ -54,7 +54,8 @@ size_t ct_lstm_param_count(const ct_lstm_desc *d);
 ct_lstm_offsets ct_lstm_layer_offsets(const ct_lstm_desc *d, int layer);
 /* Bytes of workspace: the saved activations, 6 T N H floats per layer
  * (gates (T, N, 4H), c (T, N, H), h (T, N, H)), then the backward's
- * scratch, 5 T N H + N H floats. */
+ * scratch, 5 T N H + N H floats and the bias gradient's partial sums
+ * (at most about 16384 + 4H floats). */
 size_t ct_lstm_workspace_size(const ct_lstm_desc *d);
 
 /* y (T, N, H) = top layer's h_t; h_n, c_n (layers, N, H) final states (each

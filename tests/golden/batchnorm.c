@@ -68,13 +68,14 @@ void golden_batchnorm(golden *g)
     ct_buf d_b = golden_dev(g, beta, C), d_rm = golden_dev(g, rm, C), d_rv = golden_dev(g, rv, C);
     ct_buf d_y = golden_dev_zero(g, n), d_dx = golden_dev_zero(g, n), d_dg = golden_dev_zero(g, C);
     ct_buf d_db = golden_dev_zero(g, C), d_mean = golden_dev_zero(g, C), d_is = golden_dev_zero(g, C);
+    ct_buf d_w = golden_dev_zero(g, ct_batchnorm_workspace_size(N, C, HW));
     if (train) {
         if (golden_status(g, ct_batchnorm_forward_train(ctx, d_y, d_mean, d_is, d_rm, d_rv, d_x,
                                                         d_g, d_b, N, C, HW, (float)momentum,
-                                                        (float)eps, 0),
+                                                        (float)eps, 0, d_w),
                           "batchnorm forward (train)") ||
             golden_status(g, ct_batchnorm_backward_train(ctx, d_dx, d_dg, d_db, d_dy, d_x, d_y,
-                                                         d_g, d_b, d_mean, d_is, N, C, HW, 0),
+                                                         d_g, d_b, d_mean, d_is, N, C, HW, 0, d_w),
                           "batchnorm backward (train)"))
             return;
         golden_expect_dev(g, "running_mean", d_rm, "running_mean_out", 1e-5, 1e-4);
@@ -84,7 +85,7 @@ void golden_batchnorm(golden *g)
                                                        HW, (float)eps, 0),
                           "batchnorm forward (eval)") ||
             golden_status(g, ct_batchnorm_backward_eval(ctx, d_dx, d_dg, d_db, d_dy, d_x, d_y, d_g,
-                                                        d_b, d_rm, d_rv, N, C, HW, (float)eps, 0),
+                                                        d_b, d_rm, d_rv, N, C, HW, (float)eps, 0, d_w),
                           "batchnorm backward (eval)"))
             return;
     }

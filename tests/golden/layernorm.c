@@ -44,13 +44,14 @@ void golden_layernorm(golden *g)
     ct_buf d_dy = golden_dev(g, dy, nx), d_y = golden_dev_zero(g, nx), d_dx = golden_dev_zero(g, nx);
     ct_buf d_mean = golden_dev_zero(g, R), d_rstd = golden_dev_zero(g, R);
     ct_buf d_dw = golden_dev_zero(g, F), d_db = golden_dev_zero(g, F);
+    ct_buf d_work = golden_dev_zero(g, ct_layernorm_workspace_size(R, F));
     if (!d_x.mem || !d_w.mem || !d_b.mem || !d_dy.mem || !d_y.mem || !d_dx.mem || !d_mean.mem ||
-        !d_rstd.mem || !d_dw.mem || !d_db.mem)
+        !d_rstd.mem || !d_dw.mem || !d_db.mem || !d_work.mem)
         return;
     if (golden_status(g, ct_layernorm_forward(ctx, d_y, d_mean, d_rstd, d_x, d_w, d_b, R, F,
                                               (float)eps), "layernorm forward") ||
         golden_status(g, ct_layernorm_backward(ctx, d_dx, d_dw, d_db, d_dy, d_x, d_w, d_mean,
-                                               d_rstd, R, F), "layernorm backward")) {
+                                               d_rstd, R, F, d_work), "layernorm backward")) {
         ct_context_finish(ctx);
         return;
     }

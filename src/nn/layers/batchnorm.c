@@ -4,7 +4,8 @@
  * ReLU. Parameters as torch.nn.BatchNorm2d: weight, bias (C); buffers
  * running_mean, running_var (C). Training saves each group's mean and
  * 1/std (C each) for the backward; with net->bn_groups G > 1 ("ghost" batch
- * norm) each of G equal parts of the batch has its own statistics.
+ * norm) each of G equal parts of the batch has its own statistics. The
+ * reductions' partial sums live in the net's shared scratch.
  */
 #include <stdio.h>
 #include <string.h>
@@ -58,7 +59,9 @@ static int plan(ct_plan *p, const ct_layer *l, ct_lrt *r)
     s->eps = (float)l->v[K_EPS];
     s->momentum = (float)l->v[K_MOMENTUM];
     s->relu = l->v[K_ACT] != 0;
-    r->saved_n = 2 * s->C * (size_t)ct_plan_net(p)->bn_groups; /* mean, 1/std per group */
+    const ct_net *net = ct_plan_net(p);
+    r->saved_n = 2 * s->C * (size_t)net->bn_groups; /* mean, 1/std per group */
+    ct_plan_scratch(p, ct_batchnorm_workspace_size((size_t)(net->batch / net->bn_groups), s->C, s->HW));
     return CT_OK;
 }
 
@@ -80,7 +83,8 @@ static int forward_groups(const ct_layer_call *c, const bn_state *s)
                                         ct_buf_at(r->saved, 2 * C * (g - 1)),
                                         ct_buf_at(r->saved, 2 * C * (g - 1) + C), r->buffers,
                                         ct_buf_at(r->buffers, C), ct_buf_at(c->x, (g - 1) * each), r->param,
-                                        ct_buf_at(r->param, C), part, C, s->HW, a, s->eps, s->relu);
+                                        ct_buf_at(r->param, C), part, C, s->HW, a, s->eps, s->relu,
+                                        c->net->scratch);
     }
     return st;
 }
@@ -96,7 +100,7 @@ static int forward(const ct_layer_call *c)
     if (c->training)
         return ct_batchnorm_forward_train(c->ctx, r->out, r->saved, ct_buf_at(r->saved, s->C), rm, rv, c->x,
                                           gamma, beta, (size_t)c->net->batch, s->C, s->HW, s->momentum,
-                                          s->eps, s->relu);
+                                          s->eps, s->relu, c->net->scratch);
     return ct_batchnorm_forward_eval(c->ctx, r->out, c->x, gamma, beta, rm, rv, (size_t)c->net->batch, s->C,
                                      s->HW, s->eps, s->relu);
 }
@@ -112,7 +116,8 @@ static int backward(const ct_layer_call *c)
                                          ct_buf_at(c->dy, g * each), ct_buf_at(c->x, g * each),
                                          ct_buf_at(r->out, g * each), r->param, ct_buf_at(r->param, C),
                                          ct_buf_at(r->saved, 2 * C * g),
-                                         ct_buf_at(r->saved, 2 * C * g + C), part, C, s->HW, s->relu);
+                                         ct_buf_at(r->saved, 2 * C * g + C), part, C, s->HW, s->relu,
+                                         c->net->scratch);
     return st;
 }
 

@@ -35,11 +35,11 @@ static int infer(ct_layer *l, const ct_shape *in, int nin, char *err, size_t n)
 
 static int plan(ct_plan *p, const ct_layer *l, ct_lrt *r)
 {
-    (void)p;
     layernorm_state *s = CT_LAYER_STATE(r, layernorm_state);
     s->F = (size_t)l->out.d[l->out.ndim - 1];
     s->eps = (float)l->v[K_EPS];
     r->saved_n = 2 * r->rows; /* mean, then 1/std, per row */
+    ct_plan_scratch(p, ct_layernorm_workspace_size(r->rows, s->F)); /* the backward's partial sums */
     return CT_OK;
 }
 
@@ -57,7 +57,7 @@ static int backward(const ct_layer_call *c)
     const ct_lrt *r = c->r;
     return ct_layernorm_backward(c->ctx, c->dx_needed ? c->dx : ct_none(), r->grad,
                                  ct_buf_at(r->grad, s->F), c->dy, c->x, r->param, r->saved,
-                                 ct_buf_at(r->saved, r->rows), r->rows, s->F);
+                                 ct_buf_at(r->saved, r->rows), r->rows, s->F, c->net->scratch);
 }
 
 /* weight 1, bias 0 */
