@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_floors.sh - each floor of the library uses only its own and the ones
 # below it (docs/ARCHITECTURE.md, "Floors"):
-#   1 src/core   2 src/cl   3 src/tensor.*, src/ops, src/ref, src/check, src/optim
+#   1 src/core   2 src/cl   3 src/tensor.*, src/ops, src/host, src/ref, src/check, src/optim
 #   4 src/nn, src/data, src/io (and protoc-c's code from its .proto files)
 #   5 src/train   6 tools (the public API only)
 #
@@ -26,7 +26,7 @@ floor_of() {
     case $1 in
         src/core/*) echo 1 ;;
         src/cl/*) echo 2 ;;
-        src/tensor.c | src/tensor.h | src/ops/* | src/ref/* | src/check/* | src/optim/*) echo 3 ;;
+        src/tensor.c | src/tensor.h | src/ops/* | src/host/* | src/ref/* | src/check/* | src/optim/*) echo 3 ;;
         src/nn/* | src/data/* | src/io/*) echo 4 ;;
         src/train/*) echo 5 ;;
         tools/*) echo 6 ;;
@@ -103,8 +103,8 @@ if [ -n "$lib" ]; then
     if ! command -v nm >/dev/null 2>&1; then
         echo "nm not found: calls not checked"
     else
-        # archive members are named for their sources: src_ops_conv_host.c.o
-        # for src/ops/conv_host.c; meson-generated_*.cl.c.o are the embedded
+        # archive members are named for their sources: src_host_conv_host.c.o
+        # for src/host/conv_host.c; meson-generated_*.cl.c.o are the embedded
         # kernel sources, which src/cl/program.c holds (floor 2), except
         # protoc-c's code (*.pb-c.c.o), from src/io/tfevents.proto and Debian's onnx.proto
         # for src/io (floor 4)
@@ -115,7 +115,7 @@ if [ -n "$lib" ]; then
                 if (o ~ /^meson-generated_/) return 2
                 if (o ~ /^src_core_/) return 1
                 if (o ~ /^src_cl_/) return 2
-                if (o ~ /^src_(tensor\.c|ops_|ref_|check_|optim_)/) return 3
+                if (o ~ /^src_(tensor\.c|ops_|host_|ref_|check_|optim_)/) return 3
                 if (o ~ /^src_(nn|data|io)_/) return 4
                 if (o ~ /^src_train_/) return 5
                 return 0

@@ -40,7 +40,7 @@
 #include "cltrain/cltrain.h"
 #include "core/sha256.h"
 #include "nn/net.h"
-#include "ops/host_work.h"
+#include "host/host_work.h"
 #include "optim/optim.h"
 
 #ifndef CT_RECORDED_DATA

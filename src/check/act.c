@@ -8,7 +8,7 @@
 #include <math.h>
 
 #include "check/check.h"
-#include "ops/eltwise_host.h"
+#include "host/eltwise_host.h"
 #include "ref/act.h"
 
 typedef struct act_loss {

@@ -20,7 +20,7 @@
 #include <math.h>
 
 #include "check/check.h"
-#include "ops/eltwise_host.h"
+#include "host/eltwise_host.h"
 #include "ref/eltwise.h"
 
 #define U 5.9604644775390625e-8 /* 2^-24 */

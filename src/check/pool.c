@@ -107,7 +107,7 @@ static void pool_case_on(ct_check *c, pool_kind kind, const ct_pool2d *p, input_
 
 /* Max pool cases run with the device presented as a GPU and as a CPU, so
  * whichever kernels a device type gets are checked; the forward on the
- * host GEMM path is the host's (src/ops/pool_host.c), on the CLBlast path
+ * host GEMM path is the host's (src/host/pool_host.c), on the CLBlast path
  * the kernel (checkcl runs both paths in CI). */
 static void pool_case(ct_check *c, pool_kind kind, const ct_pool2d *p, input_mode mode)
 {

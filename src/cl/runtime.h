@@ -29,7 +29,7 @@ enum ct_program_id {
 #define CT_CACHE_FORMAT_VERSION 1u
 
 /* State an upper floor keeps per context (the host thread pool and
- * scratch of src/ops/host_work.c): the floor owns one static ct_ext_kind,
+ * scratch of src/host/host_work.c): the floor owns one static ct_ext_kind,
  * whose address is the key, and ct_context_free calls its release hook, so
  * the context never calls up the floors. */
 typedef struct ct_ext_kind {

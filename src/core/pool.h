@@ -1,6 +1,6 @@
 /*
  * pool.h - a small thread pool for host-side work on CPU devices (each
- * context's is made by src/ops/host_work.c, for the direct convolution and
+ * context's is made by src/host/host_work.c, for the direct convolution and
  * the host max pool).
  *
  * ct_pool_run hands items 0..count-1 to the workers and the calling thread

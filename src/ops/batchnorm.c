@@ -8,7 +8,7 @@
  */
 #include "ops/batchnorm.h"
 
-#include "ops/batchnorm_host.h"
+#include "host/batchnorm_host.h"
 
 #define BN_MAX_WG 256
 /* Slices: enough work-groups in all for a device of 130 compute units

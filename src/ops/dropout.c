@@ -11,8 +11,8 @@
 #include <math.h>
 
 #include "core/philox.h"
-#include "ops/host_work.h"
-#include "ops/hostmap.h"
+#include "host/host_work.h"
+#include "host/hostmap.h"
 
 #ifdef CT_HOST_X86
 #include <immintrin.h>

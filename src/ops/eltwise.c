@@ -4,7 +4,7 @@
  */
 #include "ops/eltwise.h"
 
-#include "ops/eltwise_host.h"
+#include "host/eltwise_host.h"
 
 static int check_n(ct_context *ctx, const char *who, size_t n)
 {

@@ -3,7 +3,7 @@
  */
 #include "ops/ops.h"
 
-#include "ops/eltwise_host.h"
+#include "host/eltwise_host.h"
 
 int ct_fill(ct_context *ctx, ct_buf x, size_t n, float value)
 {

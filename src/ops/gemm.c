@@ -96,7 +96,7 @@ static int host_product(ct_context *ctx, int ta, int tb, size_t m, size_t n, siz
     return CT_OK;
 }
 
-/* The operands through host_product, on mapped buffers (ops/hostmap.h). */
+/* The operands through host_product, on mapped buffers (host/hostmap.h). */
 static int host_gemm(ct_context *ctx, int ta, int tb, size_t m, size_t n, size_t k, float alpha,
                      operand ops[3], float beta)
 {

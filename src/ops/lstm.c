@@ -10,7 +10,7 @@
  */
 #include "ops/lstm.h"
 
-#include "ops/lstm_host.h"
+#include "host/lstm_host.h"
 
 int ct_lstm_validate(ct_context *ctx, const ct_lstm_desc *d)
 {

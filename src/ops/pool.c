@@ -3,7 +3,7 @@
  */
 #include "ops/pool.h"
 
-#include "ops/pool_host.h"
+#include "host/pool_host.h"
 
 ct_pool2d ct_pool2d_square(int n, int c, int h, int w, int kernel, int stride, int pad)
 {

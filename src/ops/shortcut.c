@@ -3,7 +3,7 @@
  */
 #include "ops/shortcut.h"
 
-#include "ops/eltwise_host.h"
+#include "host/eltwise_host.h"
 
 int ct_shortcut_a_out_dim(int in, int stride)
 {

@@ -21,7 +21,7 @@
 
 #include "cl/runtime.h"
 #include "ops/conv.h"
-#include "ops/conv_host.h"
+#include "host/conv_host.h"
 #include "ops/ops.h"
 
 #define MAX_REPS 64

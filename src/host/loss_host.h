@@ -7,7 +7,7 @@
  * rows of a vocabulary's logits between two host GEMMs; as kernels it
  * handed the cores to pocl's workers and back twice per step.
  *
- * AVX-512 CPUs only: the exps come from ops/vmath512.h (within 1 ulp), so
+ * AVX-512 CPUs only: the exps come from host/vmath512.h (within 1 ulp), so
  * the bits differ from the kernels' by the exp's rounding, within the
  * tolerances of src/check/loss.c. (A scalar loop with expf measured twice
  * the kernels' time.)
@@ -15,8 +15,8 @@
  * ct_softmax_xent_forward and ct_softmax_xent_backward (loss.c) check
  * their arguments and call these where ct_loss_host_ok says so.
  */
-#ifndef CT_OPS_LOSS_HOST_H
-#define CT_OPS_LOSS_HOST_H
+#ifndef CT_HOST_LOSS_HOST_H
+#define CT_HOST_LOSS_HOST_H
 
 #include "ops/ops.h"
 
@@ -36,4 +36,4 @@ int ct_host_softmax_xent_forward(ct_context *ctx, ct_buf loss, ct_buf correct, c
 int ct_host_softmax_xent_backward(ct_context *ctx, ct_buf dx, ct_buf x, ct_buf labels, size_t N,
                                   size_t K, float scale);
 
-#endif /* CT_OPS_LOSS_HOST_H */
+#endif /* CT_HOST_LOSS_HOST_H */

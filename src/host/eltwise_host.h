@@ -12,8 +12,8 @@
  * The launchers of eltwise.c, fill.c, act.c and shortcut.c check their
  * arguments and call these where ct_eltwise_host_ok says so.
  */
-#ifndef CT_OPS_ELTWISE_HOST_H
-#define CT_OPS_ELTWISE_HOST_H
+#ifndef CT_HOST_ELTWISE_HOST_H
+#define CT_HOST_ELTWISE_HOST_H
 
 #include "ops/act.h"
 #include "ops/ops.h"
@@ -44,4 +44,4 @@ int ct_host_shortcut_a_forward(ct_context *ctx, ct_buf y, ct_buf x, int n, int c
 int ct_host_shortcut_a_backward(ct_context *ctx, ct_buf dx, ct_buf dy, int n, int c, int h, int w,
                                 int stride, int co, int oh, int ow);
 
-#endif /* CT_OPS_ELTWISE_HOST_H */
+#endif /* CT_HOST_ELTWISE_HOST_H */

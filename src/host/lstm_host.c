@@ -3,14 +3,14 @@
  * one pool item per batch row (steps) or per 16 columns (bias sums), 16
  * units per AVX-512 vector, masked at the row's end.
  */
-#include "ops/lstm_host.h"
+#include "host/lstm_host.h"
 
 #include <string.h>
 
-#include "ops/host_work.h"
+#include "host/host_work.h"
 
 #ifdef CT_HOST_X86
-#include "ops/vmath512.h"
+#include "host/vmath512.h"
 
 typedef struct hl {
     size_t N, H, G, rows;

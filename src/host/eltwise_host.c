@@ -5,11 +5,11 @@
  * exact, both give the same bits. GELU runs on AVX-512 only, with
  * vmath512.h's erfc and exp.
  */
-#include "ops/eltwise_host.h"
+#include "host/eltwise_host.h"
 
-#include "ops/host_work.h"
+#include "host/host_work.h"
 #ifdef CT_HOST_X86
-#include "ops/vmath512.h"
+#include "host/vmath512.h"
 #endif
 
 /* elements per pool item: 64 KiB of each operand */

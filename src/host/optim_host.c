@@ -11,12 +11,12 @@
  * Items are OPT_CHUNK elements; the loops are memory-bound (SGD with
  * momentum streams p, g and b in and p and b out: 20 bytes per parameter).
  */
-#include "optim/optim_host.h"
+#include "host/optim_host.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "ops/host_work.h"
+#include "host/host_work.h"
 
 #ifdef CT_HOST_X86
 #include <immintrin.h>

@@ -22,15 +22,15 @@
  * is within ~2 eps of the sum of magnitudes, so the results sit inside the
  * kernels' tolerances.
  */
-#include "ops/loss_host.h"
+#include "host/loss_host.h"
 
 #include <math.h>
 #include <stdint.h>
 
-#include "ops/host_work.h"
+#include "host/host_work.h"
 
 #ifdef CT_HOST_X86
-#include "ops/vmath512.h"
+#include "host/vmath512.h"
 #endif
 
 /* logits per pool item, at least one row: short rows go in runs */

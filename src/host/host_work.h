@@ -5,11 +5,11 @@
  * The direct convolution (conv_host.h) and the host max pool (pool_host.h)
  * run on it.
  */
-#ifndef CT_OPS_HOST_WORK_H
-#define CT_OPS_HOST_WORK_H
+#ifndef CT_HOST_HOST_WORK_H
+#define CT_HOST_HOST_WORK_H
 
 #include "core/pool.h"
-#include "ops/hostmap.h"
+#include "host/hostmap.h"
 #include "ops/ops.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -69,4 +69,4 @@ int ct_host_avx2_fma(void);
  * or to check them on an AVX-512 machine). */
 int ct_host_avx512(void);
 
-#endif /* CT_OPS_HOST_WORK_H */
+#endif /* CT_HOST_HOST_WORK_H */

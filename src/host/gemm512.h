@@ -10,13 +10,13 @@
  * are blocks of C, so every element of C sums its products in the same order
  * whatever the thread count: results are bit-identical across thread counts.
  */
-#ifndef CT_OPS_GEMM512_H
-#define CT_OPS_GEMM512_H
+#ifndef CT_HOST_GEMM512_H
+#define CT_HOST_GEMM512_H
 
 #include <stddef.h>
 
 #include "core/pool.h"
-#include "ops/host_work.h"
+#include "host/host_work.h"
 
 /* Floats of packed A (*na) and packed B (*nb) that ct_gemm512_run needs. */
 void ct_gemm512_pack_size(size_t m, size_t n, size_t k, size_t *na, size_t *nb);
@@ -35,4 +35,4 @@ int ct_gemm512(ct_context *ctx, ct_host_work *hw, int ta, int tb, size_t m, size
                float alpha, const float *a, size_t lda, const float *b, size_t ldb, float beta,
                float *c, size_t ldc);
 
-#endif /* CT_OPS_GEMM512_H */
+#endif /* CT_HOST_GEMM512_H */

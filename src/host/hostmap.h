@@ -16,8 +16,8 @@
  * maps per step, 40 ms of its ~430 ms. The queue stays drained while a
  * mapping is held, as nothing is enqueued meanwhile.
  */
-#ifndef CT_OPS_HOSTMAP_H
-#define CT_OPS_HOSTMAP_H
+#ifndef CT_HOST_HOSTMAP_H
+#define CT_HOST_HOSTMAP_H
 
 #include "cl/runtime.h"
 
@@ -43,4 +43,4 @@ int ct_hmap_map(ct_context *ctx, ct_hmap_range *r, int n, ct_hmap *m, const char
 /* Unmaps everything; returns st, or the unmap error if st was CT_OK. */
 int ct_hmap_unmap(ct_context *ctx, ct_hmap *m, int st, const char *what);
 
-#endif /* CT_OPS_HOSTMAP_H */
+#endif /* CT_HOST_HOSTMAP_H */

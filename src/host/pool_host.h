@@ -4,8 +4,8 @@
  * the CPU class on the host GEMM path): pocl's code for the data-dependent
  * window scan ran at ~0.5 GB/s.
  */
-#ifndef CT_OPS_POOL_HOST_H
-#define CT_OPS_POOL_HOST_H
+#ifndef CT_HOST_POOL_HOST_H
+#define CT_HOST_POOL_HOST_H
 
 #include "ops/pool.h"
 
@@ -19,4 +19,4 @@ int ct_maxpool_host_forward(ct_context *ctx, const ct_pool2d *p, int oh, int ow,
 int ct_maxpool_host_backward(ct_context *ctx, const ct_pool2d *p, int oh, int ow, ct_buf dx,
                              ct_buf dy, ct_buf x, ct_buf argmax);
 
-#endif /* CT_OPS_POOL_HOST_H */
+#endif /* CT_HOST_POOL_HOST_H */

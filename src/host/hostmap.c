@@ -2,7 +2,7 @@
  * hostmap.c - one blocking map per distinct buffer over the union of the
  * ranges used in it, or the buffer's held mapping (hostmap.h).
  */
-#include "ops/hostmap.h"
+#include "host/hostmap.h"
 
 #include <stdio.h>
 #include <string.h>

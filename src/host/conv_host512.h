@@ -6,13 +6,13 @@
  * ct_host_avx512() says so. The buffers are
  * already mapped; the context's thread pool and scratch (host_work.h) run
  * it in a fixed decomposition, so results do not depend on the number of
- * threads. Layout and tiles: conv_host512.c.
+ * threads. The forms: conv_host512.c; layout and tiles: conv_same512.c.
  */
-#ifndef CT_OPS_CONV_HOST512_H
-#define CT_OPS_CONV_HOST512_H
+#ifndef CT_HOST_CONV_HOST512_H
+#define CT_HOST_CONV_HOST512_H
 
 #include "ops/conv.h"
-#include "ops/host_work.h"
+#include "host/host_work.h"
 
 /* Stride 1, dilation 1, 2 pad_w = kw - 1 (so ow = w), pad_h < kh, kh and kw
  * <= 16; or an unpadded 1x1 at any stride (subsampled first); or a strided
@@ -27,4 +27,4 @@ int ct_conv512_forward(ct_context *ctx, const ct_conv2d_desc *d, float *y, const
 int ct_conv512_backward(ct_context *ctx, const ct_conv2d_desc *d, float *dx, float *dw,
                         const float *dy, const float *x, const float *w);
 
-#endif /* CT_OPS_CONV_HOST512_H */
+#endif /* CT_HOST_CONV_HOST512_H */

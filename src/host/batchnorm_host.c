@@ -8,15 +8,15 @@
  * host-side convolutions with a queue drain and a hand-over of the cores
  * each time; ResNet-56's batch norms took 20% of its step on two threads.
  */
-#include "ops/batchnorm_host.h"
+#include "host/batchnorm_host.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "ops/host_work.h"
-#include "ops/hostmap.h"
+#include "host/host_work.h"
+#include "host/hostmap.h"
 #ifdef CT_HOST_X86
-#include "ops/vmath512.h"
+#include "host/vmath512.h"
 
 typedef struct hbn {
     size_t N, C, HW;

@@ -31,7 +31,7 @@
  * on the shapes alone, and each sum's order on neither the items nor the
  * threads: the bits do not depend on the thread count.
  */
-#include "ops/conv_dw512.h"
+#include "host/conv_dw512.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -10,8 +10,8 @@
  * ct_optim_host_ok says so. The arguments are the kernels'
  * (cl_kernels/optim.cl).
  */
-#ifndef CT_OPTIM_OPTIM_HOST_H
-#define CT_OPTIM_OPTIM_HOST_H
+#ifndef CT_HOST_OPTIM_HOST_H
+#define CT_HOST_OPTIM_HOST_H
 
 #include "ops/ops.h"
 
@@ -27,4 +27,4 @@ int ct_host_adam_step(ct_context *ctx, ct_buf p, ct_buf g, ct_buf m, ct_buf v, s
                       float l2, float beta1, float one_minus_beta1, float beta2, float one_minus_beta2,
                       float step_size, float bc2_sqrt, float eps, int first, int zero);
 
-#endif /* CT_OPTIM_OPTIM_HOST_H */
+#endif /* CT_HOST_OPTIM_HOST_H */

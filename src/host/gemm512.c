@@ -9,7 +9,7 @@
  * C in slice order; deeper slices mean fewer passes over C, which is what
  * they were measured to save (docs/BENCHMARKS.md).
  */
-#include "ops/gemm512.h"
+#include "host/gemm512.h"
 
 int ct_gemm512(ct_context *ctx, ct_host_work *hw, int ta, int tb, size_t m, size_t n, size_t k,
                float alpha, const float *a, size_t lda, const float *b, size_t ldb, float beta,
@@ -27,7 +27,7 @@ int ct_gemm512(ct_context *ctx, ct_host_work *hw, int ta, int tb, size_t m, size
 }
 
 #ifdef CT_HOST_X86
-#include "ops/vmath512.h"
+#include "host/vmath512.h"
 
 #define MR 12
 #define NR 32

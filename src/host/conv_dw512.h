@@ -7,11 +7,11 @@
  * buffers (host_work.h) run it in a fixed decomposition, so the result does
  * not depend on the number of threads.
  */
-#ifndef CT_OPS_CONV_DW512_H
-#define CT_OPS_CONV_DW512_H
+#ifndef CT_HOST_CONV_DW512_H
+#define CT_HOST_CONV_DW512_H
 
 #include "ops/conv.h"
-#include "ops/host_work.h"
+#include "host/host_work.h"
 
 /* dw (c_out, c_in, kh, kw) += the gradient of the convolution d over the
  * batch, from x (n, c_in, h, w) and dy (n, c_out, oh, ow). Uses the shared
@@ -19,4 +19,4 @@
 int ct_conv512_dw(ct_context *ctx, const ct_conv2d_desc *d, float *dw, const float *dy,
                   const float *x);
 
-#endif /* CT_OPS_CONV_DW512_H */
+#endif /* CT_HOST_CONV_DW512_H */

@@ -6,8 +6,8 @@
  * update the running ones; backward: mean and invstd) or the running ones
  * (mean and variance).
  */
-#ifndef CT_OPS_BATCHNORM_HOST_H
-#define CT_OPS_BATCHNORM_HOST_H
+#ifndef CT_HOST_BATCHNORM_HOST_H
+#define CT_HOST_BATCHNORM_HOST_H
 
 #include "ops/ops.h"
 
@@ -26,4 +26,4 @@ int ct_batchnorm_host_backward(ct_context *ctx, ct_buf dx, ct_buf dgamma, ct_buf
                                ct_buf x, ct_buf gamma, ct_buf beta, ct_buf mean, ct_buf stat,
                                size_t N, size_t C, size_t HW, float eps, int train, int relu);
 
-#endif /* CT_OPS_BATCHNORM_HOST_H */
+#endif /* CT_HOST_BATCHNORM_HOST_H */

@@ -3,12 +3,12 @@
  * class on the host GEMM path, CPUs with AVX-512), with the same meanings
  * as the kernels of cl_kernels/lstm.cl: with the products already on the
  * host BLAS, a layer's 2T steps then never leave the host. Exp, sigmoid and
- * tanh come from ops/vmath512.h (within 1-3 ulp), so the bits differ from
+ * tanh come from host/vmath512.h (within 1-3 ulp), so the bits differ from
  * the kernels' by a few ulp per activation; the bias sums are the kernels'
  * own order (bit for bit).
  */
-#ifndef CT_OPS_LSTM_HOST_H
-#define CT_OPS_LSTM_HOST_H
+#ifndef CT_HOST_LSTM_HOST_H
+#define CT_HOST_LSTM_HOST_H
 
 #include "ops/ops.h"
 
@@ -25,4 +25,4 @@ int ct_lstm_host_bwd(ct_context *ctx, ct_buf dgates, ct_buf gates, ct_buf c, ct_
 /* db_ih, db_hh (G) += column sums of dgates (rows, G), rows in order */
 int ct_lstm_host_dbias(ct_context *ctx, ct_buf dbih, ct_buf dbhh, ct_buf dgates, size_t rows, size_t G);
 
-#endif /* CT_OPS_LSTM_HOST_H */
+#endif /* CT_HOST_LSTM_HOST_H */

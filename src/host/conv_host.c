@@ -18,16 +18,16 @@
  * an image at a time in image order (as deterministic as the dense layers'
  * products, which the host BLAS computes too).
  */
-#include "ops/conv_host.h"
+#include "host/conv_host.h"
 
 #include <cblas.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/conv_host512.h"
-#include "ops/host_work.h"
-#include "ops/hostmap.h"
+#include "host/conv_host512.h"
+#include "host/host_work.h"
+#include "host/hostmap.h"
 
 #ifdef CT_HOST_X86
 #include <immintrin.h>

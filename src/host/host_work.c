@@ -1,7 +1,7 @@
 /*
  * host_work.c - the per-context thread pool and scratch of host_work.h.
  */
-#include "ops/host_work.h"
+#include "host/host_work.h"
 
 #include <dlfcn.h>
 #include <stdlib.h>

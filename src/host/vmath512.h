@@ -17,12 +17,12 @@
  * These round differently from an OpenCL compiler's exp and tanh, so the
  * host LSTM's bits differ from the kernels' by a few ulp per activation.
  */
-#ifndef CT_OPS_VMATH512_H
-#define CT_OPS_VMATH512_H
+#ifndef CT_HOST_VMATH512_H
+#define CT_HOST_VMATH512_H
 
 #include <immintrin.h>
 
-#include "ops/host_work.h"
+#include "host/host_work.h"
 
 /* the first min(left, 16) lanes */
 static CT_AVX512 inline __mmask16 ct_tail16(size_t left)
@@ -112,4 +112,4 @@ static CT_AVX512 inline __m512 ct_v_ncdf2(__m512 x)
     return _mm512_mask_blend_ps(neg, _mm512_sub_ps(_mm512_set1_ps(2.0f), e), e);
 }
 
-#endif /* CT_OPS_VMATH512_H */
+#endif /* CT_HOST_VMATH512_H */

@@ -4,14 +4,14 @@
  * One work item per (image, channel) plane on the context's thread pool
  * (host_work.h); each window is scanned by maxpool_fwd_f32's rule.
  */
-#include "ops/pool_host.h"
+#include "host/pool_host.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "ops/host_work.h"
-#include "ops/hostmap.h"
+#include "host/host_work.h"
+#include "host/hostmap.h"
 
 #ifdef CT_HOST_X86
 #include <immintrin.h>

@@ -13,8 +13,8 @@
  * in a fixed decomposition, so results do not depend on the number of
  * threads.
  */
-#ifndef CT_OPS_CONV_HOST_H
-#define CT_OPS_CONV_HOST_H
+#ifndef CT_HOST_CONV_HOST_H
+#define CT_HOST_CONV_HOST_H
 
 #include "ops/conv.h"
 
@@ -29,4 +29,4 @@ int ct_conv2d_host_forward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf y, c
 int ct_conv2d_host_backward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf dx, ct_buf dw,
                             ct_buf db, ct_buf dy, ct_buf x, ct_buf w);
 
-#endif /* CT_OPS_CONV_HOST_H */
+#endif /* CT_HOST_CONV_HOST_H */
