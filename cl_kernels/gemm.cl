@@ -30,7 +30,7 @@
  * (pocl) get vectors as wide as AVX-512's and few, fat work-items (pocl
  * runs a work-item's vector code as it is); GPUs float4 and 4 x 4 sums per
  * work-item on 16 x 16 (big) or 4 x 8 (small) work-items. */
-#if CT_DEVICE_IS_CPU
+#if CT_DEVICE_IS_CPU && !defined(CT_GEMM_GPU_TILES) /* -DCT_GEMM_GPU_TILES: test GPUs' on CPUs */
 #define CT_GEMM_DEF_VN 16
 #define CT_GEMM_DEF_RM 8
 #define CT_GEMM_DEF_RNV 2

@@ -7,6 +7,7 @@
 #include "ops/gemm_cl.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* Work-items a product should keep busy per compute unit of a GPU before
  * it is split along k (a GPU's unit runs several work-groups at once);
@@ -28,11 +29,17 @@ typedef struct tiles_info {
     size_t tm, tn, tk, wm, wn;
 } tiles_info;
 
+static const ct_gemm_cl_params params_cpu = CT_GEMM_CL_PARAMS_CPU, params_gpu = CT_GEMM_CL_PARAMS_GPU;
+
+static tiles_info tiles_in(const ct_gemm_cl_params *p, ct_gemm_cl_tiles t)
+{
+    return (tiles_info){ p->wm[t] * p->rm, p->wn[t] * p->rnv * p->vn, p->tk, p->wm[t], p->wn[t] };
+}
+
+/* The tiles the kernels are built with by default on the context's device */
 static tiles_info tiles_of(const ct_context *ctx, ct_gemm_cl_tiles t)
 {
-    static const ct_gemm_cl_params cpu = CT_GEMM_CL_PARAMS_CPU, gpu = CT_GEMM_CL_PARAMS_GPU;
-    const ct_gemm_cl_params *p = ctx->dev.type == CT_DEVICE_CPU ? &cpu : &gpu;
-    return (tiles_info){ p->wm[t] * p->rm, p->wn[t] * p->rnv * p->vn, p->tk, p->wm[t], p->wn[t] };
+    return tiles_in(ctx->dev.type == CT_DEVICE_CPU ? &params_cpu : &params_gpu, t);
 }
 
 static size_t cdiv(size_t a, size_t b)
@@ -91,12 +98,39 @@ size_t ct_gemm_cl_splits(const ct_context *ctx, size_t m, size_t n, size_t k, in
  * transposed, k of tens of thousands: 0.6-0.95x), where tiles of 16 or 64
  * rows are mostly loads. On GPUs, unmeasured here: the products that split
  * (C too small to fill the device, where CLBlast runs a few work-groups
- * along all of k); the rest stay with CLBlast's tuned kernels. */
+ * along all of k); the rest stay with CLBlast's tuned kernels. Other CPU
+ * runtimes: none (Mesa's llvmpipe, which runs work-items in SIMD lanes:
+ * 0.07-0.2x CLBlast). */
 int ct_gemm_cl_choose(const ct_context *ctx, size_t m, size_t n, size_t k, int ta, int tb)
 {
     if (ctx->dev.type == CT_DEVICE_CPU)
-        return !(m <= 32 && tb && !ta && k >= 8192);
+        return !strstr(ctx->dev.platform_name, "Portable Computing Language") ? 0
+               : !(m <= 32 && tb && !ta && k >= 8192);
     return ct_gemm_cl_splits(ctx, m, n, k, ta, tb) > 1;
+}
+
+/* The kernel of tiles t and transposition case tc, and the tiles it was
+ * built with: its work-group size tells (-DCT_GEMM_GPU_TILES builds GPUs'
+ * tiles on a CPU device). */
+static int kernel_for(ct_context *ctx, ct_gemm_cl_tiles t, int tc, tiles_info *ti,
+                      ct_kernel_entry **e)
+{
+    const char *name = kernel_names[t][tc];
+    int st = ct_kernel_get(ctx, CT_PROG_gemm, name, e);
+    if (st)
+        return st;
+    size_t wg[3] = { 0, 0, 0 };
+    cl_int err = clGetKernelWorkGroupInfo((*e)->kernel, ctx->device, CL_KERNEL_COMPILE_WORK_GROUP_SIZE,
+                                          sizeof wg, wg, NULL);
+    const ct_gemm_cl_params *ps[2] = { &params_cpu, &params_gpu };
+    for (int i = 0; i < 2 && err == CL_SUCCESS; i++) {
+        *ti = tiles_in(ps[i], t);
+        if (wg[0] == ti->wn && wg[1] == ti->wm)
+            return CT_OK;
+    }
+    return ct_fail(ctx, CT_ERR_INTERNAL, "ct_gemm_cl: %s was compiled for work-groups of %zu x %zu, "
+                   "which neither tile set of src/ops/gemm_cl.h has: it and cl_kernels/gemm.cl "
+                   "disagree", name, wg[0], wg[1]);
 }
 
 /* The split-K workspace: one buffer per context, grown on demand, released
@@ -158,29 +192,21 @@ int ct_gemm_cl_run(ct_context *ctx, ct_gemm_cl_plan plan, int trans_a, int trans
                        "is too large", m, n, k, lda, ldb, ldc);
     CT_VALIDATE(ctx, a && b && c && (plan.tiles == CT_GEMM_CL_BIG || plan.tiles == CT_GEMM_CL_SMALL));
     int t = (trans_a ? 2 : 0) + (trans_b ? 1 : 0);
+    tiles_info ti;
     ct_kernel_entry *e;
-    int st = ct_kernel_get(ctx, CT_PROG_gemm, kernel_names[plan.tiles][t], &e);
+    int st = kernel_for(ctx, plan.tiles, t, &ti, &e);
     if (st)
         return st;
-    tiles_info ti = tiles_of(ctx, plan.tiles);
     if (e->max_wg < ti.wm * ti.wn && plan.tiles == CT_GEMM_CL_BIG) {
         /* a device that allows fewer work-items per group */
         plan = (ct_gemm_cl_plan){ CT_GEMM_CL_SMALL, splits_for(ctx, CT_GEMM_CL_SMALL, m, n, k) };
-        ti = tiles_of(ctx, plan.tiles);
-        if ((st = ct_kernel_get(ctx, CT_PROG_gemm, kernel_names[plan.tiles][t], &e)))
+        if ((st = kernel_for(ctx, plan.tiles, t, &ti, &e)))
             return st;
     }
     const char *name = kernel_names[plan.tiles][t];
     if (e->max_wg < ti.wm * ti.wn)
         return ct_fail(ctx, CT_ERR_UNSUPPORTED, "ct_gemm_cl: %s needs work-groups of %zu on %s, "
                        "which allows %zu", name, ti.wm * ti.wn, ctx->dev.name, e->max_wg);
-    size_t wg[3] = { 0, 0, 0 };
-    cl_int err = clGetKernelWorkGroupInfo(e->kernel, ctx->device, CL_KERNEL_COMPILE_WORK_GROUP_SIZE,
-                                          sizeof wg, wg, NULL);
-    if (err != CL_SUCCESS || wg[0] != ti.wn || wg[1] != ti.wm)
-        return ct_fail(ctx, CT_ERR_INTERNAL, "ct_gemm_cl: %s was compiled for work-groups of "
-                       "%zu x %zu, the launcher expects %zu x %zu: cl_kernels/gemm.cl and "
-                       "src/ops/gemm_cl.h disagree", name, wg[0], wg[1], ti.wn, ti.wm);
     size_t s = plan.splits ? plan.splits : 1;
     size_t kc = slice_depth(k, ti.tk, &s);
 
