@@ -14,13 +14,18 @@ __kernel void act_fwd_f32(__global float *y, ulong y_off, __global const float *
         y[y_off + i] = ct_act_f(act, x[x_off + i]);
 }
 
+/* Reads only the input the derivative uses (x: relu, leaky relu, gelu; y:
+ * sigmoid, tanh; neither: none): a third less traffic than reading both. */
 __kernel void act_bwd_f32(__global float *dx, ulong dx_off, __global const float *dy, ulong dy_off,
                           __global const float *x, ulong x_off, __global const float *y,
                           ulong y_off, uint n, int act)
 {
     uint i = get_global_id(0);
-    if (i < n)
-        dx[dx_off + i] = dy[dy_off + i] * ct_act_df(act, x[x_off + i], y[y_off + i]);
+    if (i >= n)
+        return;
+    float xv = act == 1 || act == 2 || act == 5 ? x[x_off + i] : 0.0f;
+    float yv = act == 3 || act == 4 ? y[y_off + i] : 0.0f;
+    dx[dx_off + i] = dy[dy_off + i] * ct_act_df(act, xv, yv);
 }
 
 /*

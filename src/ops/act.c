@@ -4,7 +4,7 @@
  */
 #include "ops/act.h"
 
-#include "host/eltwise_host.h"
+#include "ops/eltwise_host.h"
 
 /* elements per work-item of the CPU kernels (cl_kernels/act.cl), a
  * multiple of their float8 vectors */
@@ -48,15 +48,17 @@ int ct_act_backward(ct_context *ctx, ct_act act, ct_buf dx, ct_buf dy, ct_buf x,
         return ct_host_act_backward(ctx, act, dx, dy, x, n);
     cl_uint nn = (cl_uint)n;
     cl_int a = act;
-    size_t bytes = n * sizeof(float); /* dy, x and y read (each act uses x or y), dx written */
-    ct_launch_bytes(ctx, 3 * bytes, bytes);
+    size_t bytes = n * sizeof(float);
     if (ctx->cls.row_kernels) {
         size_t g[1] = { (n + CT_ACT_CHUNK - 1) / CT_ACT_CHUNK }, l[1] = { 1 };
         cl_uint chunk = CT_ACT_CHUNK;
+        ct_launch_bytes(ctx, 3 * bytes, bytes); /* dy, x and y; dx */
         return CT_RUN(ctx, CT_PROG_act, "act_bwd_chunks_f32", 1, g, l, CT_BUF(dx), CT_BUF(dy),
                       CT_BUF(x), CT_BUF(y), CT_ARG(nn), CT_ARG(a), CT_ARG(chunk));
     }
     size_t g[1] = { n };
+    /* dy and the one of x, y the derivative uses (none for CT_ACT_NONE); dx */
+    ct_launch_bytes(ctx, (act == CT_ACT_NONE ? 1 : 2) * bytes, bytes);
     return CT_RUN(ctx, CT_PROG_act, "act_bwd_f32", 1, g, NULL, CT_BUF(dx), CT_BUF(dy), CT_BUF(x),
                   CT_BUF(y), CT_ARG(nn), CT_ARG(a));
 }
