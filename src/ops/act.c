@@ -4,7 +4,7 @@
  */
 #include "ops/act.h"
 
-#include "ops/eltwise_host.h"
+#include "host/eltwise_host.h"
 
 /* elements per work-item of the CPU kernels (cl_kernels/act.cl), a
  * multiple of their float8 vectors */
