@@ -248,10 +248,13 @@ void ct_check_batchnorm(ct_check *c)
     static const size_t large[][5] = {
         { 37, 3, 1001, 1, 1 }, { 9, 40, 777, 1, 0 }, { 3001, 2, 1, 1, 0 }, { 23, 5, 999, 0, 1 },
     };
+    /* --small (simulators): 3 slices each */
+    static const size_t smaller[][5] = { { 5, 2, 1001, 1, 1 }, { 4100, 1, 1, 0, 0 } };
+    size_t nl = ck_small(c) ? CT_ARRAY_LEN(smaller) : CT_ARRAY_LEN(large);
     for (int cpu = 0; cpu < 2; cpu++)
-        for (size_t e = 0; e < CT_ARRAY_LEN(large) && !ck_failed(c); e++) {
-            case_as(c, large[e][0], large[e][1], large[e][2], (int)large[e][3], (int)large[e][4], cpu,
-                    ck_uniform(c, -4, 4));
+        for (size_t e = 0; e < nl && !ck_failed(c); e++) {
+            const size_t *k = ck_small(c) ? smaller[e] : large[e];
+            case_as(c, k[0], k[1], k[2], (int)k[3], (int)k[4], cpu, ck_uniform(c, -4, 4));
             ck_case_end(c);
         }
     for (int it = 0; it < ck_iterations(c) && !ck_failed(c); it++) {

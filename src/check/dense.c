@@ -255,14 +255,15 @@ void ct_check_dense(ct_check *c)
     if (!ck_failed(c))
         bias_case(c, 2, 3, 300, CT_ACT_TANH, 0); /* rows longer than a work-group */
     ck_case_end(c);
+    int small = ck_small(c); /* simulators: 7 and 3 slices */
     if (!ck_failed(c))
-        bias_case(c, 37, 3, 1001, CT_ACT_RELU, 0);
+        bias_case(c, small ? 3 : 37, small ? 2 : 3, small ? 1100 : 1001, CT_ACT_RELU, 0);
     ck_case_end(c);
-    if (!ck_failed(c))
+    if (!ck_failed(c) && !small)
         bias_case(c, 301, 300, 1, CT_ACT_NONE, 1);
     ck_case_end(c);
     if (!ck_failed(c))
-        bias_case(c, 100, 7, 1, CT_ACT_GELU, 0);
+        bias_case(c, small ? 40 : 100, small ? 5 : 7, 1, CT_ACT_GELU, 0);
     ck_case_end(c);
     for (int a = CT_ACT_NONE; a < CT_ACT_COUNT && !ck_failed(c); a++)
         for (int it = 0; it < ck_iterations(c) && !ck_failed(c); it++) {
