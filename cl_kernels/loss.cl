@@ -1,12 +1,25 @@
 /*
  * loss.cl - losses: softmax + cross-entropy over logits with integer labels,
- * and mean-squared error. Both forwards reduce to one scalar in a single
- * work-group: each work-item sums its strided share with Kahan compensation
- * (error ~2 eps of the sum of magnitudes however long the share), then a
- * fixed-order tree in local memory (log2(wg) levels) combines the shares, so
- * the result is deterministic run to run and accurate to ~(2 + log2 wg) eps
- * relative to sum |term|. Work-group sizes are powers of two, chosen by the
- * launchers (src/ops/loss.c); `red` is local memory of that many floats.
+ * and mean-squared error.
+ *
+ * Softmax cross-entropy, GPU class: the forward gives each row L lanes of a
+ * work-group (R = wg / L rows a group; L a power of two, one row for long
+ * rows). Each lane reads its strided share of the row once, keeping the
+ * running maximum, its first index and the Kahan-compensated sum of
+ * exp(x - max), rescaled when the maximum grows; a fixed-order tree in local
+ * memory (log2 L levels) merges the lanes. The row's loss, hit, maximum and
+ * exponential sum go to a workspace; softmax_xent_sum_f32 then adds the
+ * losses and hits in one work-group in a fixed order (no atomics), so the
+ * result is deterministic run to run. The backward reads the row's maximum
+ * and sum from that workspace (or recomputes them the same way) and reads
+ * the row once more to write dx.
+ *
+ * CPU class: a work-item per row (xent_row, 8-lane vectors), then the same
+ * final sum. The mean-squared error reduces in one work-group: each
+ * work-item sums its strided share with Kahan compensation (error ~2 eps of
+ * the sum of magnitudes however long the share), then a fixed-order tree in
+ * local memory (log2(wg) levels) combines the shares. Work-group sizes are
+ * powers of two, chosen by the launchers (src/ops/loss.c).
  *
  * A label outside [0, K) is never used as an index: its row contributes a
  * NaN loss (so the mean is NaN and a trainer notices) and NaN gradients.
@@ -27,16 +40,6 @@ inline void loss_tree_sum(__local float *red, uint lid, uint wg)
     for (uint s = wg / 2; s > 0; s >>= 1) {
         if (lid < s)
             red[lid] += red[lid + s];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-}
-
-inline void loss_tree_max(__local float *red, uint lid, uint wg)
-{
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint s = wg / 2; s > 0; s >>= 1) {
-        if (lid < s)
-            red[lid] = fmax(red[lid], red[lid + s]);
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 }
@@ -102,8 +105,8 @@ inline float row_expsum(__global const float *row, uint K, float m, __global flo
 }
 
 /* One row: returns logsumexp(row) - row[lab] (NaN for a label outside
- * [0, K)) and sets *hit when the first argmax is the label. Both forward
- * paths use it, so they agree bit for bit. */
+ * [0, K)) and sets *hit when the first argmax is the label (the CPU
+ * class's forward). */
 inline float xent_row(__global const float *row, uint K, int lab, float *hit)
 {
     float m = row_max(row, K);
@@ -118,7 +121,7 @@ inline float xent_row(__global const float *row, uint K, int lab, float *hit)
     return (m - row[lab]) + log(e);
 }
 
-/* The end of both forward reductions: the work-items' loss shares and hit
+/* The end of the forward's final sum: the work-items' loss shares and hit
  * counts through the trees; loss[0] = the mean, correct[0] = the hits (when
  * given). Every work-item of the group must call it (barriers). */
 inline void xent_finish(__local float *red, uint lid, uint wg, float s, float hits,
@@ -136,33 +139,113 @@ inline void xent_finish(__local float *red, uint lid, uint wg, float s, float hi
     }
 }
 
-/*
- * One work-group: loss[0] = mean over rows of logsumexp(x_r) - x_r[label_r],
- * correct[0] = #rows whose first argmax equals the label (as a float; exact
- * below 2^24 rows, which the launcher enforces); correct may be NULL.
- * x: (N, K), labels: (N) int32, loss: (1), correct: (1), red: (2 wg) floats
- */
-__kernel void softmax_xent_fwd_f32(__global float *loss, ulong loss_off, __global float *correct,
-                                   ulong correct_off, __global const float *x, ulong x_off,
-                                   __global const int *labels, ulong labels_off, uint N, uint K,
-                                   __local float *red)
+/* ---- GPU class: L lanes per row ---- */
+
+/* One lane's share of a row, k = lane, lane + L, ...: *m its maximum, *am
+ * the first index holding it (K: none yet), *e sum exp(x_k - *m), each term
+ * Kahan-added and the sum rescaled when the maximum grows. NaN is never a
+ * maximum (as fmax) but makes the sum NaN; -inf adds nothing (exp gives 0
+ * against any finite maximum), and a row of only -inf and NaN gets a NaN
+ * loss through m - x[label] anyway. */
+inline void xent_lane(__global const float *row, uint K, uint lane, uint L, float *pm, float *pe,
+                      uint *pam)
 {
-    uint lid = get_local_id(0), wg = get_local_size(0);
-    float s = 0.0f, comp = 0.0f, hits = 0.0f;
-    for (uint r = lid; r < N; r += wg) {
-        float hit;
-        float l = xent_row(x + x_off + (ulong)r * K, K, labels[labels_off + r], &hit);
-        hits += hit;
-        loss_kahan(&s, &comp, l);
+    float m = -INFINITY, e = 0.0f, c = 0.0f;
+    uint am = K;
+    for (uint k = lane; k < K; k += L) {
+        float v = row[k];
+        if (v > m || (am == K && v == -INFINITY)) {
+            if (e != 0.0f) {
+                float f = exp(m - v);
+                e *= f;
+                c *= f;
+            }
+            m = v;
+            am = k;
+        }
+        if (v != -INFINITY)
+            loss_kahan(&e, &c, exp(v - m));
     }
-    xent_finish(red, lid, wg, s, hits, loss, loss_off, correct, correct_off, N);
+    *pm = m;
+    *pe = e - c; /* fold the compensation in before the lanes meet */
+    *pam = am;
+}
+
+/* Merges each row's L lanes (lid = row-in-group L + lane) into the row's
+ * first lane, lower lane first at every level: the maximum, the first
+ * index holding it, and the sum rescaled to that maximum. Every work-item
+ * of the group must call it (barriers). */
+inline void xent_tree(__local float *rm, __local float *re, __local uint *ri, uint lid, uint lane,
+                      uint L)
+{
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = L / 2; s > 0; s >>= 1) {
+        if (lane < s) {
+            uint j = lid + s;
+            float m1 = rm[lid], m2 = rm[j], m = fmax(m1, m2);
+            float e1 = m1 == m ? re[lid] : re[lid] * exp(m1 - m);
+            float e2 = m2 == m ? re[j] : re[j] * exp(m2 - m);
+            uint a1 = ri[lid], a2 = ri[j];
+            rm[lid] = m;
+            re[lid] = e1 + e2;
+            ri[lid] = m1 > m2 ? a1 : m2 > m1 ? a2 : min(a1, a2);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
+/* A row's maximum and exponential sum into rm, re, ri at the row's first
+ * lane (its = lid - lane): the lanes' shares, then the tree. A row past N
+ * (the last group's spare rows) has K = 0 here and merges nothing. */
+inline void xent_row_stats(__global const float *row, uint K, uint lid, uint lane, uint L,
+                           __local float *rm, __local float *re, __local uint *ri)
+{
+    float m, e;
+    uint am;
+    xent_lane(row, K, lane, L, &m, &e, &am);
+    rm[lid] = m;
+    re[lid] = e;
+    ri[lid] = am;
+    xent_tree(rm, re, ri, lid, lane, L);
 }
 
 /*
- * CPU devices: one work-item per row writes the row's loss and hit (xent_row,
- * as softmax_xent_fwd_f32's inner loop), then softmax_xent_sum_f32
- * adds them up in one work-group with the same strided Kahan shares and tree,
- * so both ways give the same bits; the rows run on every core instead of one.
+ * Rows r = group R + lid / L (R = wg / L) of L lanes each: ws[r] = the row's
+ * loss logsumexp(x_r) - x_r[label_r] (NaN for a label outside [0, K)),
+ * ws[N + r] = 1 when the row's first argmax is the label, else 0 (as
+ * xent_row), ws[2N + r] = the row's maximum, ws[3N + r] = sum exp(x_r - max)
+ * (what the backward reads back). Groups: ceil(N / R); no early return
+ * (barriers). x: (N, K), labels: (N) int32, ws: (4 N), rm, re, ri: (wg)
+ */
+__kernel void softmax_xent_fwd_f32(__global float *ws, ulong ws_off, __global const float *x,
+                                   ulong x_off, __global const int *labels, ulong labels_off,
+                                   uint N, uint K, uint L, __local float *rm, __local float *re,
+                                   __local uint *ri)
+{
+    uint lid = get_local_id(0), lane = lid & (L - 1);
+    uint r = get_group_id(0) * (get_local_size(0) / L) + lid / L;
+    int in = r < N;
+    __global const float *row = x + x_off + (ulong)(in ? r : 0) * K;
+    xent_row_stats(row, in ? K : 0, lid, lane, L, rm, re, ri);
+    if (lane == 0 && in) { /* no return in a kernel with barriers: pocl miscompiles it */
+        float m = rm[lid], e = re[lid];
+        uint am = ri[lid];
+        if (am == K)
+            am = K - 1; /* a row of NaN: xent_row's search ends on the last index */
+        int lab = labels[labels_off + r];
+        int valid = lab >= 0 && (uint)lab < K;
+        __global float *o = ws + ws_off;
+        o[r] = valid ? (m - row[lab]) + log(e) : NAN;
+        o[N + r] = valid && am == (uint)lab ? 1.0f : 0.0f;
+        o[2 * (ulong)N + r] = m;
+        o[3 * (ulong)N + r] = e;
+    }
+}
+
+/*
+ * CPU devices: one work-item per row writes the row's loss and hit
+ * (xent_row), then softmax_xent_sum_f32 adds them up in one work-group with
+ * strided Kahan shares and a tree; the rows run on every core.
  * x: (N, K), labels: (N) int32, ws: (2 N): row losses, then row hits
  */
 __kernel void softmax_xent_rows_f32(__global float *ws, ulong ws_off, __global const float *x,
@@ -179,7 +262,8 @@ __kernel void softmax_xent_rows_f32(__global float *ws, ulong ws_off, __global c
 }
 
 /* One work-group: loss[0] = mean of the row losses, correct[0] = sum of
- * the row hits. ws: (2 N) as softmax_xent_rows_f32 left it, red: (2 wg) floats */
+ * the row hits, both classes. ws: (2 N) as softmax_xent_rows_f32 or
+ * softmax_xent_fwd_f32 left it, red: (2 wg) floats */
 __kernel void softmax_xent_sum_f32(__global float *loss, ulong loss_off, __global float *correct,
                                    ulong correct_off, __global const float *ws, ulong ws_off,
                                    uint N, __local float *red)
@@ -227,38 +311,56 @@ __kernel void softmax_xent_bwd_rows_f32(__global float *dx, ulong dx_off, __glob
     drow[lab] = dl;
 }
 
-/*
- * One work-group per row, exactly N groups (no guard on the group id: an
- * early return ahead of barriers hangs pocl's CPU device): dx = (softmax(x_r) - onehot(label_r)) * scale,
- * scale = dloss_scale / N from the launcher.
- * x, dx: (N, K), labels: (N) int32, red: (wg) floats
- */
-__kernel void softmax_xent_bwd_f32(__global float *dx, ulong dx_off, __global const float *x,
-                                   ulong x_off, __global const int *labels, ulong labels_off,
-                                   uint N, uint K, float scale, __local float *red)
+/* dx of row r from its maximum m and exponential sum e, lane's share. */
+inline void xent_row_dx(__global float *drow, __global const float *row, uint K, int lab, uint lane,
+                        uint L, float m, float e, float scale)
 {
-    uint r = get_group_id(0), lid = get_local_id(0), wg = get_local_size(0);
-    __global const float *row = x + x_off + (ulong)r * K;
-    __global float *drow = dx + dx_off + (ulong)r * K;
-    float m = -INFINITY;
-    for (uint k = lid; k < K; k += wg)
-        m = fmax(m, row[k]);
-    red[lid] = m;
-    loss_tree_max(red, lid, wg);
-    m = red[0];
-    barrier(CLK_LOCAL_MEM_FENCE); /* everyone has read red[0] before it is reused */
-    float e = 0.0f, ec = 0.0f;
-    for (uint k = lid; k < K; k += wg)
-        loss_kahan(&e, &ec, exp(row[k] - m));
-    red[lid] = e;
-    loss_tree_sum(red, lid, wg);
-    float inv = 1.0f / red[0];
-    int lab = labels[labels_off + r];
+    float inv = 1.0f / e;
     int valid = lab >= 0 && (uint)lab < K;
-    for (uint k = lid; k < K; k += wg) {
+    for (uint k = lane; k < K; k += L) {
         float p = exp(row[k] - m) * inv;
         drow[k] = valid ? (p - (k == (uint)lab ? 1.0f : 0.0f)) * scale : NAN;
     }
+}
+
+/*
+ * Rows as softmax_xent_fwd_f32: dx = (softmax(x_r) - onehot(label_r)) *
+ * scale, scale = dloss_scale / N from the launcher, the row statistics
+ * first computed as the forward does (each logit read twice).
+ * x, dx: (N, K), labels: (N) int32, rm, re, ri: (wg)
+ */
+__kernel void softmax_xent_bwd_f32(__global float *dx, ulong dx_off, __global const float *x,
+                                   ulong x_off, __global const int *labels, ulong labels_off,
+                                   uint N, uint K, uint L, float scale, __local float *rm,
+                                   __local float *re, __local uint *ri)
+{
+    uint lid = get_local_id(0), lane = lid & (L - 1);
+    uint r = get_group_id(0) * (get_local_size(0) / L) + lid / L;
+    int in = r < N;
+    __global const float *row = x + x_off + (ulong)(in ? r : 0) * K;
+    xent_row_stats(row, in ? K : 0, lid, lane, L, rm, re, ri);
+    if (in) /* no return in a kernel with barriers: pocl miscompiles it */
+        xent_row_dx(dx + dx_off + (ulong)r * K, row, K, labels[labels_off + r], lane, L,
+                    rm[lid - lane], re[lid - lane], scale);
+}
+
+/*
+ * The same with each row's maximum and exponential sum as the forward left
+ * them in ws: each logit read once. No barriers; L lanes a row as the
+ * forward (global size a multiple of L). x, dx: (N, K), labels: (N) int32,
+ * ws: (4 N)
+ */
+__kernel void softmax_xent_bwd_saved_f32(__global float *dx, ulong dx_off, __global const float *x,
+                                         ulong x_off, __global const int *labels, ulong labels_off,
+                                         __global const float *ws, ulong ws_off, uint N, uint K,
+                                         uint L, float scale)
+{
+    uint gid = get_global_id(0), lane = gid & (L - 1), r = gid / L;
+    if (r >= N)
+        return;
+    __global const float *st = ws + ws_off;
+    xent_row_dx(dx + dx_off + (ulong)r * K, x + x_off + (ulong)r * K, K, labels[labels_off + r],
+                lane, L, st[2 * (ulong)N + r], st[3 * (ulong)N + r], scale);
 }
 
 /* One work-group: loss[0] = mean((x - t)^2), mae[0] = mean(|x - t|) (skipped

@@ -9,6 +9,9 @@
  * rounds. At the first step the state is never read: PyTorch's zero (Adam)
  * or clone-of-the-gradient (SGD) initialisation is written instead, so a
  * fresh state arena needs no zeroing and garbage in it cannot leak through.
+ * With zero set, a step writes grad = 0 once it has read it (the next
+ * step's backward adds into zeros): no separate fill reads the gradients
+ * again.
  *
  * The norm is a deterministic two-stage reduction: stage one gives each of G
  * work-groups a fixed strided share (Kahan-summed per work-item, then a
@@ -25,17 +28,20 @@
  *   b = first ? g : mu b + (1 - d) g    (only when mu != 0)
  *   g = nesterov ? g + mu b : b         (only when mu != 0)
  *   p = p - lr g
+ *   grad = 0                            (only when zero)
  * p, grad, b: (n); b is not touched when mu == 0 (any buffer may be passed).
  */
-__kernel void sgd_step_f32(__global float *p, ulong p_off, __global const float *grad,
-                           ulong grad_off, __global float *b, ulong b_off, uint n, float lr,
-                           float wd, float mu, float one_minus_damp, int nesterov, int first)
+__kernel void sgd_step_f32(__global float *p, ulong p_off, __global float *grad, ulong grad_off,
+                           __global float *b, ulong b_off, uint n, float lr, float wd, float mu,
+                           float one_minus_damp, int nesterov, int first, int zero)
 {
     uint i = get_global_id(0);
     if (i >= n)
         return;
     float w = p[p_off + i];
     float g = grad[grad_off + i];
+    if (zero)
+        grad[grad_off + i] = 0.0f;
     if (wd != 0.0f)
         g = g + wd * w;
     if (mu != 0.0f) {
@@ -54,20 +60,23 @@ __kernel void sgd_step_f32(__global float *p, ulong p_off, __global const float 
  *   m = beta1 m + (1 - beta1) g         (m = (1 - beta1) g at the first step)
  *   v = beta2 v + (1 - beta2) g^2       (likewise)
  *   p = p - step_size m / (sqrt(v) / bc2_sqrt + eps)
+ *   grad = 0                            (only when zero)
  * with step_size = lr / (1 - beta1^t), bc2_sqrt = sqrt(1 - beta2^t).
  * p, grad, m, v: (n)
  */
-__kernel void adam_step_f32(__global float *p, ulong p_off, __global const float *grad,
-                            ulong grad_off, __global float *m, ulong m_off, __global float *v,
-                            ulong v_off, uint n, float decay, float l2, float beta1,
-                            float one_minus_beta1, float beta2, float one_minus_beta2,
-                            float step_size, float bc2_sqrt, float eps, int first)
+__kernel void adam_step_f32(__global float *p, ulong p_off, __global float *grad, ulong grad_off,
+                            __global float *m, ulong m_off, __global float *v, ulong v_off, uint n,
+                            float decay, float l2, float beta1, float one_minus_beta1, float beta2,
+                            float one_minus_beta2, float step_size, float bc2_sqrt, float eps,
+                            int first, int zero)
 {
     uint i = get_global_id(0);
     if (i >= n)
         return;
     float w = p[p_off + i];
     float g = grad[grad_off + i];
+    if (zero)
+        grad[grad_off + i] = 0.0f;
     if (decay != 1.0f)
         w = w * decay;
     if (l2 != 0.0f)

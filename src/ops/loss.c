@@ -1,13 +1,13 @@
 /*
- * loss.c - loss launchers (cl_kernels/loss.cl). The reductions run in one
- * work-group of a power-of-two size (the tree in local memory needs one);
- * the size depends only on the device and kernel, so a device gives the
- * same bits every run. Softmax cross-entropy past CT_LOSS_HOST_MIN logits
+ * loss.c - loss launchers (cl_kernels/loss.cl). Work-group sizes are powers
+ * of two (the trees in local memory need one) that depend only on the
+ * device and kernel, and so do the GPU class's lanes per softmax row, so a
+ * device gives the same bits every run. Softmax cross-entropy past CT_LOSS_HOST_MIN logits
  * runs on the host pool where the class says so (loss_host.c).
  */
 #include "ops/loss.h"
 
-#include "ops/loss_host.h"
+#include "host/loss_host.h"
 
 #define LOSS_MAX_WG 256
 
@@ -27,7 +27,23 @@ static int xent_dims(ct_context *ctx, const char *who, ct_buf x, ct_buf labels, 
 
 size_t ct_softmax_xent_workspace(size_t N)
 {
-    return 2 * N;
+    return 4 * N;
+}
+
+/* GPU class: lanes per row, the largest power of two <= K that fits the
+ * work-group (rows are walked with stride L, so no lane idles on a short
+ * row; wg / L rows share a group). */
+static size_t xent_lanes(size_t K, size_t wg)
+{
+    size_t L = 1;
+    while (L * 2 <= K && L * 2 <= wg)
+        L *= 2;
+    return L;
+}
+
+int ct_softmax_xent_saves(const ct_context *ctx, size_t N, size_t K)
+{
+    return !ct_loss_host_ok(ctx, N, K) && !ctx->cls.row_kernels;
 }
 
 int ct_softmax_xent_forward(ct_context *ctx, ct_buf loss, ct_buf correct, ct_buf x, ct_buf labels,
@@ -36,31 +52,45 @@ int ct_softmax_xent_forward(ct_context *ctx, ct_buf loss, ct_buf correct, ct_buf
     int st = xent_dims(ctx, "ct_softmax_xent_forward", x, labels, N, K);
     if (st)
         return st;
-    if (!loss.mem)
-        return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_softmax_xent_forward: NULL loss buffer");
-    if (ws.mem && ct_loss_host_ok(ctx, N, K))
+    if (!loss.mem || !ws.mem)
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_softmax_xent_forward: NULL loss buffer or "
+                       "workspace (ct_softmax_xent_workspace(N) floats)");
+    if (ct_loss_host_ok(ctx, N, K))
         return ct_host_softmax_xent_forward(ctx, loss, correct, x, labels, N, K, ws);
     size_t wg;
-    if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_loss, "softmax_xent_fwd_f32", LOSS_MAX_WG, N, &wg)))
+    if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_loss, "softmax_xent_sum_f32", LOSS_MAX_WG, N, &wg)))
         return st;
     cl_uint n = (cl_uint)N, k = (cl_uint)K;
-    size_t g[1] = { wg }, l[1] = { wg };
-    if (ws.mem && ctx->cls.row_kernels) {
-        /* rows on every core, then the same sum as the one-group kernel */
+    size_t xb = N * K * sizeof(float), lb = N * sizeof(cl_int), wb = 2 * N * sizeof(float);
+    if (ctx->cls.row_kernels) {
+        /* rows on every core, then the sum */
         size_t gr[1] = { N };
+        ct_launch_bytes(ctx, xb + lb, wb);
         if ((st = CT_RUN(ctx, CT_PROG_loss, "softmax_xent_rows_f32", 1, gr, NULL, CT_BUF(ws),
                          CT_BUF(x), CT_BUF(labels), CT_ARG(n), CT_ARG(k))))
             return st;
-        return CT_RUN(ctx, CT_PROG_loss, "softmax_xent_sum_f32", 1, g, l, CT_BUF(loss), CT_BUF(correct),
-                      CT_BUF(ws), CT_ARG(n), CT_LOCAL(2 * wg * sizeof(cl_float)));
+    } else {
+        size_t rwg;
+        if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_loss, "softmax_xent_fwd_f32", LOSS_MAX_WG, 0, &rwg)))
+            return st;
+        size_t L = xent_lanes(K, rwg), R = rwg / L;
+        cl_uint lanes = (cl_uint)L;
+        size_t gr[1] = { (N + R - 1) / R * rwg }, lr[1] = { rwg };
+        ct_launch_bytes(ctx, xb + lb, 2 * wb);
+        if ((st = CT_RUN(ctx, CT_PROG_loss, "softmax_xent_fwd_f32", 1, gr, lr, CT_BUF(ws),
+                         CT_BUF(x), CT_BUF(labels), CT_ARG(n), CT_ARG(k), CT_ARG(lanes),
+                         CT_LOCAL(rwg * sizeof(cl_float)), CT_LOCAL(rwg * sizeof(cl_float)),
+                         CT_LOCAL(rwg * sizeof(cl_uint)))))
+            return st;
     }
-    return CT_RUN(ctx, CT_PROG_loss, "softmax_xent_fwd_f32", 1, g, l, CT_BUF(loss),
-                  CT_BUF(correct), CT_BUF(x), CT_BUF(labels), CT_ARG(n), CT_ARG(k),
-                  CT_LOCAL(2 * wg * sizeof(cl_float)));
+    size_t g[1] = { wg }, l[1] = { wg };
+    ct_launch_bytes(ctx, wb, (correct.mem ? 2 : 1) * sizeof(float));
+    return CT_RUN(ctx, CT_PROG_loss, "softmax_xent_sum_f32", 1, g, l, CT_BUF(loss), CT_BUF(correct),
+                  CT_BUF(ws), CT_ARG(n), CT_LOCAL(2 * wg * sizeof(cl_float)));
 }
 
-int ct_softmax_xent_backward(ct_context *ctx, ct_buf dx, ct_buf x, ct_buf labels, size_t N,
-                             size_t K, float dloss_scale)
+int ct_softmax_xent_backward_saved(ct_context *ctx, ct_buf dx, ct_buf x, ct_buf labels, size_t N,
+                                   size_t K, float dloss_scale, ct_buf ws)
 {
     int st = xent_dims(ctx, "ct_softmax_xent_backward", x, labels, N, K);
     if (st)
@@ -71,18 +101,35 @@ int ct_softmax_xent_backward(ct_context *ctx, ct_buf dx, ct_buf x, ct_buf labels
     cl_float scale = dloss_scale / (float)N;
     if (ct_loss_host_ok(ctx, N, K))
         return ct_host_softmax_xent_backward(ctx, dx, x, labels, N, K, scale);
+    size_t xb = N * K * sizeof(float), lb = N * sizeof(cl_int);
     if (ctx->cls.row_kernels) {
         size_t gr[1] = { N };
+        ct_launch_bytes(ctx, xb + lb, xb);
         return CT_RUN(ctx, CT_PROG_loss, "softmax_xent_bwd_rows_f32", 1, gr, NULL, CT_BUF(dx), CT_BUF(x),
                       CT_BUF(labels), CT_ARG(n), CT_ARG(k), CT_ARG(scale));
     }
+    const char *name = ws.mem ? "softmax_xent_bwd_saved_f32" : "softmax_xent_bwd_f32";
     size_t wg;
-    if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_loss, "softmax_xent_bwd_f32", LOSS_MAX_WG, K, &wg)))
+    if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_loss, name, LOSS_MAX_WG, 0, &wg)))
         return st;
-    size_t g[1] = { N * wg }, l[1] = { wg };
-    return CT_RUN(ctx, CT_PROG_loss, "softmax_xent_bwd_f32", 1, g, l, CT_BUF(dx), CT_BUF(x),
-                  CT_BUF(labels), CT_ARG(n), CT_ARG(k), CT_ARG(scale),
-                  CT_LOCAL(wg * sizeof(cl_float)));
+    size_t L = xent_lanes(K, wg), R = wg / L;
+    cl_uint lanes = (cl_uint)L;
+    size_t g[1] = { (N + R - 1) / R * wg }, l[1] = { wg };
+    if (ws.mem) {
+        ct_launch_bytes(ctx, xb + lb + 2 * N * sizeof(float), xb);
+        return CT_RUN(ctx, CT_PROG_loss, name, 1, g, l, CT_BUF(dx), CT_BUF(x), CT_BUF(labels),
+                      CT_BUF(ws), CT_ARG(n), CT_ARG(k), CT_ARG(lanes), CT_ARG(scale));
+    }
+    ct_launch_bytes(ctx, xb + lb, xb);
+    return CT_RUN(ctx, CT_PROG_loss, name, 1, g, l, CT_BUF(dx), CT_BUF(x), CT_BUF(labels),
+                  CT_ARG(n), CT_ARG(k), CT_ARG(lanes), CT_ARG(scale), CT_LOCAL(wg * sizeof(cl_float)),
+                  CT_LOCAL(wg * sizeof(cl_float)), CT_LOCAL(wg * sizeof(cl_uint)));
+}
+
+int ct_softmax_xent_backward(ct_context *ctx, ct_buf dx, ct_buf x, ct_buf labels, size_t N,
+                             size_t K, float dloss_scale)
+{
+    return ct_softmax_xent_backward_saved(ctx, dx, x, labels, N, K, dloss_scale, (ct_buf){ NULL, 0 });
 }
 
 static int mse_dims(ct_context *ctx, const char *who, ct_buf x, ct_buf t, size_t n)

@@ -19,18 +19,29 @@
 
 /* loss[0] = mean_r (logsumexp(x_r) - x_r[labels_r]); correct[0] = the number
  * of rows whose argmax (first index among ties, as torch.argmax) equals the
- * label, as a float (exact: N < 2^24); correct.mem may be NULL. On CPU
- * devices the rows are spread over all cores through ws, 2N floats of
- * scratch (ws.mem may be NULL elsewhere, or to use one work-group).
- * x: (N, K), labels: (N) int32, loss: (1), correct: (1), ws: (2 N) */
+ * label, as a float (exact: N < 2^24); correct.mem may be NULL. ws receives
+ * each row's loss and hit, which a fixed-order sum then adds up, and in the
+ * GPU class each row's maximum and exponential sum, which
+ * ct_softmax_xent_backward_saved reads back.
+ * x: (N, K), labels: (N) int32, loss: (1), correct: (1), ws: (4 N) */
 int ct_softmax_xent_forward(ct_context *ctx, ct_buf loss, ct_buf correct, ct_buf x, ct_buf labels,
                             size_t N, size_t K, ct_buf ws);
-/* Floats of scratch ct_softmax_xent_forward uses for N rows. */
+/* Floats of workspace ct_softmax_xent_forward uses for N rows. */
 size_t ct_softmax_xent_workspace(size_t N);
 /* dx = (softmax(x) - onehot(labels)) / N * dloss_scale (written).
  * x, dx: (N, K), labels: (N) int32 */
 int ct_softmax_xent_backward(ct_context *ctx, ct_buf dx, ct_buf x, ct_buf labels, size_t N,
                              size_t K, float dloss_scale);
+/* Whether ct_softmax_xent_forward in ctx's class, as it is now, leaves the
+ * row statistics in ws (the GPU class does). */
+int ct_softmax_xent_saves(const ct_context *ctx, size_t N, size_t K);
+/* The same backward, after a ct_softmax_xent_forward of the same x, labels,
+ * N and K that saved the row statistics in ws (unchanged since): the GPU
+ * class then reads each row's maximum and exponential sum from ws instead
+ * of recomputing them, one read of the logits instead of two. Other classes
+ * ignore ws; ws.mem NULL recomputes. */
+int ct_softmax_xent_backward_saved(ct_context *ctx, ct_buf dx, ct_buf x, ct_buf labels, size_t N,
+                                   size_t K, float dloss_scale, ct_buf ws);
 
 /* loss[0] = mean((x - t)^2), and mae[0] = mean(|x - t|) for the reports
  * of regression training (mae.mem may be NULL). x, t: (n), loss, mae: (1) */

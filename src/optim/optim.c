@@ -5,12 +5,13 @@
  * 1 - beta, 1 - lr wd) in Python doubles and rounds them to float only when
  * a tensor op uses them; the launchers do the same in double, so the device
  * sees PyTorch's float scalars. On the CPU class the steps run on the host
- * pool (optim_host.c) from the same scalars.
+ * pool (optim_host.c) from the same scalars. Either way a step that zeroes
+ * the gradients does it in the same pass.
  */
 #include <math.h>
 
 #include "optim/optim.h"
-#include "optim/optim_host.h"
+#include "host/optim_host.h"
 
 #define NORM_MAX_WG 256
 #define NORM_MAX_GROUPS 256
@@ -77,14 +78,18 @@ static int optim_sgd(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct_
     ct_buf b = d->momentum != 0 ? state : params;
     cl_float wd = d->weight_decay, mu = d->momentum;
     cl_float one_minus_damp = (cl_float)(1.0 - (double)d->dampening);
-    cl_int nesterov = d->nesterov != 0, first = step == 1;
+    cl_int nesterov = d->nesterov != 0, first = step == 1, z = zero;
     if (host)
         return ct_host_sgd_step(ctx, params, grads, b, n, lr, wd, mu, one_minus_damp, nesterov, first,
                                 zero);
-    size_t g[1] = { n };
+    size_t g[1] = { n }, nb = (size_t)n * sizeof(float);
+    /* p and grad read; p written, grad when zeroing; b read after the
+     * first step and written, with momentum */
+    size_t brd = mu != 0 && !first ? nb : 0, bwr = mu != 0 ? nb : 0;
+    ct_launch_bytes(ctx, 2 * nb + brd, nb + (zero ? nb : 0) + bwr);
     return CT_RUN(ctx, CT_PROG_optim, "sgd_step_f32", 1, g, NULL, CT_BUF(params), CT_BUF(grads),
                   CT_BUF(b), CT_ARG(n), CT_ARG(lr), CT_ARG(wd), CT_ARG(mu),
-                  CT_ARG(one_minus_damp), CT_ARG(nesterov), CT_ARG(first));
+                  CT_ARG(one_minus_damp), CT_ARG(nesterov), CT_ARG(first), CT_ARG(z));
 }
 
 static int optim_adam(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct_buf grads,
@@ -98,19 +103,22 @@ static int optim_adam(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct
     cl_float omb1 = (cl_float)(1.0 - b1), omb2 = (cl_float)(1.0 - b2);
     cl_float step_size = (cl_float)((double)lr / (1.0 - pow(b1, t)));
     cl_float bc2_sqrt = (cl_float)sqrt(1.0 - pow(b2, t));
-    cl_int first = step == 1;
+    cl_int first = step == 1, z = zero;
     ct_buf m = state, v = ct_buf_at(state, n);
     if (host)
         return ct_host_adam_step(ctx, params, grads, m, v, n, decay, l2, beta1, omb1, beta2, omb2,
                                  step_size, bc2_sqrt, eps, first, zero);
-    size_t g[1] = { n };
+    size_t g[1] = { n }, nb = (size_t)n * sizeof(float);
+    /* p, grad, and m, v after the first step read; p, m, v written, grad
+     * when zeroing */
+    ct_launch_bytes(ctx, (first ? 2 : 4) * nb, 3 * nb + (zero ? nb : 0));
     return CT_RUN(ctx, CT_PROG_optim, "adam_step_f32", 1, g, NULL, CT_BUF(params), CT_BUF(grads),
                   CT_BUF(m), CT_BUF(v), CT_ARG(n), CT_ARG(decay), CT_ARG(l2), CT_ARG(beta1),
                   CT_ARG(omb1), CT_ARG(beta2), CT_ARG(omb2), CT_ARG(step_size), CT_ARG(bc2_sqrt),
-                  CT_ARG(eps), CT_ARG(first));
+                  CT_ARG(eps), CT_ARG(first), CT_ARG(z));
 }
 
-/* The step, then (zero) grads = 0: fused on the host pool, else a fill. */
+/* The step, and with zero grads = 0 in the same pass. */
 static int optim_step(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct_buf grads,
                       ct_buf state, size_t n, long step, float lr, int zero)
 {
@@ -133,11 +141,8 @@ static int optim_step(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "%s step: a NULL buffer (params, grads, or the "
                        "state of %zu floats it needs)", name, ct_optim_state_size(d, n));
     int host = ct_optim_host_ok(ctx, n);
-    st = d->kind == CT_OPT_SGD ? optim_sgd(ctx, d, params, grads, state, (cl_uint)n, step, lr, host, zero)
-                               : optim_adam(ctx, d, params, grads, state, (cl_uint)n, step, lr, host, zero);
-    if (!st && zero && !host)
-        st = ct_fill(ctx, grads, n, 0.0f);
-    return st;
+    return d->kind == CT_OPT_SGD ? optim_sgd(ctx, d, params, grads, state, (cl_uint)n, step, lr, host, zero)
+                                 : optim_adam(ctx, d, params, grads, state, (cl_uint)n, step, lr, host, zero);
 }
 
 int ct_optim_step(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct_buf grads,
@@ -182,11 +187,13 @@ int ct_grad_norm(ct_context *ctx, ct_buf norm, ct_buf grads, size_t n, ct_buf wo
     ct_buf g_in = grads.mem ? grads : workspace; /* never read when n == 0 */
     cl_uint nn = (cl_uint)n, ng = (cl_uint)groups;
     size_t g1[1] = { groups * wg1 }, l1[1] = { wg1 };
+    ct_launch_bytes(ctx, n * sizeof(float), groups * sizeof(float));
     st = CT_RUN(ctx, CT_PROG_optim, "grad_sumsq_partial_f32", 1, g1, l1, CT_BUF(workspace),
                 CT_BUF(g_in), CT_ARG(nn), CT_LOCAL(wg1 * sizeof(cl_float)));
     if (st)
         return st;
     size_t g2[1] = { wg2 }, l2[1] = { wg2 };
+    ct_launch_bytes(ctx, groups * sizeof(float), sizeof(float));
     return CT_RUN(ctx, CT_PROG_optim, "grad_norm_final_f32", 1, g2, l2, CT_BUF(norm),
                   CT_BUF(workspace), CT_ARG(ng), CT_LOCAL(wg2 * sizeof(cl_float)));
 }
@@ -205,6 +212,7 @@ int ct_grad_clip(ct_context *ctx, ct_buf grads, size_t n, ct_buf norm, float max
     cl_uint nn = (cl_uint)n;
     cl_float mx = max_norm;
     size_t g[1] = { n };
+    ct_launch_bytes(ctx, (n + 1) * sizeof(float), n * sizeof(float));
     return CT_RUN(ctx, CT_PROG_optim, "grad_clip_f32", 1, g, NULL, CT_BUF(grads), CT_BUF(norm),
                   CT_ARG(nn), CT_ARG(mx));
 }

@@ -72,11 +72,10 @@ size_t ct_optim_state_size(const ct_optim_desc *d, size_t n);
  */
 int ct_optim_step(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct_buf grads,
                   ct_buf state, size_t n, long step, float lr);
-/* The same step, then grads = 0, for the next step's backward to add to:
- * on the host pool in the same pass (the gradient's cache lines are
- * already loaded, where a separate fill reads them again), elsewhere a
- * fill after the step. The caller marks the net's gradients zero
- * (ct_net.grads_zero) so that ct_net_zero_grads skips them. */
+/* The same step, then grads = 0, for the next step's backward to add to,
+ * in the same pass: each gradient is zeroed once the step has read it, no
+ * separate fill writes them all again. The caller marks the net's
+ * gradients zero (ct_net.grads_zero) so that ct_net_zero_grads skips them. */
 int ct_optim_step_zero_grads(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct_buf grads,
                              ct_buf state, size_t n, long step, float lr);
 

@@ -20,25 +20,38 @@ static int infer(ct_layer *l, const ct_shape *in, int nin, char *err, size_t n)
     return CT_OK;
 }
 
+/* Whether the last forward left the row statistics in the workspace. */
+typedef struct xent_state {
+    int stats;
+} xent_state;
+CT_STATE_FITS(xent_state);
+
+/* The workspace is kept from the forward to the backward (r->saved): the
+ * GPU class leaves each row's maximum and exponential sum there. */
 static int plan(ct_plan *p, const ct_layer *l, ct_lrt *r)
 {
-    (void)r;
     const ct_lrt *in = &ct_plan_net(p)->rt[l->inputs[0]];
     ct_plan_labels(p, in->rows, 1);
-    ct_plan_scratch(p, ct_softmax_xent_workspace(in->rows));
+    r->saved_n = ct_softmax_xent_workspace(in->rows);
+    CT_LAYER_STATE(r, xent_state)->stats = 0;
     return CT_OK;
 }
 
 static int forward(const ct_layer_call *c)
 {
-    return ct_softmax_xent_forward(c->ctx, c->net->loss, c->net->correct, c->x, c->net->labels, c->in->rows,
-                                   c->in->out_n / c->in->rows, c->net->scratch);
+    size_t N = c->in->rows, K = c->in->out_n / N;
+    CT_LAYER_STATE(c->r, xent_state)->stats = ct_softmax_xent_saves(c->ctx, N, K);
+    return ct_softmax_xent_forward(c->ctx, c->net->loss, c->net->correct, c->x, c->net->labels, N, K,
+                                   c->r->saved);
 }
 
+/* the class may have changed since the forward (tests compare classes on
+ * one forward): statistics are read only where that forward saved them */
 static int backward(const ct_layer_call *c)
 {
-    return ct_softmax_xent_backward(c->ctx, c->dx, c->x, c->net->labels, c->in->rows,
-                                    c->in->out_n / c->in->rows, 1.0f);
+    size_t N = c->in->rows, K = c->in->out_n / N;
+    ct_buf ws = CT_LAYER_STATE(c->r, xent_state)->stats ? c->r->saved : (ct_buf){ NULL, 0 };
+    return ct_softmax_xent_backward_saved(c->ctx, c->dx, c->x, c->net->labels, N, K, 1.0f, ws);
 }
 
 /* The graph's outputs: "logits", the scores the loss reads (no softmax:
