@@ -21,77 +21,77 @@ inline void ct_conv_ox_range(int ix0, int sw, int w, int ow, int *lo, int *hi)
 }
 
 /* col[(ci, ky, kx)][i * P + oy * ow + ox] = x[i][ci][iy][ix], or 0 in the
- * padding. One work-item per column-matrix row segment (k, i, oy), so the
- * index arithmetic is paid once per row: the kernel for GPUs and other
- * non-CPU devices (CPUs use conv_im2col_plane_f32 below).
+ * padding: the kernel for GPUs and other non-CPU devices (CPUs use
+ * conv_im2col_plane_f32 below). One work-item per column-matrix element in
+ * a 2-D range: dimension 0 the output column ox, dimension 1 the row
+ * (k, i, oy) of the column matrix seen as (K, nb, oh, ow), so an element's
+ * flat index is row * ow + ox. Work-groups span whole rows (ow wide), so
+ * neighbouring work-items write neighbouring floats and read neighbouring
+ * pixels of an input row (sw apart); all the index arithmetic but the
+ * bounds test is per row.
  * x: (nb, c_in, h, w); col: (c_in * kh * kw, nb * oh * ow) */
 __kernel void conv_im2col_f32(__global float *col, ulong col_off, __global const float *x,
                               ulong x_off, int nb, int c_in, int h, int w, int kh, int kw, int sh,
                               int sw, int ph, int pw, int dh, int dw, int oh, int ow)
 {
-    int idx = get_global_id(0);
-    int rows = nb * oh, K = c_in * kh * kw;
-    if (idx >= K * rows)
+    int ox = get_global_id(0), row = get_global_id(1);
+    int khw = kh * kw;
+    /* ox past ow reads in bounds (ix is checked) and stores nothing;
+     * returning for it here made this kernel 7x slower on pocl */
+    if (row >= c_in * khw * nb * oh)
         return;
-    int k = idx / rows, r = idx - k * rows;
-    int i = r / oh, oy = r - i * oh;
-    int ci = k / (kh * kw), t = k - ci * (kh * kw);
+    int z = row / oh, oy = row - z * oh;
+    int k = z / nb, i = z - k * nb;
+    int ci = k / khw, t = k - ci * khw;
     int ky = t / kw, kx = t - ky * kw;
-    int iy = oy * sh - ph + ky * dh, ix0 = kx * dw - pw;
-    __global float *out = col + col_off + (ulong)k * rows * ow + (ulong)r * ow;
-    if (iy < 0 || iy >= h) {
-        for (int ox = 0; ox < ow; ox++)
-            out[ox] = 0.0f;
-        return;
-    }
-    __global const float *xr = x + x_off + (((ulong)i * c_in + ci) * h + iy) * w;
-    int lo, hi;
-    ct_conv_ox_range(ix0, sw, w, ow, &lo, &hi);
-    for (int ox = 0; ox < lo; ox++)
-        out[ox] = 0.0f;
-    for (int ox = lo; ox < hi; ox++)
-        out[ox] = xr[ox * sw + ix0];
-    for (int ox = hi > lo ? hi : lo; ox < ow; ox++)
-        out[ox] = 0.0f;
+    int iy = oy * sh - ph + ky * dh, ix = ox * sw - pw + kx * dw;
+    float v = 0.0f;
+    if (iy >= 0 && iy < h && ix >= 0 && ix < w)
+        v = x[x_off + (((ulong)i * c_in + ci) * h + iy) * w + ix];
+    if (ox < ow)
+        col[col_off + (ulong)row * ow + ox] = v;
 }
 
 /* dx[i][ci][iy][ix] = sum of the col entries im2col copied that pixel to
- * (non-CPU devices; CPUs use conv_col2im_plane_f32 below).
- * One work-item per input row (i, ci, iy) gathers its own contributions:
- * no atomics, and each element sums in the fixed (ky, kx) order, so the
- * result is the same every run. Within one (ky, kx) distinct ox reach
- * distinct ix, so the inner loop is a plain strided update.
+ * (non-CPU devices; CPUs use conv_col2im_plane_f32 below). One work-item
+ * per dx element, a 2-D range as im2col's: dimension 0 the column ix,
+ * dimension 1 the NCHW row (i, ci, iy). Each element gathers its own
+ * contributions: no atomics, and it sums from 0 in the fixed (ky, kx)
+ * order (the order conv_col2im_plane_f32 uses, so the two give the same
+ * bits). Neighbouring work-items write neighbouring floats and, for one
+ * tap, read neighbouring columns.
  * col: (c_in * kh * kw, nb * oh * ow); dx: (nb, c_in, h, w), written */
 __kernel void conv_col2im_f32(__global float *dx, ulong dx_off, __global const float *col,
                               ulong col_off, int nb, int c_in, int h, int w, int kh, int kw,
                               int sh, int sw, int ph, int pw, int dh, int dw, int oh, int ow)
 {
-    int idx = get_global_id(0);
-    if (idx >= nb * c_in * h)
-        return;
-    int iy = idx % h, t = idx / h;
-    int ci = t % c_in, i = t / c_in;
-    int P = oh * ow, ncols = nb * P;
-    __global float *dr = dx + dx_off + (ulong)idx * w;
-    for (int ix = 0; ix < w; ix++)
-        dr[ix] = 0.0f;
+    int ix = get_global_id(0), row = get_global_id(1);
+    if (row >= nb * c_in * h)
+        return; /* ix past w reads in bounds (ox < ow) and stores nothing */
+    int plane = row / h, iy = row - plane * h;
+    int i = plane / c_in, ci = plane - i * c_in;
+    ulong ncols = (ulong)nb * oh * ow;
+    __global const float *cp = col + col_off + (ulong)ci * kh * kw * ncols + (ulong)i * oh * ow;
+    float acc = 0.0f;
     for (int ky = 0; ky < kh; ky++) {
         int ty = iy + ph - ky * dh; /* = oy * sh */
         if (ty < 0)
             break; /* ty only falls as ky grows */
-        int oy = ty / sh;
+        int oy = sh == 1 ? ty : ty / sh;
         if (oy * sh != ty || oy >= oh)
             continue;
         for (int kx = 0; kx < kw; kx++) {
-            int ix0 = kx * dw - pw, lo, hi;
-            ct_conv_ox_range(ix0, sw, w, ow, &lo, &hi);
-            __global const float *cr = col + col_off +
-                                       (((ulong)ci * kh + ky) * kw + kx) * ncols +
-                                       (ulong)i * P + (ulong)oy * ow;
-            for (int ox = lo; ox < hi; ox++)
-                dr[ox * sw + ix0] += cr[ox];
+            int tx = ix + pw - kx * dw; /* = ox * sw */
+            if (tx < 0)
+                break;
+            int ox = sw == 1 ? tx : tx / sw;
+            if (ox * sw != tx || ox >= ow)
+                continue;
+            acc += cp[(ulong)(ky * kw + kx) * ncols + oy * ow + ox];
         }
     }
+    if (ix < w)
+        dx[dx_off + (ulong)row * w + ix] = acc;
 }
 
 /* im2col for CPU devices: one work-item per input plane and kernel row

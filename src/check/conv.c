@@ -36,8 +36,8 @@
 
 #include "check/check.h"
 #include "ops/conv.h"
-#include "ops/conv_host.h"
-#include "ops/host_work.h"
+#include "host/conv_host.h"
+#include "host/host_work.h"
 #include "ref/conv.h"
 
 static void fill_f32(ct_check *c, double *x, size_t n)
@@ -115,7 +115,7 @@ static void conv_case_on(ct_check *c, const ct_conv2d_desc *d, int has_bias, int
     size_t nx = (size_t)d->n * d->c_in * d->h * d->w, nw = (size_t)d->c_out * K;
     size_t ny = (size_t)d->n * d->c_out * P, nb = (size_t)d->c_out;
     size_t ws_elems = ws_mode == WS_MIN             ? K * P
-                      : ws_mode == WS_RECOMMENDED ? ct_conv2d_workspace(d)
+                      : ws_mode == WS_RECOMMENDED ? ct_conv2d_workspace_for(ctx, d)
                                                   : 2 * (K + nb) * P + 5;
     double *x = ck_host(c, nx), *w = ck_host(c, nw), *b = ck_host(c, nb), *dy = ck_host(c, ny);
     double *y = ck_host(c, ny), *dx = ck_host(c, nx), *gw = ck_host(c, nw), *gb = ck_host(c, nb);
@@ -228,6 +228,8 @@ void ct_check_conv(ct_check *c)
         { 1, 1, 1, 1, 3, 3, 3, 1, 1, 1, 1, 1, 1 },  /* 1x1 input, 3x3 kernel: padding only */
         { 2, 2, 19, 17, 3, 3, 3, 1, 1, 1, 1, 1, 1 }, /* P = 323: reorders span work-groups */
         { 2, 2, 1, 2, 3, 5, 5, 1, 1, 4, 4, 2, 2 },  /* kernel taps whose whole row is padding */
+        { 2, 2, 3, 301, 3, 3, 3, 1, 1, 1, 1, 1, 1 }, /* rows wider than a work-group (256) */
+        { 3, 2, 4, 263, 2, 1, 3, 1, 2, 0, 1, 1, 1 }, /* the same at stride 2: ow 132, w 263 */
         /* the direct host path: whole images per item (n >= 2 x threads), c_out not a
          * multiple of 4, widths with vector tails and tiles spanning rows */
         { 9, 5, 13, 11, 6, 3, 3, 1, 1, 1, 1, 1, 1 },

@@ -17,7 +17,7 @@
 #include <limits.h>
 
 #include "ops/conv.h"
-#include "ops/conv_host.h"
+#include "host/conv_host.h"
 #include "ops/dense.h"
 
 typedef struct conv_plan {
@@ -110,48 +110,89 @@ static int make_plan(ct_context *ctx, const char *fn, const ct_conv2d_desc *d, c
     return CT_OK;
 }
 
-size_t ct_conv2d_workspace(const ct_conv2d_desc *d)
+static size_t workspace_within(const ct_conv2d_desc *d, size_t target)
 {
     int oh = 0, ow = 0;
     if (!d || ct_conv2d_out_shape(NULL, d, &oh, &ow))
         return 0;
     size_t K = (size_t)d->c_in * d->kh * d->kw, P = (size_t)oh * ow;
-    int nb = images_per_gemm(d, K, P, CT_CONV_WS_TARGET);
+    int nb = images_per_gemm(d, K, P, target);
     return nb > 1 ? (size_t)nb * (K + (size_t)d->c_out) * P : K * P;
+}
+
+size_t ct_conv2d_workspace(const ct_conv2d_desc *d)
+{
+    return workspace_within(d, CT_CONV_WS_TARGET);
+}
+
+size_t ct_conv2d_workspace_for(const ct_context *ctx, const ct_conv2d_desc *d)
+{
+    size_t target = CT_CONV_WS_TARGET;
+    if (ctx && ctx->cls.kernels == CT_KERNELS_GPU) {
+        uint64_t mem = ctx->dev.global_mem_bytes / 32, alloc = ctx->dev.max_alloc_bytes;
+        uint64_t t = (uint64_t)CT_CONV_WS_TARGET_GPU * sizeof(float);
+        t = mem < t ? mem : t;
+        t = alloc < t ? alloc : t;
+        if (t / sizeof(float) > target)
+            target = (size_t)(t / sizeof(float));
+    }
+    return workspace_within(d, target);
+}
+
+/* Work-groups for a 2-D range of `rows` rows of `wd` elements: whole rows
+ * (wd wide, up to 256) and as many rows as make up to 256 work-items. */
+static int row_range(ct_context *ctx, const char *kernel, size_t wd, size_t rows, size_t l[2])
+{
+    ct_kernel_entry *e;
+    int st = ct_kernel_get(ctx, CT_PROG_conv, kernel, &e);
+    if (st)
+        return st;
+    size_t cap = e->max_wg < 256 ? e->max_wg : 256;
+    l[0] = wd < cap ? wd : cap;
+    l[1] = cap / l[0];
+    if (l[1] > rows)
+        l[1] = rows;
+    return CT_OK;
 }
 
 /* im2col (dir 0) or col2im (dir 1) of `cnt` images between img and col.
  * The CPU class gets the per-plane kernels (heavy work-items, in work-groups
  * of one so the cores share them evenly); the GPU class gets the
- * fine-grained ones. */
+ * per-element ones, in work-groups of up to 256 along the contiguous index
+ * (im2col: a column-matrix row; col2im: the NCHW images). */
 static int columns(ct_context *ctx, const ct_conv2d_desc *d, const conv_plan *p, int dir,
                    ct_buf img, ct_buf col, int cnt)
 {
     cl_int g[14] = { cnt, d->c_in, d->h, d->w, d->kh, d->kw, d->stride_h, d->stride_w,
                      d->pad_h, d->pad_w, d->dil_h, d->dil_w, p->oh, p->ow };
+    size_t img_n = (size_t)cnt * p->in_img, ncols = (size_t)cnt * p->P, col_n = p->K * ncols;
+    ct_buf dst = dir == 0 ? col : img, src = dir == 0 ? img : col;
+    const char *k;
+    size_t gl[2], lc[2] = { 1, 1 };
+    unsigned dims = 1;
+    int st;
     if (ctx->cls.row_kernels) {
         /* im2col: input planes times kernel rows; col2im: input planes */
-        size_t gl[1] = { (size_t)cnt * (size_t)d->c_in * (size_t)(dir == 0 ? d->kh : 1) };
-        size_t lc[1] = { 1 };
-        const char *k = dir == 0 ? "conv_im2col_plane_f32" : "conv_col2im_plane_f32";
-        ct_buf dst = dir == 0 ? col : img, src = dir == 0 ? img : col;
-        return CT_RUN(ctx, CT_PROG_conv, k, 1, gl, lc, CT_BUF(dst), CT_BUF(src), CT_ARG(g[0]),
-                      CT_ARG(g[1]), CT_ARG(g[2]), CT_ARG(g[3]), CT_ARG(g[4]), CT_ARG(g[5]),
-                      CT_ARG(g[6]), CT_ARG(g[7]), CT_ARG(g[8]), CT_ARG(g[9]), CT_ARG(g[10]),
-                      CT_ARG(g[11]), CT_ARG(g[12]), CT_ARG(g[13]));
+        gl[0] = (size_t)cnt * (size_t)d->c_in * (size_t)(dir == 0 ? d->kh : 1);
+        k = dir == 0 ? "conv_im2col_plane_f32" : "conv_col2im_plane_f32";
+    } else {
+        /* one work-item per element: whole rows (ox or ix) along dimension
+         * 0, the rows of the column matrix (k, i, oy) or of dx (i, ci, iy)
+         * along 1, 256 work-items a group where the rows allow */
+        size_t wd = (size_t)(dir == 0 ? p->ow : d->w);
+        gl[0] = wd;
+        gl[1] = dir == 0 ? p->K * (size_t)cnt * (size_t)p->oh : (size_t)cnt * d->c_in * d->h;
+        dims = 2;
+        k = dir == 0 ? "conv_im2col_f32" : "conv_col2im_f32";
+        if ((st = row_range(ctx, k, wd, gl[1], lc)))
+            return st;
     }
-    if (dir == 0) {
-        size_t gl[1] = { p->K * (size_t)cnt * (size_t)p->oh }; /* row segments */
-        return CT_RUN(ctx, CT_PROG_conv, "conv_im2col_f32", 1, gl, NULL, CT_BUF(col), CT_BUF(img),
-                      CT_ARG(g[0]), CT_ARG(g[1]), CT_ARG(g[2]), CT_ARG(g[3]), CT_ARG(g[4]),
-                      CT_ARG(g[5]), CT_ARG(g[6]), CT_ARG(g[7]), CT_ARG(g[8]), CT_ARG(g[9]),
-                      CT_ARG(g[10]), CT_ARG(g[11]), CT_ARG(g[12]), CT_ARG(g[13]));
-    }
-    size_t gl[1] = { (size_t)cnt * (size_t)d->c_in * (size_t)d->h }; /* input rows */
-    return CT_RUN(ctx, CT_PROG_conv, "conv_col2im_f32", 1, gl, NULL, CT_BUF(img), CT_BUF(col),
-                  CT_ARG(g[0]), CT_ARG(g[1]), CT_ARG(g[2]), CT_ARG(g[3]), CT_ARG(g[4]),
-                  CT_ARG(g[5]), CT_ARG(g[6]), CT_ARG(g[7]), CT_ARG(g[8]), CT_ARG(g[9]),
-                  CT_ARG(g[10]), CT_ARG(g[11]), CT_ARG(g[12]), CT_ARG(g[13]));
+    ct_launch_bytes(ctx, (dir == 0 ? img_n : col_n) * sizeof(float),
+                    (dir == 0 ? col_n : img_n) * sizeof(float));
+    return CT_RUN(ctx, CT_PROG_conv, k, dims, gl, lc, CT_BUF(dst), CT_BUF(src), CT_ARG(g[0]),
+                  CT_ARG(g[1]), CT_ARG(g[2]), CT_ARG(g[3]), CT_ARG(g[4]), CT_ARG(g[5]),
+                  CT_ARG(g[6]), CT_ARG(g[7]), CT_ARG(g[8]), CT_ARG(g[9]), CT_ARG(g[10]),
+                  CT_ARG(g[11]), CT_ARG(g[12]), CT_ARG(g[13]));
 }
 
 /* The 2-D range of the reorder kernels: P along dimension 0 in work-groups
@@ -215,8 +256,11 @@ int ct_conv2d_forward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf y, ct_buf
         cl_int has_b = b.mem != NULL, nb = cnt, c_out = d->c_out, P = (cl_int)p.P;
         ct_buf bb = b.mem ? b : t; /* any valid buffer when there is no bias */
         size_t gl[2], lc[2];
-        if ((st = reorder_range(ctx, "conv_scatter_f32", p.P, (size_t)cnt * co, gl, lc)) ||
-            (st = CT_RUN(ctx, CT_PROG_conv, "conv_scatter_f32", 2, gl, lc, CT_BUF(yi), CT_BUF(t),
+        if ((st = reorder_range(ctx, "conv_scatter_f32", p.P, (size_t)cnt * co, gl, lc)))
+            return st;
+        ct_launch_bytes(ctx, (ncols * co + (b.mem ? co : 0)) * sizeof(float),
+                        ncols * co * sizeof(float));
+        if ((st = CT_RUN(ctx, CT_PROG_conv, "conv_scatter_f32", 2, gl, lc, CT_BUF(yi), CT_BUF(t),
                          CT_BUF(bb), CT_ARG(has_b), CT_ARG(nb), CT_ARG(c_out), CT_ARG(P))))
             return st;
     }
@@ -250,8 +294,10 @@ int ct_conv2d_backward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf dx, ct_b
             t = ct_buf_at(ws, p.K * (size_t)p.nb * p.P);
             cl_int nb = cnt, c_out = d->c_out, P = (cl_int)p.P;
             size_t gl[2], lc[2];
-            if ((st = reorder_range(ctx, "conv_gather_f32", p.P, (size_t)cnt * co, gl, lc)) ||
-                (st = CT_RUN(ctx, CT_PROG_conv, "conv_gather_f32", 2, gl, lc, CT_BUF(t),
+            if ((st = reorder_range(ctx, "conv_gather_f32", p.P, (size_t)cnt * co, gl, lc)))
+                return st;
+            ct_launch_bytes(ctx, ncols * co * sizeof(float), ncols * co * sizeof(float));
+            if ((st = CT_RUN(ctx, CT_PROG_conv, "conv_gather_f32", 2, gl, lc, CT_BUF(t),
                              CT_BUF(dyi), CT_ARG(nb), CT_ARG(c_out), CT_ARG(P))))
                 return st;
         }

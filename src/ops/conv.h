@@ -32,6 +32,15 @@ int ct_conv2d_out_shape(ct_context *ctx, const ct_conv2d_desc *d, int *oh, int *
 #define CT_CONV_WS_TARGET ((size_t)1 << 23) /* 32 MiB */
 size_t ct_conv2d_workspace(const ct_conv2d_desc *d);
 
+/* The same for the device class of ctx: on the GPU class columns for as
+ * many images as fit in CT_CONV_WS_TARGET_GPU floats, but no more than
+ * 1/32 of the device's memory nor its largest allocation (and never less
+ * than ct_conv2d_workspace): fewer, wider GEMMs and fewer im2col, reorder
+ * and col2im launches (ResNet-56's first stage at batch 128: one chunk of
+ * images instead of three). */
+#define CT_CONV_WS_TARGET_GPU ((size_t)1 << 25) /* 128 MiB */
+size_t ct_conv2d_workspace_for(const ct_context *ctx, const ct_conv2d_desc *d);
+
 /* y = conv(x, w) + b. b.mem == NULL: no bias.
  * x: (n, c_in, h, w); w: (c_out, c_in, kh, kw); b: (c_out); y: (n, c_out, oh, ow);
  * ws: (ws_elems) scratch, contents undefined before and after */

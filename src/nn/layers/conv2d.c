@@ -64,7 +64,7 @@ static int plan(ct_plan *p, const ct_layer *l, ct_lrt *r)
     s->act = (int)l->v[K_ACT];
     if (s->act == CT_ACT_GELU)
         r->saved_n = r->out_n; /* the pre-activation */
-    ct_plan_scratch(p, ct_conv2d_workspace(&d));
+    ct_plan_scratch(p, ct_conv2d_workspace_for(net->ctx, &d));
     return CT_OK;
 }
 
