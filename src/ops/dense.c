@@ -107,6 +107,7 @@ int ct_bias_act_forward(ct_context *ctx, ct_buf y, ct_buf x, ct_buf b, int n, in
     cl_uint nn = (cl_uint)n, cc = (cl_uint)c, hh = (cl_uint)hw;
     cl_int a = act;
     size_t g[1] = { total };
+    ct_launch_bytes(ctx, (total + (size_t)c) * sizeof(float), total * sizeof(float));
     return CT_RUN(ctx, CT_PROG_dense, "bias_act_fwd_f32", 1, g, NULL, CT_BUF(y), CT_BUF(x),
                   CT_BUF(b), CT_ARG(nn), CT_ARG(cc), CT_ARG(hh), CT_ARG(a));
 }

@@ -60,6 +60,8 @@ int ct_layernorm_forward(ct_context *ctx, ct_buf y, ct_buf mean, ct_buf rstd, ct
         return CT_OK;
     cl_uint rr = (cl_uint)R, ff = (cl_uint)F;
     cl_float e = eps;
+    /* x, w, b read; y, mean, rstd written */
+    ct_launch_bytes(ctx, (R * F + 2 * F) * sizeof(float), (R * F + 2 * R) * sizeof(float));
     if (ctx->cls.row_kernels) {
         size_t g[1] = { R };
         return CT_RUN(ctx, CT_PROG_layernorm, "ln_fwd_rows_f32", 1, g, NULL, CT_BUF(y), CT_BUF(mean),
@@ -69,6 +71,7 @@ int ct_layernorm_forward(ct_context *ctx, ct_buf y, ct_buf mean, ct_buf rstd, ct
     if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_layernorm, "ln_fwd_f32", LN_MAX_WG, F, &wg)))
         return st;
     size_t g[1] = { R * wg }, l[1] = { wg };
+    ct_launch_bytes(ctx, (R * F + 2 * F) * sizeof(float), (R * F + 2 * R) * sizeof(float));
     return CT_RUN(ctx, CT_PROG_layernorm, "ln_fwd_f32", 1, g, l, CT_BUF(y), CT_BUF(mean),
                   CT_BUF(rstd), CT_BUF(x), CT_BUF(w), CT_BUF(b), CT_ARG(ff), CT_ARG(e),
                   CT_LOCAL(wg * sizeof(cl_float)));

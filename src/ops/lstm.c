@@ -153,6 +153,8 @@ int ct_lstm_forward(ct_context *ctx, const ct_lstm_desc *d, ct_buf y, ct_buf h_n
         ct_buf gates = ws_gates(&w, k, 0), bih = ct_buf_at(params, o.b_ih),
                bhh = ct_buf_at(params, o.b_hh);
         size_t gb[2] = { G, T * N };
+        if (!host)
+            ct_launch_bytes(ctx, 2 * G * sizeof(float), T * N * G * sizeof(float));
         st = host ? ct_lstm_host_bias(ctx, gates, bih, bhh, T * N, G)
                   : CT_RUN(ctx, CT_PROG_lstm, "lstm_bias_f32", 2, gb, NULL, CT_BUF(gates), CT_BUF(bih),
                            CT_BUF(bhh), CT_ARG(rows), CT_ARG(gg));
@@ -167,6 +169,9 @@ int ct_lstm_forward(ct_context *ctx, const ct_lstm_desc *d, ct_buf y, ct_buf h_n
                           1.0f, gt, G);
             cl_int has_prev = t > 0;
             size_t g[2] = { H, N };
+            if (!host) /* gates in place; c_prev read; c, h written */
+                ct_launch_bytes(ctx, (N * G + (has_prev ? N * H : 0)) * sizeof(float),
+                                (N * G + 2 * N * H) * sizeof(float));
             if (!st)
                 st = host ? ct_lstm_host_fwd(ctx, gt, cp, ct, ht, N, H, has_prev)
                           : CT_RUN(ctx, CT_PROG_lstm, "lstm_fwd_f32", 2, g, NULL, CT_BUF(gt), CT_BUF(cp),
@@ -212,6 +217,9 @@ int ct_lstm_backward(ct_context *ctx, const ct_lstm_desc *d, ct_buf dx, ct_buf d
                    dht = ct_buf_at(dseq, t * N * H);
             cl_int has_prev = t > 0;
             size_t g[2] = { H, N };
+            if (!host) /* gates, c, c_prev, dh, dc read; dgates and dc written */
+                ct_launch_bytes(ctx, (N * G + (3 + (has_prev ? 1 : 0)) * N * H) * sizeof(float),
+                                (N * G + N * H) * sizeof(float));
             st = host ? ct_lstm_host_bwd(ctx, dgt, gt, ct, cp, dht, dc, N, H, has_prev)
                       : CT_RUN(ctx, CT_PROG_lstm, "lstm_bwd_f32", 2, g, NULL, CT_BUF(dgt), CT_BUF(gt),
                                CT_BUF(ct), CT_BUF(cp), CT_BUF(dht), CT_BUF(dc), CT_ARG(nn), CT_ARG(hh),
