@@ -13,12 +13,14 @@
 #define BIAS_MIN_SLICE 512
 #define BIAS_COL_ITEMS 16384
 #define BIAS_MIN_ROWS 16
+#define BIAS_MAX_ROWS 256
 #define BIAS_MAX_WG 256
 
 /* The stage-one partial sums live in a device buffer the context keeps
  * (grown on demand): the bias gradient runs inside ops (convolution,
  * attention, dense) whose callers plan no workspace for it, and the buffer
- * stays small (about BIAS_COL_ITEMS + c floats). */
+ * stays small (about BIAS_COL_ITEMS + c floats, or c rows/256 for wide
+ * rows). */
 typedef struct bias_partials {
     cl_mem mem;
     size_t n;
@@ -153,7 +155,10 @@ int ct_bias_act_backward(ct_context *ctx, ct_buf db, ct_buf dy, ct_act act, ct_b
     ct_buf part;
     cl_uint ns, nl, cs, ss;
     if (hw == 1) {
-        slices(N, (BIAS_COL_ITEMS + C - 1) / C, BIAS_MIN_ROWS, &S, &L);
+        /* about BIAS_COL_ITEMS work-items, and at most BIAS_MAX_ROWS rows
+         * each (wide rows: a decoder's 10,000 columns) */
+        size_t want = (BIAS_COL_ITEMS + C - 1) / C, most = (N + BIAS_MAX_ROWS - 1) / BIAS_MAX_ROWS;
+        slices(N, want > most ? want : most, BIAS_MIN_ROWS, &S, &L);
         if ((st = partials_get(ctx, S * C, &part)))
             return st;
         size_t lc;
