@@ -188,19 +188,21 @@ __kernel void conv_col2im_plane_f32(__global float *restrict dx, ulong dx_off,
 }
 
 /* y[i][co][p] = t[co][i * P + p] + b[co] (b only when has_bias). A 2-D
- * range, p along dimension 0 and the (i, co) pair along 1, keeps the
- * per-element work free of divisions.
+ * range, p along dimension 0 and the (i, co) pair along 1 (work-groups of
+ * whole rows where P <= 256), keeps the per-element work free of
+ * divisions; both sides are read and written along p, so they coalesce.
  * t: (c_out, nb * P); b: (c_out); y: (nb, c_out, P) */
 __kernel void conv_scatter_f32(__global float *y, ulong y_off, __global const float *t,
                                ulong t_off, __global const float *b, ulong b_off, int has_bias,
                                int nb, int c_out, int P)
 {
     int p = get_global_id(0), r = get_global_id(1);
-    if (p >= P || r >= nb * c_out)
-        return;
+    if (r >= nb * c_out)
+        return; /* p past P (rows wider than a work-group): no load, no store */
     int i = r / c_out, co = r - i * c_out;
-    float v = t[t_off + ((ulong)co * nb + i) * P + p];
-    y[y_off + (ulong)r * P + p] = has_bias ? v + b[b_off + co] : v;
+    float v = p < P ? t[t_off + ((ulong)co * nb + i) * P + p] : 0.0f;
+    if (p < P)
+        y[y_off + (ulong)r * P + p] = has_bias ? v + b[b_off + co] : v;
 }
 
 /* t[co][i * P + p] = dy[i][co][p], the same 2-D range.
@@ -209,8 +211,10 @@ __kernel void conv_gather_f32(__global float *t, ulong t_off, __global const flo
                               ulong dy_off, int nb, int c_out, int P)
 {
     int p = get_global_id(0), r = get_global_id(1);
-    if (p >= P || r >= nb * c_out)
-        return;
+    if (r >= nb * c_out)
+        return; /* p past P: no load, no store, as in conv_scatter_f32 */
     int i = r / c_out, co = r - i * c_out;
-    t[t_off + ((ulong)co * nb + i) * P + p] = dy[dy_off + (ulong)r * P + p];
+    float v = p < P ? dy[dy_off + (ulong)r * P + p] : 0.0f;
+    if (p < P)
+        t[t_off + ((ulong)co * nb + i) * P + p] = v;
 }

@@ -195,23 +195,15 @@ static int columns(ct_context *ctx, const ct_conv2d_desc *d, const conv_plan *p,
                   CT_ARG(g[11]), CT_ARG(g[12]), CT_ARG(g[13]));
 }
 
-/* The 2-D range of the reorder kernels: P along dimension 0 in work-groups
- * of up to 256 (no wider than P needs), one (image, channel) row each. */
+/* The 2-D range of the reorder kernels: P along dimension 0, one (image,
+ * channel) row of P each along 1, in work-groups of whole rows (up to 256
+ * work-items, as the column kernels'). */
 static int reorder_range(ct_context *ctx, const char *kernel, size_t P, size_t rows, size_t g[2],
                          size_t l[2])
 {
-    ct_kernel_entry *e;
-    int st = ct_kernel_get(ctx, CT_PROG_conv, kernel, &e);
-    if (st)
-        return st;
-    size_t lx = 1;
-    while (lx < P && lx < 256 && lx * 2 <= e->max_wg)
-        lx *= 2;
     g[0] = P;
     g[1] = rows;
-    l[0] = lx;
-    l[1] = 1;
-    return CT_OK;
+    return row_range(ctx, kernel, P, rows, l);
 }
 
 static int gemm(ct_context *ctx, int ta, int tb, size_t m, size_t n, size_t k, ct_buf a,
