@@ -1,6 +1,6 @@
 /*
  * gemm.cl - cltrain's own SGEMM for the GPU class (src/ops/gemm_cl.c):
- * row-major C = alpha op(A) op(B) + beta C, optionally over k-slices into a
+ * row-major C = act(alpha op(A) op(B) + beta C + bias), optionally over k-slices into a
  * workspace that a fixed-order sum kernel then reduces (split-K).
  *
  * A work-group computes a tile of C on WM x WN work-items, each owning RM
@@ -88,7 +88,8 @@ inline void ct_gemm_tile(const int ta, const int tb, const int WM, const int WN,
                          __global const float *a, ulong a_off, uint lda,
                          __global const float *b, ulong b_off, uint ldb,
                          __global float *c, ulong c_off, uint ldc, ulong c_stride,
-                         uint m, uint n, uint k, uint kc, float alpha, float beta)
+                         uint m, uint n, uint k, uint kc, float alpha, float beta,
+                         __global const float *bias, ulong bias_off, int has_bias, int act)
 {
     const int TM = WM * CT_GEMM_RM, TN = WN * CT_GEMM_RN, TK = CT_GEMM_TK;
     const int tx = get_local_id(0), ty = get_local_id(1);
@@ -155,8 +156,10 @@ inline void ct_gemm_tile(const int ta, const int tb, const int WM, const int WN,
 #pragma unroll
         for (int j = 0; j < CT_GEMM_RNV; j++) {
             const uint col = n0 + (tx + WN * j) * CT_GEMM_VN;
-            /* beta == 0: C is not read (NaNs there do not survive) */
-            if (col + CT_GEMM_VN <= n) {
+            /* beta == 0: C is not read (NaNs there do not survive). The
+             * epilogue (a bias per column, then an activation) rounds as a
+             * separate bias_act_fwd_f32 pass over the product would. */
+            if (col + CT_GEMM_VN <= n && !has_bias && !act) {
                 ct_gvec v = alpha * acc[i][j];
                 if (beta != 0.0f)
                     v = fma((ct_gvec)beta, ct_gvload(0, cr + col), v);
@@ -166,7 +169,10 @@ inline void ct_gemm_tile(const int ta, const int tb, const int WM, const int WN,
                 ct_gvstore(acc[i][j], 0, sums);
                 for (int e = 0; e < CT_GEMM_VN && col + e < n; e++) {
                     float v = alpha * sums[e];
-                    cr[col + e] = beta == 0.0f ? v : fma(beta, cr[col + e], v);
+                    v = beta == 0.0f ? v : fma(beta, cr[col + e], v);
+                    if (has_bias)
+                        v += bias[bias_off + col + e];
+                    cr[col + e] = ct_act_f(act, v);
                 }
             }
         }
@@ -182,12 +188,13 @@ inline void ct_gemm_tile(const int ta, const int tb, const int WM, const int WN,
     __kernel __attribute__((reqd_work_group_size(WN, WM, 1))) void NAME(                          \
         __global const float *a, ulong a_off, uint lda, __global const float *b, ulong b_off,     \
         uint ldb, __global float *c, ulong c_off, uint ldc, ulong c_stride, uint m, uint n,       \
-        uint k, uint kc, float alpha, float beta)                                                 \
+        uint k, uint kc, float alpha, float beta, __global const float *bias, ulong bias_off,    \
+        int has_bias, int act)                                                                    \
     {                                                                                             \
         __local float as[CT_GEMM_TK * ((WM) * CT_GEMM_RM + 1)];                                   \
         __local float bs[CT_GEMM_TK * ((WN) * CT_GEMM_RN + 1)];                                   \
         ct_gemm_tile(TA, TB, WM, WN, as, bs, a, a_off, lda, b, b_off, ldb, c, c_off, ldc,         \
-                     c_stride, m, n, k, kc, alpha, beta);                                         \
+                     c_stride, m, n, k, kc, alpha, beta, bias, bias_off, has_bias, act);          \
     }
 
 CT_GEMM_KERNEL(gemm_big_nn, 0, 0, CT_GEMM_BIG_WM, CT_GEMM_BIG_WN)
@@ -199,11 +206,13 @@ CT_GEMM_KERNEL(gemm_small_nt, 0, 1, CT_GEMM_SMALL_WM, CT_GEMM_SMALL_WN)
 CT_GEMM_KERNEL(gemm_small_tn, 1, 0, CT_GEMM_SMALL_WM, CT_GEMM_SMALL_WN)
 CT_GEMM_KERNEL(gemm_small_tt, 1, 1, CT_GEMM_SMALL_WM, CT_GEMM_SMALL_WN)
 
-/* Split-K's second pass: c = alpha * sum over the slices of w + beta c,
- * the slices summed in order (deterministic).
- * w: (slices, m, n); c: (m, n) at c_off, ldc. Global size (n, m). */
+/* Split-K's second pass: c = act(alpha * sum over the slices of w + beta c
+ * + bias), the slices summed in order (deterministic); the epilogue as in
+ * ct_gemm_tile. w: (slices, m, n); c: (m, n) at c_off, ldc; bias: (n).
+ * Global size (n, m). */
 __kernel void gemm_splitk_sum(__global const float *w, uint slices, __global float *c,
-                              ulong c_off, uint ldc, uint m, uint n, float alpha, float beta)
+                              ulong c_off, uint ldc, uint m, uint n, float alpha, float beta,
+                              __global const float *bias, ulong bias_off, int has_bias, int act)
 {
     const uint j = get_global_id(0), i = get_global_id(1);
     if (i >= m || j >= n)
@@ -214,5 +223,8 @@ __kernel void gemm_splitk_sum(__global const float *w, uint slices, __global flo
     for (uint z = 0; z < slices; z++)
         s += p[z * mn];
     __global float *q = c + c_off + (ulong)i * ldc + j;
-    *q = beta == 0.0f ? alpha * s : fma(alpha, s, beta * *q);
+    float v = beta == 0.0f ? alpha * s : fma(alpha, s, beta * *q);
+    if (has_bias)
+        v += bias[bias_off + j];
+    *q = ct_act_f(act, v);
 }

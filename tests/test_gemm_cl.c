@@ -29,6 +29,7 @@
 
 #include "cl/runtime.h"
 #include "core/util.h"
+#include "ops/dense.h"
 #include "ops/gemm_cl.h"
 #include "tcheck.h"
 
@@ -271,6 +272,44 @@ static int bench(ct_context *ctx, const char *only)
     return 1;
 }
 
+/* The epilogue (bias per column, then an activation) must give the bits of
+ * the plain product followed by the bias_act_fwd_f32 pass, with and without
+ * k-slices, over a C of NaNs (beta = 0 must not read it). */
+static int epilogue(ct_context *ctx, size_t m, size_t n, size_t k, size_t splits, int act)
+{
+    size_t na = m * k, nb = n * k, nc = m * n;
+    float *h = malloc((na + nb + n + 2 * nc) * sizeof *h);
+    float *ha = h, *hb = ha + na, *hbias = hb + nb, *got = hbias + n, *want = got + nc;
+    for (size_t i = 0; i < na + nb + n; i++)
+        h[i] = frand();
+    cl_mem a = NULL, b = NULL, bias = NULL, c1 = NULL, c2 = NULL;
+    int ok = !ct_buffer_create(ctx, na * 4, &a) && !ct_buffer_create(ctx, nb * 4, &b) &&
+             !ct_buffer_create(ctx, n * 4, &bias) && !ct_buffer_create(ctx, nc * 4, &c1) &&
+             !ct_buffer_create(ctx, nc * 4, &c2) && !ct_buffer_write(ctx, a, 0, na * 4, ha) &&
+             !ct_buffer_write(ctx, b, 0, nb * 4, hb) && !ct_buffer_write(ctx, bias, 0, n * 4, hbias) &&
+             !ct_fill(ctx, (ct_buf){ c1, 0 }, nc, NAN) && !ct_fill(ctx, (ct_buf){ c2, 0 }, nc, NAN);
+    ct_gemm_cl_plan plan = ct_gemm_cl_plan_for(ctx, m, n, k, 0, 1);
+    plan.splits = splits;
+    ct_gemm_cl_epi epi = { bias, 0, act };
+    /* y (m, n) = act(x (m, k) . w^T (k, n) + bias), as a dense layer */
+    ok = ok && !ct_gemm_cl_run_epi(ctx, plan, &epi, 0, 1, m, n, k, 1.0f, a, 0, k, b, 0, k, 0.0f, c1, 0, n) &&
+         !ct_gemm_cl_run(ctx, plan, 0, 1, m, n, k, 1.0f, a, 0, k, b, 0, k, 0.0f, c2, 0, n) &&
+         !ct_bias_act_forward(ctx, (ct_buf){ c2, 0 }, (ct_buf){ c2, 0 }, (ct_buf){ bias, 0 }, (int)m, (int)n, 1,
+                              (ct_act)act) &&
+         !ct_buffer_read(ctx, c1, 0, nc * 4, got) && !ct_buffer_read(ctx, c2, 0, nc * 4, want);
+    CHECK(ok, "epilogue %zux%zux%zu: %s", m, n, k, ct_context_last_error(ctx));
+    for (size_t i = 0; ok && i < nc; i++)
+        if (memcmp(&got[i], &want[i], 4)) {
+            CHECK(0, "epilogue %zux%zux%zu, %zu slices, act %d: element %zu is %.9g, the product then "
+                  "bias_act_fwd_f32 gives %.9g", m, n, k, splits, act, i, got[i], want[i]);
+            ok = 0;
+        }
+    ct_buffer_release(&a), ct_buffer_release(&b), ct_buffer_release(&bias);
+    ct_buffer_release(&c1), ct_buffer_release(&c2);
+    free(h);
+    return ok;
+}
+
 int main(int argc, char **argv)
 {
     ct_context_options o;
@@ -295,6 +334,15 @@ int main(int argc, char **argv)
         return ok ? 0 : 1;
     }
     checks(ctx, small);
+    /* relu, sigmoid, gelu and none; shapes not multiples of the tiles */
+    static const size_t eshape[][3] = { { 37, 70, 29 }, { 5, 129, 300 }, { 64, 33, 1000 } };
+    static const int eact[4] = { 1, 3, 5, 0 };
+    int ecases = 0, epassed = 0;
+    for (size_t i = 0; i < (small ? 1 : 3); i++)
+        for (size_t sp = 1; sp <= 3; sp += 2)
+            for (int j = 0; j < 4; j++, ecases++)
+                epassed += epilogue(ctx, eshape[i][0], eshape[i][1], eshape[i][2], sp, eact[j]);
+    printf("epilogue: %d of %d cases give the bits of the product and a bias_act pass\n", epassed, ecases);
     ct_context_free(&ctx);
     return tcheck_done("test_gemm_cl");
 }

@@ -6,6 +6,8 @@
 
 #include <stdlib.h>
 
+#include "ops/gemm_cl.h"
+
 /* Slices of the bias gradient's two-stage sums: enough work-groups (a
  * channel's (n, hw)) or work-items (columns of (n, c)) in all to fill a
  * device of 130 compute units, none shorter than the minimum. */
@@ -197,7 +199,15 @@ int ct_bias_act_backward(ct_context *ctx, ct_buf db, ct_buf dy, ct_act act, ct_b
 int ct_dense_forward(ct_context *ctx, ct_buf y, ct_buf x, ct_buf w, ct_buf b, int n, int in,
                      int out)
 {
+    return ct_dense_forward_act(ctx, y, x, w, b, n, in, out, CT_ACT_NONE);
+}
+
+int ct_dense_forward_act(ct_context *ctx, ct_buf y, ct_buf x, ct_buf w, ct_buf b, int n, int in,
+                         int out, ct_act act)
+{
     int st;
+    if (act < 0 || act >= CT_ACT_COUNT)
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_dense_forward: activation %d", (int)act);
     if ((st = check_dims(ctx, "ct_dense_forward", n, in, 1)) ||
         (st = check_dims(ctx, "ct_dense_forward", n, out, 1)) ||
         (st = check_dims(ctx, "ct_dense_forward", out, in, 1)))
@@ -212,17 +222,22 @@ int ct_dense_forward(ct_context *ctx, ct_buf y, ct_buf x, ct_buf w, ct_buf b, in
         ct_buf ones;
         if ((st = ct_ones(ctx, N, &ones)) ||
             (st = ct_gemm(ctx, 0, 0, N, O, 1, 1.0f, ones.mem, ones.off, 1, b.mem, b.off, O, 0.0f,
-                          y.mem, y.off, O)))
+                          y.mem, y.off, O)) ||
+            (st = ct_gemm(ctx, 0, 1, N, O, I, 1.0f, x.mem, x.off, I, w.mem, w.off, I, 1.0f, y.mem, y.off, O)))
             return st;
-        return ct_gemm(ctx, 0, 1, N, O, I, 1.0f, x.mem, x.off, I, w.mem, w.off, I, 1.0f, y.mem, y.off, O);
+        return act ? ct_act_forward(ctx, act, y, y, N * O) : CT_OK;
     }
-    /* y (n, out) = x (n, in) . w^T (in, out) */
-    if ((st = ct_gemm(ctx, 0, 1, N, O, I, 1.0f, x.mem, x.off, I, w.mem, w.off, I, 0.0f, y.mem,
-                      y.off, O)))
+    /* y (n, out) = act(x (n, in) . w^T (in, out) + b): the bias and the
+     * activation in the product's last pass where cltrain's own kernel runs
+     * it, else a bias_act_fwd_f32 pass after it */
+    ct_gemm_cl_epi epi = { b.mem, b.off, act };
+    int fused = 0;
+    if ((st = ct_gemm_epi(ctx, 0, 1, N, O, I, 1.0f, x.mem, x.off, I, w.mem, w.off, I, 0.0f, y.mem,
+                          y.off, O, &epi, &fused)))
         return st;
-    if (!b.mem)
+    if (fused || (!b.mem && !act))
         return CT_OK;
-    return ct_bias_act_forward(ctx, y, y, b, n, out, 1, CT_ACT_NONE);
+    return ct_bias_act_forward(ctx, y, y, b, n, out, 1, act);
 }
 
 int ct_dense_backward(ct_context *ctx, ct_buf dx, ct_buf dw, ct_buf db, ct_buf dy, ct_buf x,

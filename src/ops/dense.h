@@ -12,6 +12,11 @@
  * x: (n, in); w: (out, in); b: (out); y: (n, out) */
 int ct_dense_forward(ct_context *ctx, ct_buf y, ct_buf x, ct_buf w, ct_buf b, int n, int in,
                      int out);
+/* y = act(x W^T + b), the bias and activation in the product's last pass
+ * where the GPU class runs it on cltrain's own kernel (the same bits as the
+ * product followed by ct_bias_act_forward). */
+int ct_dense_forward_act(ct_context *ctx, ct_buf y, ct_buf x, ct_buf w, ct_buf b, int n, int in,
+                         int out, ct_act act);
 
 /* dx = dy W (written); dw += dy^T x; db += column sums of dy. Any of dx,
  * dw, db with mem == NULL is skipped (a first layer needs no dx, a layer

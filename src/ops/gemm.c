@@ -231,17 +231,23 @@ static int own_kernel(const ct_context *ctx, size_t m, size_t n, size_t k, int t
     return ct_gemm_cl_choose(ctx, m, n, k, ta, tb);
 }
 
-/* One product on the device. */
+/* One product on the device; epi (own kernel only): what the pass writing
+ * C adds, *fused set when it ran. */
 static int device_gemm(ct_context *ctx, int ta, int tb, size_t m, size_t n, size_t k, float alpha,
-                       operand ops[3], float beta)
+                       operand ops[3], float beta, const ct_gemm_cl_epi *epi, int *fused)
 {
     if (own_kernel(ctx, m, n, k, ta, tb)) {
         /* one record for the product, not one per kernel it launches */
-        gemm_record(ctx, m, n, k, 1, ct_gemm_cl_splits(ctx, m, n, k, ta, tb), beta);
+        ct_gemm_cl_plan plan = ct_gemm_cl_plan_for(ctx, m, n, k, ta, tb);
+        gemm_record(ctx, m, n, k, 1, plan.splits, beta);
+        if (epi && epi->bias && ctx->lrec.on && ctx->lrec.n) /* the bias read too */
+            ctx->lrec.recs[ctx->lrec.n - 1].rd += (int64_t)(n * sizeof(float));
         ctx->lrec.mute++;
-        int st = ct_gemm_cl(ctx, ta, tb, m, n, k, alpha, ops[0].buf, ops[0].off, ops[0].ld, ops[1].buf,
-                            ops[1].off, ops[1].ld, beta, ops[2].buf, ops[2].off, ops[2].ld);
+        int st = ct_gemm_cl_run_epi(ctx, plan, epi, ta, tb, m, n, k, alpha, ops[0].buf, ops[0].off, ops[0].ld,
+                                    ops[1].buf, ops[1].off, ops[1].ld, beta, ops[2].buf, ops[2].off, ops[2].ld);
         ctx->lrec.mute--;
+        if (fused)
+            *fused = epi != NULL;
         return st;
     }
     cl_mem sub[3] = { NULL, NULL, NULL };
@@ -304,7 +310,17 @@ int ct_gemm(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t n, size_
             cl_mem a, size_t a_offset, size_t lda, cl_mem b, size_t b_offset, size_t ldb,
             float beta, cl_mem c, size_t c_offset, size_t ldc)
 {
+    return ct_gemm_epi(ctx, trans_a, trans_b, m, n, k, alpha, a, a_offset, lda, b, b_offset, ldb, beta,
+                       c, c_offset, ldc, NULL, NULL);
+}
+
+int ct_gemm_epi(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
+                cl_mem a, size_t a_offset, size_t lda, cl_mem b, size_t b_offset, size_t ldb, float beta,
+                cl_mem c, size_t c_offset, size_t ldc, const ct_gemm_cl_epi *epi, int *fused)
+{
     CT_VALIDATE(NULL, ctx);
+    if (fused)
+        *fused = 0;
     if (m == 0 || n == 0)
         return CT_OK;
     if (m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff)
@@ -331,10 +347,12 @@ int ct_gemm(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t n, size_
         return st;
     if (ops[0].ld > 0x7fffffff || ops[1].ld > 0x7fffffff || ops[2].ld > 0x7fffffff)
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_gemm: leading dimension too large");
+    if (epi && epi->bias && (st = check_operand(ctx, &(operand){ epi->bias, epi->bias_off, 1, n, n, 0 }, 'b')))
+        return st;
 
     if (ctx->cls.gemm == CT_GEMM_HOST)
         return host_gemm(ctx, trans_a, trans_b, m, n, k, alpha, ops, beta);
-    return device_gemm(ctx, trans_a, trans_b, m, n, k, alpha, ops, beta);
+    return device_gemm(ctx, trans_a, trans_b, m, n, k, alpha, ops, beta, epi, fused);
 }
 
 /* The span of count operands of one shape at offsets offs: the lowest
@@ -427,7 +445,7 @@ int ct_gemm_batched(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t 
         for (int i = 0; i < 3; i++)
             o[i] = ops[i], o[i].off = offs[i][i0];
         if (len == 1)
-            st = device_gemm(ctx, trans_a, trans_b, m, n, k, alpha, o, beta);
+            st = device_gemm(ctx, trans_a, trans_b, m, n, k, alpha, o, beta, NULL, NULL);
         else
             st = device_strided(ctx, trans_a, trans_b, m, n, k, alpha, o, stride, len, beta);
         i0 += len;

@@ -183,6 +183,15 @@ int ct_gemm_cl_run(ct_context *ctx, ct_gemm_cl_plan plan, int trans_a, int trans
                    size_t n, size_t k, float alpha, cl_mem a, size_t a_off, size_t lda, cl_mem b,
                    size_t b_off, size_t ldb, float beta, cl_mem c, size_t c_off, size_t ldc)
 {
+    return ct_gemm_cl_run_epi(ctx, plan, NULL, trans_a, trans_b, m, n, k, alpha, a, a_off, lda, b,
+                              b_off, ldb, beta, c, c_off, ldc);
+}
+
+int ct_gemm_cl_run_epi(ct_context *ctx, ct_gemm_cl_plan plan, const ct_gemm_cl_epi *epi, int trans_a,
+                       int trans_b, size_t m, size_t n, size_t k, float alpha, cl_mem a, size_t a_off,
+                       size_t lda, cl_mem b, size_t b_off, size_t ldb, float beta, cl_mem c,
+                       size_t c_off, size_t ldc)
+{
     CT_VALIDATE(NULL, ctx);
     if (m == 0 || n == 0)
         return CT_OK;
@@ -220,27 +229,34 @@ int ct_gemm_cl_run(ct_context *ctx, ct_gemm_cl_plan plan, int trans_a, int trans
         out_off = 0, stride = (cl_ulong)m * n, ldo = (cl_uint)n;
         a_out = 1.0f, b_out = 0.0f;
     }
+    /* the epilogue goes with the pass that writes C */
+    cl_mem bias = epi && epi->bias ? epi->bias : c;
+    cl_ulong bias_off = epi && epi->bias ? epi->bias_off : 0;
+    cl_int has_bias = epi && epi->bias, act = epi ? epi->act : 0;
+    cl_int k_bias = s > 1 ? 0 : has_bias, k_act = s > 1 ? 0 : act;
+    size_t epi_rd = has_bias ? n : 0;
     cl_ulong ao = a_off, bo = b_off;
     cl_uint la = (cl_uint)lda, lb = (cl_uint)ldb, mm = (cl_uint)m, nn = (cl_uint)n, kk = (cl_uint)k,
             kcc = (cl_uint)kc;
     size_t global[3] = { cdiv(n, ti.tn) * ti.wn, cdiv(m, ti.tm) * ti.wm, s };
     size_t local[3] = { ti.wn, ti.wm, 1 };
-    ct_launch_bytes(ctx, (m * k + k * n + (b_out != 0.0f ? m * n : 0)) * sizeof(float),
+    ct_launch_bytes(ctx, (m * k + k * n + (b_out != 0.0f ? m * n : 0) + (s > 1 ? 0 : epi_rd)) * sizeof(float),
                     s * m * n * sizeof(float));
     st = CT_RUN(ctx, CT_PROG_gemm, name, 3, global, local, CT_ARG(a), CT_ARG(ao),
                 CT_ARG(la), CT_ARG(b), CT_ARG(bo), CT_ARG(lb), CT_ARG(out), CT_ARG(out_off),
                 CT_ARG(ldo), CT_ARG(stride), CT_ARG(mm), CT_ARG(nn), CT_ARG(kk), CT_ARG(kcc),
-                CT_ARG(a_out), CT_ARG(b_out));
+                CT_ARG(a_out), CT_ARG(b_out), CT_ARG(bias), CT_ARG(bias_off), CT_ARG(k_bias),
+                CT_ARG(k_act));
     if (st || s == 1)
         return st;
     cl_uint ss = (cl_uint)s, lc = (cl_uint)ldc;
     cl_ulong co = c_off;
     size_t g2[2] = { n, m };
-    ct_launch_bytes(ctx, (s * m * n + (beta != 0.0f ? m * n : 0)) * sizeof(float),
+    ct_launch_bytes(ctx, (s * m * n + (beta != 0.0f ? m * n : 0) + epi_rd) * sizeof(float),
                     m * n * sizeof(float));
     return CT_RUN(ctx, CT_PROG_gemm, "gemm_splitk_sum", 2, g2, NULL, CT_ARG(out), CT_ARG(ss),
                   CT_ARG(c), CT_ARG(co), CT_ARG(lc), CT_ARG(mm), CT_ARG(nn), CT_ARG(alpha),
-                  CT_ARG(beta));
+                  CT_ARG(beta), CT_ARG(bias), CT_ARG(bias_off), CT_ARG(has_bias), CT_ARG(act));
 }
 
 int ct_gemm_cl(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t n, size_t k,

@@ -63,4 +63,27 @@ int ct_gemm_cl_run(ct_context *ctx, ct_gemm_cl_plan plan, int trans_a, int trans
                    size_t n, size_t k, float alpha, cl_mem a, size_t a_off, size_t lda, cl_mem b,
                    size_t b_off, size_t ldb, float beta, cl_mem c, size_t c_off, size_t ldc);
 
+/* What the pass writing C adds: C = act(alpha op(A) op(B) + beta C + bias),
+ * the bias (n) per column at bias_off when bias is not NULL, act an enum
+ * ct_act (0: none); the same bits as the product followed by
+ * bias_act_fwd_f32. */
+typedef struct ct_gemm_cl_epi {
+    cl_mem bias;
+    size_t bias_off;
+    int act;
+} ct_gemm_cl_epi;
+
+/* ct_gemm_cl_run with an epilogue (NULL: none). */
+int ct_gemm_cl_run_epi(ct_context *ctx, ct_gemm_cl_plan plan, const ct_gemm_cl_epi *epi, int trans_a,
+                       int trans_b, size_t m, size_t n, size_t k, float alpha, cl_mem a, size_t a_off,
+                       size_t lda, cl_mem b, size_t b_off, size_t ldb, float beta, cl_mem c,
+                       size_t c_off, size_t ldc);
+
+/* ct_gemm with an epilogue where the product runs on cltrain's own kernel
+ * (*fused = 1); elsewhere (the host path, CLBlast) the plain product, and
+ * *fused = 0: the caller adds the bias and activation. */
+int ct_gemm_epi(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
+                cl_mem a, size_t a_off, size_t lda, cl_mem b, size_t b_off, size_t ldb, float beta,
+                cl_mem c, size_t c_off, size_t ldc, const ct_gemm_cl_epi *epi, int *fused);
+
 #endif /* CT_OPS_GEMM_CL_H */

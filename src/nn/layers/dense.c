@@ -64,11 +64,13 @@ static int forward(const ct_layer_call *c)
     const dense_state *s = CT_LAYER_STATE(c->r, dense_state);
     ct_buf z = s->act == CT_ACT_GELU ? c->r->saved : c->r->out;
     ct_buf b = ct_layer_bias(c->l, c->r->param);
-    int st = ct_dense_forward(c->ctx, z, c->x, c->r->param, ct_layer_fuses_bias(c, s->act) ? ct_none() : b,
-                              (int)c->r->rows, s->in, s->out);
+    if (ct_layer_fuses_bias(c, s->act)) /* GPU class: one pass adds the bias and applies act */
+        return ct_dense_forward_act(c->ctx, z, c->x, c->r->param, b, (int)c->r->rows, s->in, s->out,
+                                    (ct_act)s->act);
+    int st = ct_dense_forward(c->ctx, z, c->x, c->r->param, b, (int)c->r->rows, s->in, s->out);
     if (st || !s->act)
         return st;
-    return ct_layer_act_forward(c, s->act, z, b, (int)c->r->rows, s->out, 1);
+    return ct_act_forward(c->ctx, (ct_act)s->act, c->r->out, z, c->r->out_n);
 }
 
 static int backward(const ct_layer_call *c)
