@@ -81,13 +81,15 @@ __kernel void bias_bwd_partial_f32(__global float *part, ulong part_off, __globa
 /*
  * The same stage one for hw == 1: a work-item per (channel ch, slice s)
  * sums the slice's L rows in order, neighbouring work-items reading
- * neighbouring channels of a row (coalesced), into part[s, ch].
+ * neighbouring channels of a row (coalesced), into part[s, ch]. With
+ * accum != 0 (S = 1, L = n: columns short enough for one stage) the sum is
+ * added to part[ch], which is then db: the whole gradient in one launch.
  * dy, x, y: (n, c); part: (S, c)
  */
 __kernel void bias_bwd_cols_partial_f32(__global float *part, ulong part_off, __global float *dy,
                                         ulong dy_off, __global const float *x, ulong x_off,
                                         __global const float *y, ulong y_off, uint n, uint c,
-                                        uint S, uint L, int act)
+                                        uint S, uint L, int act, int accum)
 {
     uint ch = get_global_id(0), s = get_global_id(1);
     if (ch >= c || s >= S)
@@ -98,7 +100,8 @@ __kernel void bias_bwd_cols_partial_f32(__global float *part, ulong part_off, __
         ulong e = (ulong)i * c + ch;
         acc += bias_term(dy, dy_off + e, x + x_off, y + y_off, e, act);
     }
-    part[part_off + (ulong)s * c + ch] = acc;
+    ulong o = part_off + (ulong)s * c + ch;
+    part[o] = accum ? part[o] + acc : acc;
 }
 
 /*

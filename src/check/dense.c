@@ -246,7 +246,9 @@ void ct_check_dense(ct_check *c)
     }
     /* bias + activation: dense-like (hw 1, the column kernels) and conv-like
      * (the work-group kernels); the GPU class's two-stage sums cut the large
-     * ones into many slices (73, 19 and 7), lengths no multiple of a group */
+     * ones into many slices (73, 19 and 17), lengths no multiple of a group;
+     * columns of at most 256 rows take its single-stage sum (n 256 at the
+     * edge, 3 and 100), one more row the two stages */
     bias_case(c, 1, 1, 1, CT_ACT_RELU, 0);
     ck_case_end(c);
     if (!ck_failed(c))
@@ -264,6 +266,12 @@ void ct_check_dense(ct_check *c)
     ck_case_end(c);
     if (!ck_failed(c))
         bias_case(c, small ? 40 : 100, small ? 5 : 7, 1, CT_ACT_GELU, 0);
+    ck_case_end(c);
+    if (!ck_failed(c))
+        bias_case(c, 256, small ? 3 : 67, 1, CT_ACT_TANH, 1);
+    ck_case_end(c);
+    if (!ck_failed(c))
+        bias_case(c, 257, small ? 3 : 45, 1, CT_ACT_GELU, 0);
     ck_case_end(c);
     for (int a = CT_ACT_NONE; a < CT_ACT_COUNT && !ck_failed(c); a++)
         for (int it = 0; it < ck_iterations(c) && !ck_failed(c); it++) {

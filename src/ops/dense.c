@@ -150,12 +150,29 @@ int ct_bias_act_backward(ct_context *ctx, ct_buf db, ct_buf dy, ct_act act, ct_b
         return ct_gemm(ctx, 0, 0, 1, (size_t)c, (size_t)n, 1.0f, ones.mem, ones.off, (size_t)n, dy.mem,
                        dy.off, (size_t)c, 1.0f, db.mem, db.off, (size_t)c);
     }
-    /* Two stages: partial sums per (slice, channel), then per channel
-     * (see cl_kernels/dense.cl). */
     size_t C = (size_t)c, HW = (size_t)hw, N = (size_t)n, S, L;
     size_t terms = N * C * HW, act_in = a == CT_ACT_NONE ? 0 : 2 * terms; /* x, y with act */
     ct_buf part;
     cl_uint ns, nl, cs, ss;
+    if (hw == 1 && N <= BIAS_MAX_ROWS) {
+        /* Short columns (an MLP's or a classifier head's batch): one launch,
+         * a work-item per channel summing its n rows in order into db,
+         * without the partials and the final kernel (a launch costs more
+         * than the sum here). */
+        size_t lc;
+        if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_dense, "bias_bwd_cols_partial_f32", 64, C, &lc)))
+            return st;
+        cl_uint one = 1;
+        cl_int accum = 1;
+        size_t g[2] = { C, 1 }, l[2] = { lc, 1 };
+        ct_launch_bytes(ctx, (terms + act_in + C) * sizeof(float),
+                        ((a != CT_ACT_NONE ? terms : 0) + C) * sizeof(float));
+        return CT_RUN(ctx, CT_PROG_dense, "bias_bwd_cols_partial_f32", 2, g, l, CT_BUF(db),
+                      CT_BUF(dy), CT_BUF(x), CT_BUF(y), CT_ARG(nn), CT_ARG(cc), CT_ARG(one),
+                      CT_ARG(nn), CT_ARG(a), CT_ARG(accum));
+    }
+    /* Two stages: partial sums per (slice, channel), then per channel
+     * (see cl_kernels/dense.cl). */
     if (hw == 1) {
         /* about BIAS_COL_ITEMS work-items, and at most BIAS_MAX_ROWS rows
          * each (wide rows: a decoder's 10,000 columns) */
@@ -167,12 +184,13 @@ int ct_bias_act_backward(ct_context *ctx, ct_buf db, ct_buf dy, ct_act act, ct_b
         if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_dense, "bias_bwd_cols_partial_f32", 64, C, &lc)))
             return st;
         ns = (cl_uint)S, nl = (cl_uint)L, cs = 1, ss = cc;
+        cl_int accum = 0;
         size_t g[2] = { C, S }, l[2] = { lc, 1 };
         ct_launch_bytes(ctx, (terms + act_in) * sizeof(float),
                         ((a != CT_ACT_NONE ? terms : 0) + S * C) * sizeof(float));
         st = CT_RUN(ctx, CT_PROG_dense, "bias_bwd_cols_partial_f32", 2, g, l, CT_BUF(part),
                     CT_BUF(dy), CT_BUF(x), CT_BUF(y), CT_ARG(nn), CT_ARG(cc), CT_ARG(ns), CT_ARG(nl),
-                    CT_ARG(a));
+                    CT_ARG(a), CT_ARG(accum));
     } else {
         slices(N * HW, (BIAS_GROUPS + C - 1) / C, BIAS_MIN_SLICE, &S, &L);
         if ((st = partials_get(ctx, S * C, &part)))
