@@ -4,11 +4,12 @@
  *
  * Softmax cross-entropy, GPU class: the forward gives each row L lanes of a
  * work-group (R = wg / L rows a group; L a power of two, one row for long
- * rows). Each lane reads its strided share of the row once, keeping the
- * running maximum, its first index and the Kahan-compensated sum of
- * exp(x - max), rescaled when the maximum grows; a fixed-order tree in local
- * memory (log2 L levels) merges the lanes. The row's loss, hit, maximum and
- * exponential sum go to a workspace; softmax_xent_sum_f32 then adds the
+ * rows). Each lane reads its share of the row (chunks of 8 logits, lane
+ * after lane) twice: first for its maximum, which a tree in local memory
+ * (log2 L levels) makes the row's, then for the Kahan-compensated sum of
+ * exp(x - max) with that maximum known (no rescaling: vector exps) and the
+ * first index holding it; a fixed-order compensated tree merges the sums.
+ * The row's loss, hit, maximum and exponential sum go to a workspace; softmax_xent_sum_f32 then adds the
  * losses and hits in one work-group in a fixed order (no atomics), so the
  * result is deterministic run to run. The backward reads the row's maximum
  * and sum from that workspace (or recomputes them the same way) and reads
@@ -141,72 +142,125 @@ inline void xent_finish(__local float *red, uint lid, uint wg, float s, float hi
 
 /* ---- GPU class: L lanes per row ---- */
 
-/* One lane's share of a row, k = lane, lane + L, ...: *m its maximum, *am
- * the first index holding it (K: none yet), *e sum exp(x_k - *m), each term
- * Kahan-added and the sum rescaled when the maximum grows. NaN is never a
- * maximum (as fmax) but makes the sum NaN; -inf adds nothing (exp gives 0
- * against any finite maximum), and a row of only -inf and NaN gets a NaN
- * loss through m - x[label] anyway. */
-inline void xent_lane(__global const float *row, uint K, uint lane, uint L, float *pm, float *pe,
-                      uint *pam)
+/* A lane's share of a row: the chunks of 8 logits q = lane, lane + L, ...
+ * of the K / 8 whole ones (vload8: neighbouring lanes read neighbouring 32
+ * bytes, and CPU compilers vectorize each chunk), then the tail past the
+ * last whole chunk, k = 8 (K / 8) + lane, + L, ... */
+
+/* The lane's maximum (-INFINITY for an empty share; NaN is never a
+ * maximum, as fmax). */
+inline float xent_lane_max(__global const float *row, uint K, uint lane, uint L)
 {
-    float m = -INFINITY, e = 0.0f, c = 0.0f;
-    uint am = K;
-    for (uint k = lane; k < K; k += L) {
-        float v = row[k];
-        if (v > m || (am == K && v == -INFINITY)) {
-            if (e != 0.0f) {
-                float f = exp(m - v);
-                e *= f;
-                c *= f;
-            }
-            m = v;
-            am = k;
-        }
-        if (v != -INFINITY)
-            loss_kahan(&e, &c, exp(v - m));
+    uint Q = K / 8;
+    float8 m8 = -INFINITY;
+    for (uint q = lane; q < Q; q += L)
+        m8 = fmax(m8, vload8(q, row));
+    float4 m4 = fmax(m8.lo, m8.hi);
+    float2 m2 = fmax(m4.lo, m4.hi);
+    float m = fmax(m2.x, m2.y);
+    for (uint k = Q * 8 + lane; k < K; k += L)
+        m = fmax(m, row[k]);
+    return m;
+}
+
+/* The lane's sum of exp(x_k - m), m the row's maximum (no rescaling): 8
+ * Kahan-compensated vector lanes, their compensations folded in, then the
+ * lanes and the tail in index order into a scalar Kahan sum, *pe with its
+ * compensation *pc (the sum is *pe - *pc). *pam: the first index of the
+ * share holding m (K: none). A NaN makes the sum NaN and never equals m;
+ * -inf adds nothing against a finite m (a row of only -inf and NaN gets a
+ * NaN sum, as xent_row). */
+inline void xent_lane_expsum(__global const float *row, uint K, uint lane, uint L, float m,
+                             float *pe, float *pc, uint *pam)
+{
+    uint Q = K / 8;
+    float8 e8 = 0.0f, c8 = 0.0f;
+    uint8 a8 = (uint8)K;
+    const uint8 i8 = (uint8)(0, 1, 2, 3, 4, 5, 6, 7);
+    for (uint q = lane; q < Q; q += L) {
+        float8 v = vload8(q, row);
+        loss_kahan8(&e8, &c8, exp(v - m));
+        a8 = min(a8, select((uint8)K, (uint8)(q * 8) + i8, v == m));
     }
-    *pm = m;
-    *pe = e - c; /* fold the compensation in before the lanes meet */
+    float e = 0.0f, c = 0.0f;
+    e8 -= c8;
+    loss_kahan(&e, &c, e8.s0);
+    loss_kahan(&e, &c, e8.s1);
+    loss_kahan(&e, &c, e8.s2);
+    loss_kahan(&e, &c, e8.s3);
+    loss_kahan(&e, &c, e8.s4);
+    loss_kahan(&e, &c, e8.s5);
+    loss_kahan(&e, &c, e8.s6);
+    loss_kahan(&e, &c, e8.s7);
+    uint4 a4 = min(a8.lo, a8.hi);
+    uint2 a2 = min(a4.lo, a4.hi);
+    uint am = min(a2.x, a2.y);
+    for (uint k = Q * 8 + lane; k < K; k += L) { /* past every chunk's index */
+        float v = row[k];
+        loss_kahan(&e, &c, exp(v - m));
+        am = min(am, v == m ? k : K);
+    }
+    *pe = e;
+    *pc = c;
     *pam = am;
 }
 
-/* Merges each row's L lanes (lid = row-in-group L + lane) into the row's
- * first lane, lower lane first at every level: the maximum, the first
- * index holding it, and the sum rescaled to that maximum. Every work-item
- * of the group must call it (barriers). */
-inline void xent_tree(__local float *rm, __local float *re, __local uint *ri, uint lid, uint lane,
-                      uint L)
+/* Trees over each row's L lanes (lid = row-in-group L + lane) into the
+ * row's first lane, lower lane first at every level. Every work-item of
+ * the group must call them (barriers). The maximum: */
+inline void xent_tree_max(__local float *rm, uint lid, uint lane, uint L)
+{
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = L / 2; s > 0; s >>= 1) {
+        if (lane < s)
+            rm[lid] = fmax(rm[lid], rm[lid + s]);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
+/* The sums re with their compensations rc (each level adds the rounding
+ * error of its addition, exact by TwoSum, to the compensations), and the
+ * first index holding the maximum ri. */
+inline void xent_tree_sum(__local float *re, __local float *rc, __local uint *ri, uint lid,
+                          uint lane, uint L)
 {
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint s = L / 2; s > 0; s >>= 1) {
         if (lane < s) {
             uint j = lid + s;
-            float m1 = rm[lid], m2 = rm[j], m = fmax(m1, m2);
-            float e1 = m1 == m ? re[lid] : re[lid] * exp(m1 - m);
-            float e2 = m2 == m ? re[j] : re[j] * exp(m2 - m);
-            uint a1 = ri[lid], a2 = ri[j];
-            rm[lid] = m;
-            re[lid] = e1 + e2;
-            ri[lid] = m1 > m2 ? a1 : m2 > m1 ? a2 : min(a1, a2);
+            float a = re[lid], b = re[j], t = a + b, bv = t - a;
+            float err = (a - (t - bv)) + (b - bv); /* a + b = t + err exactly */
+            re[lid] = t;
+            rc[lid] = (rc[lid] + rc[j]) - err;
+            ri[lid] = min(ri[lid], ri[j]);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 }
 
-/* A row's maximum and exponential sum into rm, re, ri at the row's first
- * lane (its = lid - lane): the lanes' shares, then the tree. A row past N
- * (the last group's spare rows) has K = 0 here and merges nothing. */
+/* A row's maximum, exponential sum and first argmax (K: none) into rm, re,
+ * ri at the row's first lane (lid - lane), for every lane to read after
+ * it: the lanes' maxima and their tree, then with that maximum the lanes'
+ * sums and their tree (two reads of the row, no rescaling). A row past N
+ * (the last group's spare rows) has K = 0 here and sums nothing. */
 inline void xent_row_stats(__global const float *row, uint K, uint lid, uint lane, uint L,
                            __local float *rm, __local float *re, __local uint *ri)
 {
-    float m, e;
+    rm[lid] = xent_lane_max(row, K, lane, L);
+    xent_tree_max(rm, lid, lane, L);
+    float m = rm[lid - lane], e, c;
+    barrier(CLK_LOCAL_MEM_FENCE); /* every lane has m before rm holds compensations */
     uint am;
-    xent_lane(row, K, lane, L, &m, &e, &am);
-    rm[lid] = m;
+    xent_lane_expsum(row, K, lane, L, m, &e, &c, &am);
     re[lid] = e;
+    rm[lid] = c;
     ri[lid] = am;
-    xent_tree(rm, re, ri, lid, lane, L);
+    xent_tree_sum(re, rm, ri, lid, lane, L);
+    if (lane == 0) {
+        re[lid] -= rm[lid];
+        rm[lid] = m;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
 }
 
 /*
@@ -311,15 +365,23 @@ __kernel void softmax_xent_bwd_rows_f32(__global float *dx, ulong dx_off, __glob
     drow[lab] = dl;
 }
 
-/* dx of row r from its maximum m and exponential sum e, lane's share. */
+/* dx of row r from its maximum m and exponential sum e, the lane's share
+ * (chunks of 8, then the tail, as the forward's lanes). */
 inline void xent_row_dx(__global float *drow, __global const float *row, uint K, int lab, uint lane,
                         uint L, float m, float e, float scale)
 {
     float inv = 1.0f / e;
     int valid = lab >= 0 && (uint)lab < K;
-    for (uint k = lane; k < K; k += L) {
+    uint Q = K / 8, hot = valid ? (uint)lab : K;
+    const uint8 i8 = (uint8)(0, 1, 2, 3, 4, 5, 6, 7);
+    for (uint q = lane; q < Q; q += L) {
+        float8 p = exp(vload8(q, row) - m) * inv;
+        float8 one = select((float8)0.0f, (float8)1.0f, (uint8)(q * 8) + i8 == (uint8)hot);
+        vstore8(valid ? (p - one) * scale : (float8)NAN, q, drow);
+    }
+    for (uint k = Q * 8 + lane; k < K; k += L) {
         float p = exp(row[k] - m) * inv;
-        drow[k] = valid ? (p - (k == (uint)lab ? 1.0f : 0.0f)) * scale : NAN;
+        drow[k] = valid ? (p - (k == hot ? 1.0f : 0.0f)) * scale : NAN;
     }
 }
 

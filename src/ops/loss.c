@@ -30,13 +30,13 @@ size_t ct_softmax_xent_workspace(size_t N)
     return 4 * N;
 }
 
-/* GPU class: lanes per row, the largest power of two <= K that fits the
- * work-group (rows are walked with stride L, so no lane idles on a short
- * row; wg / L rows share a group). */
+/* GPU class: lanes per row, the largest power of two that fits the
+ * work-group and the row's whole chunks of 8 logits (lanes take chunks in
+ * turn, so no lane idles on a short row; wg / L rows share a group). */
 static size_t xent_lanes(size_t K, size_t wg)
 {
     size_t L = 1;
-    while (L * 2 <= K && L * 2 <= wg)
+    while (L * 2 <= K / 8 && L * 2 <= wg)
         L *= 2;
     return L;
 }
