@@ -10,8 +10,9 @@
  * channel), its work-items reading neighbouring elements (coalesced along
  * HW), each Kahan-summing a strided share, a fixed-order tree in local
  * memory (`red`) combining the shares into the slice's partial sums in a
- * workspace; stage two (bn_*_final_f32) runs a work-item per channel that
- * Kahan-sums the S partials in slice order. No atomics: the result is the
+ * workspace; stage two, in the element-wise kernel that follows
+ * (bn_fwd_train_f32, bn_bwd_dx_f32), Kahan-sums a channel's S partials in
+ * slice order in each work-group that needs them. No atomics: the result is the
  * same every run on a device, and its error is ~(4 + log2 wg) eps of the
  * sum of magnitudes whatever m is.
  *
@@ -149,23 +150,12 @@ __kernel void bn_stats_partial_f32(__global float *part, ulong part_off, __globa
 }
 
 /*
- * Stage two, a work-item per channel: mean and 1 / sqrt(var + eps) with the
- * biased variance, saved for the backward; the running stats (if not NULL)
- * move towards the batch's with the unbiased variance, as PyTorch: running
- * = (1 - momentum) running + momentum batch. m >= 2.
- * part: (C, S, 4), mean, invstd, running_mean, running_var: (C)
+ * Stage two for channel c: the slices' partials p = part[c] (S, 4)
+ * Kahan-summed in slice order into the mean and the biased variance.
  */
-__kernel void bn_stats_final_f32(__global float *mean, ulong mean_off, __global float *invstd,
-                                 ulong invstd_off, __global float *running_mean, ulong rmean_off,
-                                 __global float *running_var, ulong rvar_off,
-                                 __global const float *part, ulong part_off, uint N, uint C,
-                                 uint HW, uint S, uint L, float momentum, float eps)
+inline void bn_stats_combine(__global const float *p, uint S, uint L, uint m, float *mean_out,
+                             float *var_out)
 {
-    uint c = get_global_id(0);
-    if (c >= C)
-        return;
-    uint m = N * HW;
-    __global const float *p = part + part_off + (ulong)c * S * 4;
     float s = 0.0f, comp = 0.0f;
     for (uint k = 0; k < S; k++)
         bn_kahan(&s, &comp, p[4 * k]);
@@ -175,19 +165,52 @@ __kernel void bn_stats_final_f32(__global float *mean, ulong mean_off, __global 
         float ns = (float)(bn_slice_end(k, L, m) - k * L), d = p[4 * k + 1] - mu;
         bn_kahan(&s, &comp, p[4 * k + 3] + (2.0f * p[4 * k + 2] + ns * d) * d);
     }
-    float var = fmax(s, 0.0f) / (float)m;
-    mean[mean_off + c] = mu;
-    invstd[invstd_off + c] = 1.0f / sqrt(var + eps);
-    if (running_mean) {
-        running_mean[rmean_off + c] = (1.0f - momentum) * running_mean[rmean_off + c] + momentum * mu;
-        running_var[rvar_off + c] = (1.0f - momentum) * running_var[rvar_off + c] +
-                                    momentum * (var * ((float)m / (float)(m - 1)));
-    }
+    *mean_out = mu;
+    *var_out = fmax(s, 0.0f) / (float)m;
+}
+
+/*
+ * The element-wise passes after a reduction run in work-groups of E = K wg
+ * consecutive elements i of (N, C, HW), work-item lid taking i0 + lid + q wg
+ * for q < K (coalesced whatever HW), and each group makes stage two itself
+ * for the channels it touches, so no launch sits between the two: the group
+ * covers the rows r = i / HW in [r0, r0 + nrows), nrows <= E, whose
+ * channels r % C are the nd = min(nrows, C) distinct ones (r0 + t) % C;
+ * work-item t mod wg combines channel (r0 + t) % C's S partials, in slice
+ * order as a single stage-two kernel would, into local memory slots t and
+ * ld + t (ld = min(E, C)), and row r reads slot (r - r0) % C. The group
+ * holding a channel's first element (row r = c, n = 0) is the one that
+ * writes the channel's outputs, so each is written once. Groups repeat the
+ * combination (nd S partials, S <= BN_GROUPS / C), a small read next to
+ * their E elements, each from cache after the first; K > 1 where there are
+ * elements enough to amortise it.
+ */
+typedef struct bn_rows {
+    uint r0, nd;
+} bn_rows;
+
+/* the rows of the group holding elements [i0, i0 + wg) of n_el, HW each */
+inline bn_rows bn_group_rows(uint i0, uint wg, uint n_el, uint HW, uint C)
+{
+    bn_rows g;
+    uint i1 = n_el - i0 > wg ? i0 + wg : n_el; /* i0 < n_el: groups cover n_el */
+    g.r0 = i0 / HW;
+    uint nrows = (i1 - 1) / HW - g.r0 + 1;
+    g.nd = nrows < C ? nrows : C;
+    return g;
+}
+
+/* whether this group writes channel r0 + t's outputs: row r0 + t is the
+ * channel's first (n = 0) and its first element lies in the group */
+inline int bn_group_owns(bn_rows g, uint t, uint i0, uint C, uint HW)
+{
+    uint r = g.r0 + t;
+    return r < C && (ulong)r * HW >= i0;
 }
 
 /*
  * y = gamma (x - mean) invstd + beta, element-wise. from_var = 0: `stat` is
- * invstd (training, from bn_stats_final_f32); 1: `stat` is a variance and
+ * invstd (saved by bn_fwd_train_f32); 1: `stat` is a variance and
  * invstd = 1 / sqrt(stat + eps) (inference, running stats). y may alias x.
  * x, y: (N, C, HW), mean, stat, gamma, beta: (C)
  */
@@ -205,6 +228,60 @@ __kernel void bn_fwd_f32(__global float *y, ulong y_off, __global const float *x
     float is = from_var ? 1.0f / sqrt(v + eps) : v;
     float r = gamma[gamma_off + c] * ((x[x_off + i] - mean[mean_off + c]) * is) + beta[beta_off + c];
     y[y_off + i] = relu ? fmax(r, 0.0f) : r;
+}
+
+/*
+ * Training: the statistics from the stage-one partials and y = gamma (x -
+ * mean) invstd + beta, in the element-wise layout above; the owning group
+ * writes mean, invstd = 1 / sqrt(var + eps) (saved for the backward) and
+ * moves the running stats (if not NULL) towards the batch's with the
+ * unbiased variance, as PyTorch: running = (1 - momentum) running +
+ * momentum batch. m >= 2. y may alias x. Launched with a group per E
+ * elements, masked past the end (no return ahead of the barrier).
+ * x, y: (N, C, HW), part: (C, S, 4), mean, invstd, gamma, beta,
+ * running_mean, running_var: (C), loc: (2 ld)
+ */
+__kernel void bn_fwd_train_f32(__global float *y, ulong y_off, __global float *mean,
+                               ulong mean_off, __global float *invstd, ulong invstd_off,
+                               __global float *running_mean, ulong rmean_off,
+                               __global float *running_var, ulong rvar_off,
+                               __global const float *x, ulong x_off, __global const float *part,
+                               ulong part_off, __global const float *gamma, ulong gamma_off,
+                               __global const float *beta, ulong beta_off, uint N, uint C,
+                               uint HW, uint S, uint L, uint K, uint ld, float momentum,
+                               float eps, int relu, __local float *loc)
+{
+    uint lid = get_local_id(0), wg = get_local_size(0), E = wg * K, i0 = get_group_id(0) * E;
+    uint m = N * HW, n_el = N * C * HW;
+    bn_rows g = bn_group_rows(i0, E, n_el, HW, C);
+    for (uint t = lid; t < g.nd; t += wg) {
+        uint c = (g.r0 + t) % C;
+        float mu, var;
+        bn_stats_combine(part + part_off + (ulong)c * S * 4, S, L, m, &mu, &var);
+        float is = 1.0f / sqrt(var + eps);
+        loc[t] = mu;
+        loc[ld + t] = is;
+        if (bn_group_owns(g, t, i0, C, HW)) {
+            mean[mean_off + c] = mu;
+            invstd[invstd_off + c] = is;
+            if (running_mean) {
+                running_mean[rmean_off + c] =
+                    (1.0f - momentum) * running_mean[rmean_off + c] + momentum * mu;
+                running_var[rvar_off + c] = (1.0f - momentum) * running_var[rvar_off + c] +
+                                            momentum * (var * ((float)m / (float)(m - 1)));
+            }
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint q = 0; q < K; q++) {
+        ulong i = (ulong)i0 + q * wg + lid;
+        if (i < n_el) {
+            uint r = (uint)i / HW, c = r % C, t = (r - g.r0) % C;
+            float v = gamma[gamma_off + c] * ((x[x_off + i] - loc[t]) * loc[ld + t]) +
+                      beta[beta_off + c];
+            y[y_off + i] = relu ? fmax(v, 0.0f) : v;
+        }
+    }
 }
 
 /*
@@ -248,58 +325,63 @@ __kernel void bn_bwd_partial_f32(__global float *part, ulong part_off, __global 
 }
 
 /*
- * Stage two, a work-item per channel: the slices' sums in slice order;
- * dbeta += sum g, dgamma += sum g xhat, and both sums to tot for the
- * element-wise pass. part: (C, S, 2), dgamma, dbeta: (C), tot: (C, 2)
- */
-__kernel void bn_bwd_final_f32(__global float *dgamma, ulong dgamma_off, __global float *dbeta,
-                               ulong dbeta_off, __global float *tot, ulong tot_off,
-                               __global const float *part, ulong part_off, uint C, uint S)
-{
-    uint c = get_global_id(0);
-    if (c >= C)
-        return;
-    __global const float *p = part + part_off + (ulong)c * S * 2;
-    float sg = 0.0f, cg = 0.0f, sgx = 0.0f, cgx = 0.0f;
-    for (uint k = 0; k < S; k++) {
-        bn_kahan(&sg, &cg, p[2 * k]);
-        bn_kahan(&sgx, &cgx, p[2 * k + 1]);
-    }
-    dbeta[dbeta_off + c] += sg;
-    dgamma[dgamma_off + c] += sgx;
-    tot[tot_off + 2 * c] = sg;
-    tot[tot_off + 2 * c + 1] = sgx;
-}
-
-/*
- * The input gradient, element-wise, from the channel sums tot (C, 2):
+ * The input gradient, element-wise in the layout above, with stage two of
+ * the backward: each group Kahan-sums its channels' partials in slice order
+ * (sum g, sum g xhat); the owning group adds them to dbeta and dgamma.
  *   train: dx = gamma invstd (g - sum g / m - xhat sum(g xhat) / m)
  *   eval:  dx = gamma invstd g   (the statistics are constants)
  * Each element is read and written by one work-item, so dx may alias dy.
- * x, dy, dx, y: (N, C, HW), gamma, mean, stat: (C)
+ * Launched with a group per E elements, masked past the end.
+ * x, dy, dx, y: (N, C, HW), gamma, mean, stat, dgamma, dbeta: (C),
+ * part: (C, S, 2), loc: (2 ld)
  */
-__kernel void bn_bwd_dx_f32(__global float *dx, ulong dx_off, __global const float *dy,
-                            ulong dy_off, __global const float *x, ulong x_off,
-                            __global const float *y, ulong y_off, __global const float *gamma,
-                            ulong gamma_off, __global const float *mean, ulong mean_off,
-                            __global const float *stat, ulong stat_off, __global const float *tot,
-                            ulong tot_off, uint N, uint C, uint HW, float eps, int train, int relu)
+__kernel void bn_bwd_dx_f32(__global float *dx, ulong dx_off, __global float *dgamma,
+                            ulong dgamma_off, __global float *dbeta, ulong dbeta_off,
+                            __global const float *dy, ulong dy_off, __global const float *x,
+                            ulong x_off, __global const float *y, ulong y_off,
+                            __global const float *gamma, ulong gamma_off,
+                            __global const float *mean, ulong mean_off,
+                            __global const float *stat, ulong stat_off,
+                            __global const float *part, ulong part_off, uint N, uint C, uint HW,
+                            uint S, uint K, uint ld, float eps, int train, int relu,
+                            __local float *loc)
 {
-    uint i = get_global_id(0);
-    if (i >= N * C * HW)
-        return;
-    uint c = (i / HW) % C, m = N * HW;
-    float mu = mean[mean_off + c], v = stat[stat_off + c];
-    float is = train ? v : 1.0f / sqrt(v + eps);
-    float g = dy[dy_off + i];
-    if (relu && !(y[y_off + i] > 0.0f))
-        g = 0.0f;
-    float gi = gamma[gamma_off + c] * is;
-    if (train) {
-        float mg = tot[tot_off + 2 * c] / (float)m, mgx = tot[tot_off + 2 * c + 1] / (float)m;
-        dx[dx_off + i] = gi * (g - mg - ((x[x_off + i] - mu) * is) * mgx);
-    } else {
-        dx[dx_off + i] = gi * g;
+    uint lid = get_local_id(0), wg = get_local_size(0), E = wg * K, i0 = get_group_id(0) * E;
+    uint m = N * HW, n_el = N * C * HW;
+    bn_rows gr = bn_group_rows(i0, E, n_el, HW, C);
+    for (uint t = lid; t < gr.nd; t += wg) {
+        uint c = (gr.r0 + t) % C;
+        __global const float *p = part + part_off + (ulong)c * S * 2;
+        float sg = 0.0f, cg = 0.0f, sgx = 0.0f, cgx = 0.0f;
+        for (uint k = 0; k < S; k++) {
+            bn_kahan(&sg, &cg, p[2 * k]);
+            bn_kahan(&sgx, &cgx, p[2 * k + 1]);
+        }
+        loc[t] = sg;
+        loc[ld + t] = sgx;
+        if (bn_group_owns(gr, t, i0, C, HW)) {
+            dbeta[dbeta_off + c] += sg;
+            dgamma[dgamma_off + c] += sgx;
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint q = 0; q < K; q++) {
+        ulong i = (ulong)i0 + q * wg + lid;
+        if (i >= n_el)
+            continue;
+        uint r = (uint)i / HW, c = r % C, t = (r - gr.r0) % C;
+        float mu = mean[mean_off + c], v = stat[stat_off + c];
+        float is = train ? v : 1.0f / sqrt(v + eps);
+        float g = dy[dy_off + i];
+        if (relu && !(y[y_off + i] > 0.0f))
+            g = 0.0f;
+        float gi = gamma[gamma_off + c] * is;
+        if (train) {
+            float mg = loc[t] / (float)m, mgx = loc[ld + t] / (float)m;
+            dx[dx_off + i] = gi * (g - mg - ((x[x_off + i] - mu) * is) * mgx);
+        } else {
+            dx[dx_off + i] = gi * g;
+        }
     }
 }
 

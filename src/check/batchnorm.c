@@ -233,10 +233,15 @@ static void case_as(ct_check *c, size_t N, size_t C, size_t HW, int train, int r
 void ct_check_batchnorm(ct_check *c)
 {
     /* edges {N, C, HW, train, relu}: the smallest training batch, a single
-     * value in eval, channels with more values than a work-group holds */
+     * value in eval, channels with more values than a work-group holds;
+     * GPU class, the element-wise groups of 256 combining the partials of
+     * the channels they touch: more channels than a group's elements (dense,
+     * C 300; HW 3, C 700), rows wrapping round the channels several times
+     * in a group (C 3, HW 5) */
     static const size_t edges[][5] = {
         { 2, 1, 1, 1, 0 }, { 1, 2, 1, 0, 1 }, { 1, 1, 1, 0, 0 }, { 2, 1, 1, 1, 1 },
-        { 3, 1, 301, 1, 0 }, { 2, 3, 257, 0, 1 },
+        { 3, 1, 301, 1, 0 }, { 2, 3, 257, 0, 1 }, { 5, 300, 1, 1, 1 }, { 3, 700, 3, 1, 0 },
+        { 300, 3, 5, 1, 1 }, { 90, 3, 5, 0, 0 },
     };
     for (int cpu = 0; cpu < 2; cpu++)
         for (size_t e = 0; e < CT_ARRAY_LEN(edges) && !ck_failed(c); e++) {
@@ -244,9 +249,11 @@ void ct_check_batchnorm(ct_check *c)
             ck_case_end(c);
         }
     /* many slices per channel (GPU class: 19, 4, 2 and 12), lengths no
-     * multiple of a work-group, samples drifting by up to 4 */
+     * multiple of a work-group, samples drifting by up to 4; the last, 2
+     * elements per work-item in the GPU class's element-wise passes */
     static const size_t large[][5] = {
         { 37, 3, 1001, 1, 1 }, { 9, 40, 777, 1, 0 }, { 3001, 2, 1, 1, 0 }, { 23, 5, 999, 0, 1 },
+        { 70, 3, 2601, 1, 1 },
     };
     /* --small (simulators): 3 slices each */
     static const size_t smaller[][5] = { { 5, 2, 1001, 1, 1 }, { 4100, 1, 1, 0, 0 } };

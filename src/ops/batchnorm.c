@@ -1,10 +1,10 @@
 /*
  * batchnorm.c - batch-norm launchers (cl_kernels/batchnorm.cl). GPU class:
  * two-stage reductions (a work-group per (slice, channel) writes partial
- * sums to the caller's workspace, a work-item per channel combines them)
- * and element-wise passes; CPU class: a work-item per channel for the
- * reductions and one per (n, c) row for the normalisation, several times
- * faster there (a work-group runs on one core; see the .cl file).
+ * sums to the caller's workspace; the element-wise pass that follows
+ * combines them per work-group, so each direction takes two launches);
+ * CPU class: a work-item per channel for the reductions and one per (n, c)
+ * row for the normalisation, several times faster there (a work-group runs on one core; see the .cl file).
  */
 #include "ops/batchnorm.h"
 
@@ -16,6 +16,8 @@
  * the largest group) unless a channel has fewer. */
 #define BN_GROUPS 1024
 #define BN_MIN_SLICE 2048
+/* elements per work-item at most in the element-wise passes */
+#define BN_MAX_K 8
 
 /* S slices of L consecutive elements of a channel's m (the last may be
  * shorter, none empty); the shape alone decides them, so the summation
@@ -38,7 +40,7 @@ size_t ct_batchnorm_workspace_size(size_t N, size_t C, size_t HW)
 {
     size_t S, L;
     bn_slices(N * HW, C, &S, &L);
-    return 4 * C * S; /* stats: (C, S, 4); backward: (C, S, 2) and the sums (C, 2) */
+    return 4 * C * S; /* stats: (C, S, 4); backward: (C, S, 2) */
 }
 
 /* A CPU device's local size for `items` work-items of `kernel` that need no
@@ -51,6 +53,24 @@ static int cpu_local(ct_context *ctx, const char *kernel, size_t items, size_t *
     size_t units = ctx->dev.compute_units ? ctx->dev.compute_units : 1;
     size_t per = items / (4 * units);
     return ct_kernel_pow2_wg(ctx, CT_PROG_batchnorm, kernel, 64, per ? per : 1, w);
+}
+
+/* The element-wise layout of bn_fwd_train_f32 and bn_bwd_dx_f32: groups of
+ * wg work-items taking k elements each, k <= BN_MAX_K, as large as still
+ * leaves BN_GROUPS groups (the shape alone decides; the results do not
+ * depend on it), and the local slots per statistic, ld = min(wg k, C). */
+static int elt_layout(ct_context *ctx, const char *kernel, size_t n_el, size_t C, size_t *wg,
+                      size_t *k, size_t *groups, size_t *ld)
+{
+    int st = ct_kernel_pow2_wg(ctx, CT_PROG_batchnorm, kernel, BN_MAX_WG, n_el, wg);
+    if (st)
+        return st;
+    *k = n_el / (*wg * BN_GROUPS);
+    *k = *k < 1 ? 1 : *k > BN_MAX_K ? BN_MAX_K : *k;
+    size_t e = *wg * *k;
+    *groups = (n_el + e - 1) / e;
+    *ld = e < C ? e : C;
+    return CT_OK;
 }
 
 static int check_dims(ct_context *ctx, const char *who, size_t N, size_t C, size_t HW, float eps)
@@ -139,14 +159,21 @@ int ct_batchnorm_forward_train(ct_context *ctx, ct_buf y, ct_buf save_mean, ct_b
                 CT_ARG(n), CT_ARG(c), CT_ARG(hw), CT_ARG(nl), CT_LOCAL(2 * wg * sizeof(cl_float)));
     if (st)
         return st;
-    size_t g2[1] = { C };
-    ct_launch_bytes(ctx, (4 * C * S + running) * sizeof(float), (2 * C + running) * sizeof(float));
-    st = CT_RUN(ctx, CT_PROG_batchnorm, "bn_stats_final_f32", 1, g2, NULL, CT_BUF(save_mean),
-                CT_BUF(save_invstd), CT_BUF(running_mean), CT_BUF(running_var), CT_BUF(work),
-                CT_ARG(n), CT_ARG(c), CT_ARG(hw), CT_ARG(ns), CT_ARG(nl), CT_ARG(mom), CT_ARG(e));
-    if (st)
+    /* stage two inside the normalisation (bn_fwd_train_f32) */
+    size_t n_el = N * C * HW, wg2, k, groups, ld;
+    if ((st = elt_layout(ctx, "bn_fwd_train_f32", n_el, C, &wg2, &k, &groups, &ld)))
         return st;
-    return launch_fwd(ctx, y, x, save_mean, save_invstd, gamma, beta, N, C, HW, eps, 0, relu);
+    size_t g2[1] = { groups * wg2 }, l2[1] = { wg2 };
+    cl_uint nk = (cl_uint)k, nld = (cl_uint)ld;
+    cl_int r = relu ? 1 : 0;
+    ct_launch_bytes(ctx, (n_el + 4 * C * S + 2 * C + running) * sizeof(float),
+                    (n_el + 2 * C + running) * sizeof(float));
+    return CT_RUN(ctx, CT_PROG_batchnorm, "bn_fwd_train_f32", 1, g2, l2, CT_BUF(y),
+                  CT_BUF(save_mean), CT_BUF(save_invstd), CT_BUF(running_mean),
+                  CT_BUF(running_var), CT_BUF(x), CT_BUF(work), CT_BUF(gamma), CT_BUF(beta),
+                  CT_ARG(n), CT_ARG(c), CT_ARG(hw), CT_ARG(ns), CT_ARG(nl), CT_ARG(nk),
+                  CT_ARG(nld), CT_ARG(mom), CT_ARG(e), CT_ARG(r),
+                  CT_LOCAL(2 * ld * sizeof(cl_float)));
 }
 
 int ct_batchnorm_forward_eval(ct_context *ctx, ct_buf y, ct_buf x, ct_buf gamma, ct_buf beta,
@@ -202,7 +229,6 @@ static int launch_bwd(ct_context *ctx, const char *who, ct_buf dx, ct_buf dgamma
     if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_batchnorm, "bn_bwd_partial_f32", BN_MAX_WG, L, &wg)))
         return st;
     cl_uint ns = (cl_uint)S, nl = (cl_uint)L;
-    ct_buf tot = ct_buf_at(work, 2 * C * S); /* the channel sums, (C, 2) */
     size_t g1[2] = { S * wg, C }, l1[2] = { wg, 1 };
     ct_launch_bytes(ctx, (streams * n_el + 2 * C) * sizeof(float), 2 * C * S * sizeof(float));
     st = CT_RUN(ctx, CT_PROG_batchnorm, "bn_bwd_partial_f32", 2, g1, l1, CT_BUF(work), CT_BUF(dy),
@@ -210,17 +236,20 @@ static int launch_bwd(ct_context *ctx, const char *who, ct_buf dx, ct_buf dgamma
                 CT_ARG(nl), CT_ARG(e), CT_ARG(t), CT_ARG(r), CT_LOCAL(2 * wg * sizeof(cl_float)));
     if (st)
         return st;
-    size_t g2[1] = { C };
-    ct_launch_bytes(ctx, (2 * C * S + 2 * C) * sizeof(float), 4 * C * sizeof(float));
-    st = CT_RUN(ctx, CT_PROG_batchnorm, "bn_bwd_final_f32", 1, g2, NULL, CT_BUF(dgamma),
-                CT_BUF(dbeta), CT_BUF(tot), CT_BUF(work), CT_ARG(c), CT_ARG(ns));
-    if (st)
+    /* stage two inside the input gradient (bn_bwd_dx_f32) */
+    size_t wg2, k, groups, ld;
+    if ((st = elt_layout(ctx, "bn_bwd_dx_f32", n_el, C, &wg2, &k, &groups, &ld)))
         return st;
-    size_t g3[1] = { n_el };
-    ct_launch_bytes(ctx, (streams * n_el + 5 * C) * sizeof(float), n_el * sizeof(float));
-    return CT_RUN(ctx, CT_PROG_batchnorm, "bn_bwd_dx_f32", 1, g3, NULL, CT_BUF(dx), CT_BUF(dy),
-                  CT_BUF(x), CT_BUF(y), CT_BUF(gamma), CT_BUF(mean), CT_BUF(stat), CT_BUF(tot),
-                  CT_ARG(n), CT_ARG(c), CT_ARG(hw), CT_ARG(e), CT_ARG(t), CT_ARG(r));
+    size_t g2[1] = { groups * wg2 }, l2[1] = { wg2 };
+    cl_uint nk = (cl_uint)k, nld = (cl_uint)ld;
+    /* reads dy, x (y), the partials, gamma, mean, stat, dgamma, dbeta */
+    ct_launch_bytes(ctx, (streams * n_el + 2 * C * S + 5 * C) * sizeof(float),
+                    (n_el + 2 * C) * sizeof(float));
+    return CT_RUN(ctx, CT_PROG_batchnorm, "bn_bwd_dx_f32", 1, g2, l2, CT_BUF(dx), CT_BUF(dgamma),
+                  CT_BUF(dbeta), CT_BUF(dy), CT_BUF(x), CT_BUF(y), CT_BUF(gamma), CT_BUF(mean),
+                  CT_BUF(stat), CT_BUF(work), CT_ARG(n), CT_ARG(c), CT_ARG(hw), CT_ARG(ns),
+                  CT_ARG(nk), CT_ARG(nld), CT_ARG(e), CT_ARG(t), CT_ARG(r),
+                  CT_LOCAL(2 * ld * sizeof(cl_float)));
 }
 
 int ct_batchnorm_backward_train(ct_context *ctx, ct_buf dx, ct_buf dgamma, ct_buf dbeta, ct_buf dy,
