@@ -367,20 +367,16 @@ __kernel void bn_bwd_dx_f32(__global float *dx, ulong dx_off, __global float *dg
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint q = 0; q < K; q++) {
         ulong i = (ulong)i0 + q * wg + lid;
-        if (i >= n_el)
-            continue;
-        uint r = (uint)i / HW, c = r % C, t = (r - gr.r0) % C;
-        float mu = mean[mean_off + c], v = stat[stat_off + c];
-        float is = train ? v : 1.0f / sqrt(v + eps);
-        float g = dy[dy_off + i];
-        if (relu && !(y[y_off + i] > 0.0f))
-            g = 0.0f;
-        float gi = gamma[gamma_off + c] * is;
-        if (train) {
+        if (i < n_el) {
+            uint r = (uint)i / HW, c = r % C, t = (r - gr.r0) % C;
+            float mu = mean[mean_off + c], v = stat[stat_off + c];
+            float is = train ? v : 1.0f / sqrt(v + eps);
+            float g = dy[dy_off + i];
+            if (relu && !(y[y_off + i] > 0.0f))
+                g = 0.0f;
+            float gi = gamma[gamma_off + c] * is;
             float mg = loc[t] / (float)m, mgx = loc[ld + t] / (float)m;
-            dx[dx_off + i] = gi * (g - mg - ((x[x_off + i] - mu) * is) * mgx);
-        } else {
-            dx[dx_off + i] = gi * g;
+            dx[dx_off + i] = train ? gi * (g - mg - ((x[x_off + i] - mu) * is) * mgx) : gi * g;
         }
     }
 }
