@@ -270,7 +270,12 @@ void ct_check_conv(ct_check *c)
                 int small_mode = fixed[f].n > 3 ? WS_RECOMMENDED : (int)(f % 3);
                 if (ck_small(c) && (mode != small_mode || path != (int)(f % 2)))
                     continue;
-                conv_case(c, &fixed[f], (int)(f + (size_t)mode) % 2 == 0, mode, path);
+                /* small: the wide rows with one image, channel and row
+                 * pair (the simulator's time grows with the elements) */
+                ct_conv2d_desc d = fixed[f];
+                if (ck_small(c) && d.w > 256)
+                    d.n = 1, d.c_in = 1, d.c_out = 2, d.h = d.kh;
+                conv_case(c, &d, (int)(f + (size_t)mode) % 2 == 0, mode, path);
                 ck_case_end(c);
             }
     if (!ck_failed(c))

@@ -5,7 +5,8 @@
 #
 #   run_oclgrind.sh CHECKCL [FAMILY...]     (default: every family, checkcl --list)
 #
-# Exit 77 (skip) when oclgrind is not installed. OCLGRIND_LOG_DIR keeps the
+# Exit 77 (skip) when oclgrind is not installed. OCLGRIND_FAMILY_LIMIT: seconds
+# per family (default 480). OCLGRIND_LOG_DIR keeps the
 # per-family logs (default: a temporary directory, removed when all pass).
 # See docs/RELIABILITY.md, "Oclgrind".
 set -u
@@ -48,12 +49,15 @@ reports='Uninitialized value|Uninitialized address|depends on an uninitialized|'
 reports+='Controlflow depends|Invalid read|Invalid write|data race|divergence|'
 reports+='Unaligned address|Oclgrind - OpenCL runtime error|OCLGRIND FATAL ERROR'
 
+# seconds per family: conv, the slowest, simulates in about 200 s on an idle
+# 2-core machine (its GPU-class im2col and col2im run a work-item per element)
+limit=${OCLGRIND_FAMILY_LIMIT:-480}
 failed=0
 start_all=$SECONDS
 for f in "${families[@]}"; do
     out=$logs/$f.out err=$logs/$f.err
     t0=$SECONDS
-    timeout 300 oclgrind --data-races --uninitialized --check-api \
+    timeout "$limit" oclgrind --data-races --uninitialized --check-api \
         "$checkcl" --device oclgrind --filter "$f" --iterations 1 --no-finite-diff --small \
         --build-options -cl-opt-disable > "$out" 2> "$err"
     rc=$?
@@ -66,7 +70,7 @@ for f in "${families[@]}"; do
     fi
     failed=$((failed + 1))
     why=()
-    if [ $rc -eq 124 ]; then why+=("timed out after 300 s")
+    if [ $rc -eq 124 ]; then why+=("timed out after $limit s")
     elif [ $rc -gt 128 ]; then why+=("killed by signal $((rc - 128))")
     elif [ $rc -ne 0 ]; then why+=("exit status $rc")
     fi
