@@ -24,16 +24,7 @@
  * order is the same on every run. */
 static void bn_slices(size_t m, size_t C, size_t *S, size_t *L)
 {
-    if (m == 0) { /* nothing to sum: one empty slice */
-        *S = *L = 1;
-        return;
-    }
-    size_t want = (BN_GROUPS + C - 1) / C, most = (m + BN_MIN_SLICE - 1) / BN_MIN_SLICE;
-    size_t s = want < most ? want : most;
-    if (s == 0)
-        s = 1;
-    *L = (m + s - 1) / s;
-    *S = (m + *L - 1) / *L;
+    ct_slices(m, (BN_GROUPS + C - 1) / C, BN_MIN_SLICE, S, L);
 }
 
 size_t ct_batchnorm_workspace_size(size_t N, size_t C, size_t HW)

@@ -68,21 +68,6 @@ static int partials_get(ct_context *ctx, size_t n, ct_buf *out)
     return CT_OK;
 }
 
-/* S slices of L of `total` (the last may be shorter, none empty): at most
- * `want`, each at least `least` long unless total is shorter. The shape
- * alone decides them, so the summation order is the same on every run. */
-static void slices(size_t total, size_t want, size_t least, size_t *S, size_t *L)
-{
-    if (total == 0) { /* nothing to sum: one empty slice */
-        *S = *L = 1;
-        return;
-    }
-    size_t most = (total + least - 1) / least, s = want < most ? want : most;
-    if (s == 0)
-        s = 1;
-    *L = (total + s - 1) / s;
-    *S = (total + *L - 1) / *L;
-}
 
 /* n * c * hw elements must be indexable by the kernels' uint indices. */
 static int check_dims(ct_context *ctx, const char *fn, int n, int c, int hw)
@@ -177,7 +162,7 @@ int ct_bias_act_backward(ct_context *ctx, ct_buf db, ct_buf dy, ct_act act, ct_b
         /* about BIAS_COL_ITEMS work-items, and at most BIAS_MAX_ROWS rows
          * each (wide rows: a decoder's 10,000 columns) */
         size_t want = (BIAS_COL_ITEMS + C - 1) / C, most = (N + BIAS_MAX_ROWS - 1) / BIAS_MAX_ROWS;
-        slices(N, want > most ? want : most, BIAS_MIN_ROWS, &S, &L);
+        ct_slices(N, want > most ? want : most, BIAS_MIN_ROWS, &S, &L);
         if ((st = partials_get(ctx, S * C, &part)))
             return st;
         size_t lc;
@@ -192,7 +177,7 @@ int ct_bias_act_backward(ct_context *ctx, ct_buf db, ct_buf dy, ct_act act, ct_b
                     CT_BUF(dy), CT_BUF(x), CT_BUF(y), CT_ARG(nn), CT_ARG(cc), CT_ARG(ns), CT_ARG(nl),
                     CT_ARG(a), CT_ARG(accum));
     } else {
-        slices(N * HW, (BIAS_GROUPS + C - 1) / C, BIAS_MIN_SLICE, &S, &L);
+        ct_slices(N * HW, (BIAS_GROUPS + C - 1) / C, BIAS_MIN_SLICE, &S, &L);
         if ((st = partials_get(ctx, S * C, &part)))
             return st;
         size_t wg;

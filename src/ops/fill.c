@@ -51,3 +51,16 @@ int ct_ones(ct_context *ctx, size_t n, ct_buf *out)
     out->off = 0;
     return CT_OK;
 }
+
+void ct_slices(size_t total, size_t want, size_t least, size_t *S, size_t *L)
+{
+    if (total == 0) { /* nothing to sum: one empty slice */
+        *S = *L = 1;
+        return;
+    }
+    size_t most = (total + least - 1) / least, s = want < most ? want : most;
+    if (s == 0)
+        s = 1;
+    *L = (total + s - 1) / s;
+    *S = (total + *L - 1) / *L;
+}

@@ -14,16 +14,7 @@
  * alone decides them, so the summation order is the same on every run. */
 static void ln_slices(size_t R, size_t F, size_t *S, size_t *L)
 {
-    if (R == 0) { /* nothing to sum: one empty slice */
-        *S = *L = 1;
-        return;
-    }
-    size_t want = (LN_COL_ITEMS + F - 1) / F, most = (R + LN_MIN_ROWS - 1) / LN_MIN_ROWS;
-    size_t s = want < most ? want : most;
-    if (s == 0)
-        s = 1;
-    *L = (R + s - 1) / s;
-    *S = (R + *L - 1) / *L;
+    ct_slices(R, (LN_COL_ITEMS + F - 1) / F, LN_MIN_ROWS, S, L);
 }
 
 size_t ct_layernorm_workspace_size(size_t R, size_t F)

@@ -63,14 +63,7 @@ size_t ct_lstm_param_count(const ct_lstm_desc *d)
 
 static void dbias_slices(size_t rows, size_t G, size_t *S, size_t *L)
 {
-    if (rows == 0 || G == 0) {
-        *S = *L = 1;
-        return;
-    }
-    size_t want = (DBIAS_ITEMS + G - 1) / G, most = (rows + DBIAS_MIN_ROWS - 1) / DBIAS_MIN_ROWS;
-    size_t s = want < most ? want : most;
-    *L = (rows + s - 1) / s;
-    *S = (rows + *L - 1) / *L;
+    ct_slices(G ? rows : 0, G ? (DBIAS_ITEMS + G - 1) / G : 1, DBIAS_MIN_ROWS, S, L);
 }
 
 size_t ct_lstm_workspace_size(const ct_lstm_desc *d)

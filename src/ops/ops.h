@@ -26,6 +26,11 @@ int ct_fill(ct_context *ctx, ct_buf x, size_t n, float value);
 /* A device vector of at least n ones, kept by the context (grown on
  * demand), for sums computed as matrix products. */
 int ct_ones(ct_context *ctx, size_t n, ct_buf *out);
+/* The slices of a two-stage reduction: S slices of L of `total` (the last
+ * may be shorter, none empty), at most `want`, each at least `least` long
+ * unless total is shorter. The shape alone decides them, so the summation
+ * order is the same on every run. */
+void ct_slices(size_t total, size_t want, size_t least, size_t *S, size_t *L);
 /* dst[0..n) = src[0..n) */
 int ct_copy(ct_context *ctx, ct_buf dst, ct_buf src, size_t n);
 
