@@ -23,49 +23,12 @@
  * attention, dense) whose callers plan no workspace for it, and the buffer
  * stays small (about BIAS_COL_ITEMS + c floats, or c rows/256 for wide
  * rows). */
-typedef struct bias_partials {
-    cl_mem mem;
-    size_t n;
-} bias_partials;
-
-static void partials_free(void *state)
-{
-    bias_partials *p = state;
-    if (p->mem)
-        clReleaseMemObject(p->mem);
-    free(p);
-}
-
-static const ct_ext_kind partials_kind = { "bias-gradient partial sums", partials_free };
+static const ct_ext_kind partials_kind = { "bias-gradient partial sums", ct_scratch_release };
 
 static int partials_get(ct_context *ctx, size_t n, ct_buf *out)
 {
-    bias_partials *p = ct_context_ext(ctx, &partials_kind);
-    if (!p) {
-        if (!(p = calloc(1, sizeof *p)))
-            return ct_fail(ctx, CT_ERR_NO_MEMORY, "bias gradient: out of host memory");
-        int st = ct_context_ext_set(ctx, &partials_kind, p);
-        if (st) {
-            free(p);
-            return st;
-        }
-    }
-    if (p->n < n) {
-        size_t want = 4096;
-        while (want < n)
-            want *= 2;
-        cl_mem m = NULL;
-        int st = ct_buffer_create(ctx, want * sizeof(float), &m);
-        if (st)
-            return st;
-        if (p->mem)
-            clReleaseMemObject(p->mem); /* in-order queue: earlier users have it queued already */
-        p->mem = m;
-        p->n = want;
-    }
-    out->mem = p->mem;
     out->off = 0;
-    return CT_OK;
+    return ct_scratch(ctx, &partials_kind, n, 4096, &out->mem);
 }
 
 

@@ -64,3 +64,45 @@ void ct_slices(size_t total, size_t want, size_t least, size_t *S, size_t *L)
     *L = (total + s - 1) / s;
     *S = (total + *L - 1) / *L;
 }
+
+typedef struct scratch {
+    cl_mem mem;
+    size_t n;
+} scratch;
+
+void ct_scratch_release(void *state)
+{
+    scratch *p = state;
+    if (p->mem)
+        clReleaseMemObject(p->mem);
+    free(p);
+}
+
+int ct_scratch(ct_context *ctx, const ct_ext_kind *kind, size_t n, size_t least, cl_mem *out)
+{
+    scratch *p = ct_context_ext(ctx, kind);
+    if (!p) {
+        if (!(p = calloc(1, sizeof *p)))
+            return ct_fail(ctx, CT_ERR_NO_MEMORY, "%s: out of host memory", kind->name);
+        int st = ct_context_ext_set(ctx, kind, p);
+        if (st) {
+            free(p);
+            return st;
+        }
+    }
+    if (p->n < n) {
+        size_t want = least ? least : 1;
+        while (want < n)
+            want *= 2;
+        cl_mem m = NULL;
+        int st = ct_buffer_create(ctx, want * sizeof(float), &m);
+        if (st)
+            return st;
+        if (p->mem)
+            clReleaseMemObject(p->mem); /* in-order queue: earlier users have it queued already */
+        p->mem = m;
+        p->n = want;
+    }
+    *out = p->mem;
+    return CT_OK;
+}

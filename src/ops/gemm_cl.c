@@ -5,6 +5,7 @@
  * split, the fixed-order sum of the slices.
  */
 #include "ops/gemm_cl.h"
+#include "ops/ops.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -135,48 +136,11 @@ static int kernel_for(ct_context *ctx, ct_gemm_cl_tiles t, int tc, tiles_info *t
 
 /* The split-K workspace: one buffer per context, grown on demand, released
  * with the context (an extension slot, cl/runtime.h). */
-typedef struct workspace {
-    cl_mem mem;
-    size_t floats;
-} workspace;
-
-static void workspace_free(void *state)
-{
-    workspace *w = state;
-    if (w->mem)
-        clReleaseMemObject(w->mem);
-    free(w);
-}
-
-static const ct_ext_kind workspace_kind = { "GEMM split-K workspace", workspace_free };
+static const ct_ext_kind workspace_kind = { "GEMM split-K workspace", ct_scratch_release };
 
 static int workspace_get(ct_context *ctx, size_t floats, cl_mem *out)
 {
-    workspace *w = ct_context_ext(ctx, &workspace_kind);
-    if (!w) {
-        if (!(w = calloc(1, sizeof *w)))
-            return ct_fail(ctx, CT_ERR_NO_MEMORY, "ct_gemm_cl: out of host memory");
-        int st = ct_context_ext_set(ctx, &workspace_kind, w);
-        if (st) {
-            free(w);
-            return st;
-        }
-    }
-    if (w->floats < floats) {
-        size_t want = 1u << 16;
-        while (want < floats)
-            want *= 2;
-        cl_mem m = NULL;
-        int st = ct_buffer_create(ctx, want * sizeof(float), &m);
-        if (st)
-            return st;
-        if (w->mem)
-            clReleaseMemObject(w->mem); /* in-order queue: earlier users have it queued already */
-        w->mem = m;
-        w->floats = want;
-    }
-    *out = w->mem;
-    return CT_OK;
+    return ct_scratch(ctx, &workspace_kind, floats, 1u << 16, out);
 }
 
 int ct_gemm_cl_run(ct_context *ctx, ct_gemm_cl_plan plan, int trans_a, int trans_b, size_t m,

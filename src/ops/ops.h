@@ -31,6 +31,13 @@ int ct_ones(ct_context *ctx, size_t n, ct_buf *out);
  * unless total is shorter. The shape alone decides them, so the summation
  * order is the same on every run. */
 void ct_slices(size_t total, size_t want, size_t least, size_t *S, size_t *L);
+/* A device buffer of at least n floats that the context keeps for one
+ * user, `kind` (a static ct_ext_kind whose release is ct_scratch_release):
+ * grown on demand (powers of two from `least`), released with the context.
+ * For the workspaces of ops whose callers plan none (the bias gradient's
+ * partials, split-K's slices). */
+int ct_scratch(ct_context *ctx, const ct_ext_kind *kind, size_t n, size_t least, cl_mem *out);
+void ct_scratch_release(void *state);
 /* dst[0..n) = src[0..n) */
 int ct_copy(ct_context *ctx, ct_buf dst, ct_buf src, size_t n);
 
