@@ -34,6 +34,12 @@ typedef struct operand {
     int write;
 } operand;
 
+/* The operand's last element, one past, from its offset. */
+static size_t operand_end(const operand *o)
+{
+    return o->off + (o->rows - 1) * o->ld + o->cols;
+}
+
 static int check_operand(ct_context *ctx, const operand *o, char name)
 {
     if (!o->buf)
@@ -47,7 +53,7 @@ static int check_operand(ct_context *ctx, const operand *o, char name)
     if (err != CL_SUCCESS)
         return ct_fail(ctx, err, "ct_gemm: matrix %c is not a valid buffer: %s", name,
                        ct_status_str(err));
-    size_t end = o->off + (o->rows - 1) * o->ld + o->cols; /* one past the last element */
+    size_t end = operand_end(o);
     if (end > bytes / sizeof(float))
         return ct_fail(ctx, CT_ERR_INVALID_ARG,
                        "ct_gemm: matrix %c (%zu x %zu, ld %zu, offset %zu) reaches element %zu "
@@ -133,12 +139,6 @@ static CLBlastTranspose tr(int t)
     return t ? CLBlastTransposeYes : CLBlastTransposeNo;
 }
 
-/* The operand's last element, one past, from its offset. */
-static size_t operand_end(const operand *o)
-{
-    return o->off + (o->rows - 1) * o->ld + o->cols;
-}
-
 /* o on a sub-buffer when it reaches past the index limit (*sub set: the
  * caller releases it after the enqueue); span: how far beyond o->off later
  * batch entries reach (0 for one product). */
@@ -180,14 +180,14 @@ static void release_subs(cl_mem sub[3])
 }
 
 /* Bytes a product of these operands moves once: A and B read, C written
- * (and read when beta is not 0). */
+ * (and read when beta is not 0), and `more` floats read besides (a bias). */
 static void gemm_record(ct_context *ctx, size_t m, size_t n, size_t k, size_t batch, size_t splits,
-                        float beta)
+                        float beta, size_t more)
 {
     size_t c = m * n * batch * sizeof(float);
     ct_launch_record(ctx, &(ct_launch_rec){ .m = m, .n = n, .k = k, .batch = batch, .k_splits = splits,
                                             .rd = (int64_t)((m * k + k * n) * batch * sizeof(float) +
-                                                            (beta != 0.0f ? c : 0)),
+                                                            (beta != 0.0f ? c : 0) + more * sizeof(float)),
                                             .wr = (int64_t)c });
 }
 
@@ -239,9 +239,7 @@ static int device_gemm(ct_context *ctx, int ta, int tb, size_t m, size_t n, size
     if (own_kernel(ctx, m, n, k, ta, tb)) {
         /* one record for the product, not one per kernel it launches */
         ct_gemm_cl_plan plan = ct_gemm_cl_plan_for(ctx, m, n, k, ta, tb);
-        gemm_record(ctx, m, n, k, 1, plan.splits, beta);
-        if (epi && epi->bias && ctx->lrec.on && ctx->lrec.n) /* the bias read too */
-            ctx->lrec.recs[ctx->lrec.n - 1].rd += (int64_t)(n * sizeof(float));
+        gemm_record(ctx, m, n, k, 1, plan.splits, beta, epi && epi->bias ? n : 0);
         ctx->lrec.mute++;
         int st = ct_gemm_cl_run_epi(ctx, plan, epi, ta, tb, m, n, k, alpha, ops[0].buf, ops[0].off, ops[0].ld,
                                     ops[1].buf, ops[1].off, ops[1].ld, beta, ops[2].buf, ops[2].off, ops[2].ld);
@@ -269,7 +267,7 @@ static int device_gemm(ct_context *ctx, int ta, int tb, size_t m, size_t n, size
     if ((st = gemm_temp(ctx, tmp_bytes ? tmp_bytes : sizeof(float), &tmp)) || (st = ct_hold_sync(ctx)))
         goto done;
     ctx->count.launches++;
-    gemm_record(ctx, m, n, k, 1, 1, beta);
+    gemm_record(ctx, m, n, k, 1, 1, beta, 0);
     s = CLBlastSgemmWithTempBuffer(CLBlastLayoutColMajor, tr(tb), tr(ta), n, m, k, alpha, ops[1].buf, ops[1].off,
                                    ops[1].ld, ops[0].buf, ops[0].off, ops[0].ld, beta, ops[2].buf, ops[2].off,
                                    ops[2].ld, &q, NULL, tmp);
@@ -294,7 +292,7 @@ static int device_strided(ct_context *ctx, int ta, int tb, size_t m, size_t n, s
         goto done;
     cl_command_queue q = ctx->queue;
     ctx->count.launches++;
-    gemm_record(ctx, m, n, k, count, 1, beta);
+    gemm_record(ctx, m, n, k, count, 1, beta, 0);
     CLBlastStatusCode s = CLBlastSgemmStridedBatched(CLBlastLayoutColMajor, tr(tb), tr(ta), n, m, k, alpha,
                                                      ops[1].buf, ops[1].off, ops[1].ld, stride[1], ops[0].buf,
                                                      ops[0].off, ops[0].ld, stride[0], beta, ops[2].buf,
