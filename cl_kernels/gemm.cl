@@ -228,3 +228,239 @@ __kernel void gemm_splitk_sum(__global const float *w, uint slices, __global flo
         v += bias[bias_off + j];
     *q = ct_act_f(act, v);
 }
+
+/*
+ * Implicit-GEMM convolution (src/ops/conv_igemm.c): conv2d's three
+ * products on the tiles above, their operands read in place from the NCHW
+ * tensors, so no column matrix is written or read and the whole batch is
+ * one launch per product. Geometry g: s0 n, s1 c_in, s2 h, s3 w, s4 c_out,
+ * s5 kh, s6 kw, s7 stride_h, s8 stride_w, s9 pad_h, sa pad_w, sb dil_h,
+ * sc dil_w, sd oh, se ow. K = c_in kh kw (taps (ci, ky, kx)), P = oh ow.
+ *   forward  y  (c_out, n P)     = w (c_out, K) . cols (K, n P)
+ *   input    dx (c_in, n h w)    = w' (c_in, c_out kh kw) . dy' (c_out kh kw, n h w)
+ *            (dy' gathers, per tap, the dy pixel each input pixel fed, 0
+ *            where the stride skips it: col2im's adjoint as a product)
+ *   weights  dw (c_out, K)      += dy (c_out, n P) . cols^T (n P, K), split-K
+ * C's columns (forward, input) land in NCHW. Index decompositions, which
+ * would cost divisions per element, are made once per tile for C's columns
+ * (a table of TN int4) and once per step for the TK indices of the step
+ * (a double-buffered table of TK int4, the next step's filled while this
+ * one loads), so the loads are adds and bounds tests.
+ */
+#define CT_CONV_FWD 0
+#define CT_CONV_DX 1
+#define CT_CONV_DW 2
+#define CT_CONV_FAR (1 << 29) /* a coordinate offset no bounds test passes */
+
+/* An output pixel j = (i, oy, ox) of n P: (x offset of its window's corner,
+ * that corner's row, its column, y offset); past `end`: no pixel. */
+inline int4 ct_conv_pix(int j, int end, int16 g)
+{
+    if (j >= end)
+        return (int4)(0, -CT_CONV_FAR, -CT_CONV_FAR, -1);
+    const int P = g.sd * g.se, i = j / P, q = j - i * P, oy = q / g.se, ox = q - oy * g.se;
+    const int iy0 = oy * g.s7 - g.s9, ix0 = ox * g.s8 - g.sa;
+    return (int4)(i * g.s1 * g.s2 * g.s3 + iy0 * g.s3 + ix0, iy0, ix0, i * g.s4 * P + q);
+}
+
+/* A tap t = (ci, ky, kx) of K: (x offset, row offset, column offset, -). */
+inline int4 ct_conv_tap(int t, int end, int16 g)
+{
+    if (t >= end)
+        return (int4)(0, -CT_CONV_FAR, -CT_CONV_FAR, -1);
+    const int khw = g.s5 * g.s6, ci = t / khw, r = t - ci * khw, ky = r / g.s6, kx = r - ky * g.s6;
+    return (int4)(ci * g.s2 * g.s3 + ky * g.sb * g.s3 + kx * g.sc, ky * g.sb, kx * g.sc, 0);
+}
+
+/* x at a pixel's window and a tap, 0 in the padding */
+inline float ct_conv_x(__global const float *x, int4 pix, int4 tap, int16 g)
+{
+    const int iy = pix.y + tap.y, ix = pix.z + tap.z;
+    return iy >= 0 && iy < g.s2 && ix >= 0 && ix < g.s3 ? x[pix.x + tap.x] : 0.0f;
+}
+
+/* An input pixel j = (i, iy, ix) of n h w: (dy offset of image i, iy + pad_h,
+ * ix + pad_w, dx offset). */
+inline int4 ct_conv_dxpix(int j, int end, int16 g)
+{
+    if (j >= end)
+        return (int4)(0, -CT_CONV_FAR, -CT_CONV_FAR, -1);
+    const int hw = g.s2 * g.s3, i = j / hw, r = j - i * hw, iy = r / g.s3, ix = r - iy * g.s3;
+    return (int4)(i * g.s4 * g.sd * g.se, iy + g.s9, ix + g.sa, i * g.s1 * hw + r);
+}
+
+/* A tap u = (co, ky, kx) of c_out kh kw: (dy offset of channel co, ky dil_h,
+ * kx dil_w, w offset less ci kh kw). */
+inline int4 ct_conv_dxtap(int u, int end, int16 g)
+{
+    if (u >= end)
+        return (int4)(0, CT_CONV_FAR, CT_CONV_FAR, -1);
+    const int khw = g.s5 * g.s6, co = u / khw, r = u - co * khw, ky = r / g.s6, kx = r - ky * g.s6;
+    return (int4)(co * g.sd * g.se, ky * g.sb, kx * g.sc, co * g.s1 * khw + r);
+}
+
+/* The dy pixel an input pixel fed through a tap, 0 where there is none */
+inline float ct_conv_dy(__global const float *dy, int4 pix, int4 tap, int16 g)
+{
+    int ty = pix.y - tap.y, tx = pix.z - tap.z; /* = oy stride_h, ox stride_w */
+    if (ty < 0 || tx < 0)
+        return 0.0f;
+    const int oy = g.s7 == 1 ? ty : ty / g.s7, ox = g.s8 == 1 ? tx : tx / g.s8;
+    if (oy * g.s7 != ty || ox * g.s8 != tx || oy >= g.sd || ox >= g.se)
+        return 0.0f;
+    return dy[pix.x + tap.x + oy * g.se + ox];
+}
+
+/* The index tables: a C column's (per tile) and a step index's */
+inline int4 ct_conv_col_info(const int mode, int j, int end, int16 g)
+{
+    return mode == CT_CONV_FWD ? ct_conv_pix(j, end, g)
+           : mode == CT_CONV_DX ? ct_conv_dxpix(j, end, g) : ct_conv_tap(j, end, g);
+}
+
+inline int4 ct_conv_step_info(const int mode, int t, int end, int16 g)
+{
+    return mode == CT_CONV_FWD ? ct_conv_tap(t, end, g)
+           : mode == CT_CONV_DX ? ct_conv_dxtap(t, end, g) : ct_conv_pix(t, end, g);
+}
+
+/* One tile of C for a conv product, as ct_gemm_tile. a: w (forward,
+ * input) or dy (weights); b: x (forward, weights) or dy (input); c: y, dx
+ * or dw (or split-K's slices, c_stride apart). The forward's epilogue adds
+ * bias[row]; the weights' product is C = beta C + sum. */
+inline void ct_conv_tile(const int mode, const int WM, const int WN, __local float *as,
+                         __local float *bs, __local int4 *ctab, __local int4 *stab,
+                         __global const float *a, __global const float *b, __global float *c,
+                         ulong c_stride, uint ldc, uint m, uint n, uint k, uint kc, float beta,
+                         __global const float *bias, int has_bias, int16 g)
+{
+    const int TM = WM * CT_GEMM_RM, TN = WN * CT_GEMM_RN, TK = CT_GEMM_TK;
+    const int tx = get_local_id(0), ty = get_local_id(1);
+    const int lid = ty * WN + tx;
+    const int WG = WM * WN;
+    const uint m0 = get_group_id(1) * TM, n0 = get_group_id(0) * TN;
+    const uint z = get_group_id(2);
+    const uint k0 = z * kc;
+    const uint k1 = min(k, k0 + kc);
+    const int khw = g.s5 * g.s6, P = g.sd * g.se;
+    ct_gvec acc[CT_GEMM_RM][CT_GEMM_RNV];
+#pragma unroll
+    for (int i = 0; i < CT_GEMM_RM; i++)
+#pragma unroll
+        for (int j = 0; j < CT_GEMM_RNV; j++)
+            acc[i][j] = (ct_gvec)0.0f;
+
+    for (int i = lid; i < TN; i += WG)
+        ctab[i] = ct_conv_col_info(mode, n0 + i, n, g);
+    for (int i = lid; i < TK; i += WG)
+        stab[i] = ct_conv_step_info(mode, k0 + i, k1, g);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int s = 0;
+    for (uint kt = k0; kt < k1; kt += TK, s ^= 1) {
+        __local const int4 *st = stab + s * TK;
+        /* the next step's indices, into the other half (last read before
+         * the previous step's barriers) */
+        for (int i = lid; i < TK; i += WG)
+            stab[(s ^ 1) * TK + i] = ct_conv_step_info(mode, kt + TK + i, k1, g);
+        /* A's tile (r, p): neighbouring work-items along p, which is
+         * contiguous in w (forward, input: taps) and in dy (weights: pixels) */
+        for (int idx = lid; idx < TM * TK; idx += WG) {
+            const int r = idx / TK, p = idx % TK;
+            const uint gr = m0 + r;
+            float v = 0.0f;
+            if (mode == CT_CONV_FWD) {
+                if (gr < m && kt + p < k1)
+                    v = a[(ulong)gr * k + kt + p];
+            } else {
+                const int4 t = st[p];
+                if (gr < m && t.w >= 0)
+                    v = a[t.w + (int)gr * (mode == CT_CONV_DX ? khw : P)];
+            }
+            as[p * (TM + 1) + r] = v;
+        }
+        /* B's tile (p, col): neighbouring work-items along the pixels
+         * (C's columns; the weights' p), neighbouring in x and dy */
+        for (int idx = lid; idx < TK * TN; idx += WG) {
+            const int col = mode == CT_CONV_DW ? idx / TK : idx % TN;
+            const int p = mode == CT_CONV_DW ? idx % TK : idx / TN;
+            float v;
+            if (mode == CT_CONV_FWD)
+                v = ct_conv_x(b, ctab[col], st[p], g);
+            else if (mode == CT_CONV_DX)
+                v = ct_conv_dy(b, ctab[col], st[p], g);
+            else
+                v = ct_conv_x(b, st[p], ctab[col], g);
+            bs[p * (TN + 1) + col] = v;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+        for (int p = 0; p < CT_GEMM_TK; p++) {
+            ct_gvec bv[CT_GEMM_RNV];
+#pragma unroll
+            for (int j = 0; j < CT_GEMM_RNV; j++)
+                bv[j] = ct_gvload(0, bs + p * (TN + 1) + (tx + WN * j) * CT_GEMM_VN);
+#pragma unroll
+            for (int i = 0; i < CT_GEMM_RM; i++) {
+                const ct_gvec av = (ct_gvec)as[p * (TM + 1) + ty + WM * i];
+#pragma unroll
+                for (int j = 0; j < CT_GEMM_RNV; j++)
+                    acc[i][j] = fma(av, bv[j], acc[i][j]);
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+
+    /* forward: y (i, row, q); input: dx (i, row, pixel); weights: C
+     * row-major (or slice z) */
+    const int plane = mode == CT_CONV_FWD ? P : g.s2 * g.s3;
+    c += z * c_stride;
+#pragma unroll
+    for (int i = 0; i < CT_GEMM_RM; i++) {
+        const uint row = m0 + ty + WM * i;
+        if (row >= m)
+            continue;
+        const float bv = mode == CT_CONV_FWD && has_bias ? bias[row] : 0.0f;
+#pragma unroll
+        for (int j = 0; j < CT_GEMM_RNV; j++) {
+            const int col = (tx + WN * j) * CT_GEMM_VN;
+            float sums[CT_GEMM_VN];
+            ct_gvstore(acc[i][j], 0, sums);
+            for (int e = 0; e < CT_GEMM_VN; e++) {
+                if (mode == CT_CONV_DW) {
+                    if (n0 + col + e < n) {
+                        __global float *q = c + (ulong)row * ldc + n0 + col + e;
+                        *q = beta == 0.0f ? sums[e] : fma(beta, *q, sums[e]);
+                    }
+                } else {
+                    const int o = ctab[col + e].w;
+                    if (o >= 0)
+                        c[o + (int)row * plane] = sums[e] + bv;
+                }
+            }
+        }
+    }
+}
+
+/* conv_igemm_<tiles>_<fwd|dx|dw>: global size (ceil(n / TN) WN, ceil(m /
+ * TM) WM, slices); the operands' offsets are folded into the pointers by
+ * the host (sub-buffers), m, n, k as in the comment above. */
+#define CT_CONV_KERNEL(NAME, MODE, WM, WN)                                                        \
+    __kernel __attribute__((reqd_work_group_size(WN, WM, 1))) void NAME(                          \
+        __global const float *a, ulong a_off, __global const float *b, ulong b_off,               \
+        __global float *c, ulong c_off, ulong c_stride, uint ldc, uint m, uint n, uint k,         \
+        uint kc, float beta, __global const float *bias, ulong bias_off, int has_bias, int16 g)   \
+    {                                                                                             \
+        __local float as[CT_GEMM_TK * ((WM) * CT_GEMM_RM + 1)];                                   \
+        __local float bs[CT_GEMM_TK * ((WN) * CT_GEMM_RN + 1)];                                   \
+        __local int4 ctab[(WN) * CT_GEMM_RN];                                                     \
+        __local int4 stab[2 * CT_GEMM_TK];                                                        \
+        ct_conv_tile(MODE, WM, WN, as, bs, ctab, stab, a + a_off, b + b_off, c + c_off,           \
+                     c_stride, ldc, m, n, k, kc, beta, bias + bias_off, has_bias, g);             \
+    }
+
+CT_CONV_KERNEL(conv_igemm_big_fwd, CT_CONV_FWD, CT_GEMM_BIG_WM, CT_GEMM_BIG_WN)
+CT_CONV_KERNEL(conv_igemm_big_dx, CT_CONV_DX, CT_GEMM_BIG_WM, CT_GEMM_BIG_WN)
+CT_CONV_KERNEL(conv_igemm_big_dw, CT_CONV_DW, CT_GEMM_BIG_WM, CT_GEMM_BIG_WN)
+CT_CONV_KERNEL(conv_igemm_small_fwd, CT_CONV_FWD, CT_GEMM_SMALL_WM, CT_GEMM_SMALL_WN)
+CT_CONV_KERNEL(conv_igemm_small_dx, CT_CONV_DX, CT_GEMM_SMALL_WM, CT_GEMM_SMALL_WN)
+CT_CONV_KERNEL(conv_igemm_small_dw, CT_CONV_DW, CT_GEMM_SMALL_WM, CT_GEMM_SMALL_WN)

@@ -25,8 +25,9 @@
  * and the final rounding. K per result:
  *   y:  c_in kh kw (one GEMM over the columns);
  *   dx: c_out + kh kw (a GEMM over c_out, then col2im adds up to kh kw of
- *       those partial sums);
- *   dw: n oh ow + n (GEMM over each chunk's columns, += once per chunk);
+ *       those partial sums); c_out kh kw on the implicit GEMM (one sum);
+ *   dw: n oh ow + n (GEMM over each chunk's columns, += once per chunk;
+ *       the implicit GEMM's k-slices are a regrouping of the same terms);
  *   db: n oh ow.
  * Inputs lie in [-1, 1]: a missing or misplaced term (~0.25) is orders of
  * magnitude above these bounds (~1e-4 at the sizes used here).
@@ -36,6 +37,7 @@
 
 #include "check/check.h"
 #include "ops/conv.h"
+#include "ops/conv_igemm.h"
 #include "host/conv_host.h"
 #include "host/host_work.h"
 #include "ref/conv.h"
@@ -64,10 +66,11 @@ enum { WS_MIN, WS_RECOMMENDED, WS_TWO_IMAGES };
 
 static void conv_case_on(ct_check *c, const ct_conv2d_desc *d, int has_bias, int ws_mode);
 
-enum { PATH_GPU_KERNELS, PATH_CPU_KERNELS, PATH_DIRECT_HOST, PATH_DIRECT_HOST_AVX2 };
+enum { PATH_GPU_KERNELS, PATH_CPU_KERNELS, PATH_DIRECT_HOST, PATH_DIRECT_HOST_AVX2,
+       PATH_GPU_IMPLICIT };
 
-/* path: im2col with the GPU or the CPU kernels, or the direct host
- * convolution (skipped where it does not apply). */
+/* path: im2col with the GPU or the CPU kernels, the GPU class's implicit
+ * GEMMs, or the direct host convolution (skipped where it does not apply). */
 static void conv_case(ct_check *c, const ct_conv2d_desc *d, int has_bias, int ws_mode, int path)
 {
     ct_context *ctx = ck_ctx(c);
@@ -81,7 +84,7 @@ static void conv_case(ct_check *c, const ct_conv2d_desc *d, int has_bias, int ws
         unsetenv("CLTRAIN_HOST_ISA");
         return;
     }
-    ctx->conv_direct = path == PATH_DIRECT_HOST;
+    ctx->conv_direct = path == PATH_DIRECT_HOST || path == PATH_GPU_IMPLICIT;
     if (path == PATH_DIRECT_HOST) {
         /* the class table decides: probe it as the case would run */
         ct_kernels real = ck_use_class(c, CT_KERNELS_CPU);
@@ -97,9 +100,10 @@ static void conv_case(ct_check *c, const ct_conv2d_desc *d, int has_bias, int ws
             d->kw, d->stride_h, d->stride_w, d->pad_h, d->pad_w, d->dil_h, d->dil_w, has_bias,
             ws_mode == WS_MIN ? "min" : ws_mode == WS_RECOMMENDED ? "recommended" : "two images",
             path == PATH_DIRECT_HOST ? (ct_host_avx512() ? "direct host avx512" : "direct host")
-                                     : path == PATH_CPU_KERNELS ? "im2col cpu"
-                                                                                : "im2col gpu");
-    ct_kernels real = ck_use_class(c, path == PATH_GPU_KERNELS ? CT_KERNELS_GPU : CT_KERNELS_CPU);
+            : path == PATH_CPU_KERNELS ? "im2col cpu"
+            : path == PATH_GPU_IMPLICIT ? "implicit gemm gpu" : "im2col gpu");
+    int gpu = path == PATH_GPU_KERNELS || path == PATH_GPU_IMPLICIT;
+    ct_kernels real = ck_use_class(c, gpu ? CT_KERNELS_GPU : CT_KERNELS_CPU);
     conv_case_on(c, d, has_bias, ws_mode);
     ctx->conv_direct = direct;
     ck_use_class(c, real);
@@ -157,8 +161,12 @@ static void conv_case_on(ct_check *c, const ct_conv2d_desc *d, int has_bias, int
     if (ck_status(c, ct_conv2d_backward(ctx, d, d_dx, d_dw, has_bias ? d_db : (ct_buf){ NULL, 0 },
                                         d_dy, d_x, d_w, d_ws, ws_elems), "conv2d backward"))
         return;
-    ck_expect(c, "backward dx", d_dx, nx, dx,
-              ck_sum_atol((size_t)d->c_out + (size_t)d->kh * d->kw, adx, nx), 0);
+    /* im2col: a sum over c_out, then col2im's over kh kw; the implicit
+     * GEMM: one sum over c_out kh kw */
+    size_t khw = (size_t)d->kh * d->kw;
+    size_t k_dx = ct_conv2d_igemm_ok(ctx, d) && ct_conv2d_igemm_dx_ok(d) ? (size_t)d->c_out * khw
+                                                                   : (size_t)d->c_out + khw;
+    ck_expect(c, "backward dx", d_dx, nx, dx, ck_sum_atol(k_dx, adx, nx), 0);
     ck_expect(c, "backward dw", d_dw, nw, dw, ck_sum_atol((size_t)d->n * (P + 1), adw, nw), 0);
     if (has_bias)
         ck_expect(c, "backward db", d_db, nb, db, ck_sum_atol((size_t)d->n * P, adb, nb), 0);
@@ -261,14 +269,16 @@ void ct_check_conv(ct_check *c)
     };
     for (size_t f = 0; f < CT_ARRAY_LEN(fixed) && !ck_failed(c); f++)
         for (int mode = WS_MIN; mode <= WS_TWO_IMAGES && !ck_failed(c); mode++)
-            for (int path = PATH_GPU_KERNELS; path <= PATH_DIRECT_HOST_AVX2 && !ck_failed(c); path++) {
+            for (int path = PATH_GPU_KERNELS; path <= PATH_GPU_IMPLICIT && !ck_failed(c); path++) {
                 if (path >= PATH_DIRECT_HOST && mode != WS_MIN)
                     continue; /* it takes no workspace */
                 /* small: one (workspace, kernels) pair per shape, the six pairs
                  * in turn; the batches of more than three images (there for the
-                 * direct host path) with the recommended workspace: few GEMMs */
+                 * direct host path) with the recommended workspace: few GEMMs;
+                 * and the implicit GEMMs on every other shape */
                 int small_mode = fixed[f].n > 3 ? WS_RECOMMENDED : (int)(f % 3);
-                if (ck_small(c) && (mode != small_mode || path != (int)(f % 2)))
+                if (ck_small(c) && (path == PATH_GPU_IMPLICIT ? f % 2 != 0
+                                    : mode != small_mode || path != (int)(f % 2)))
                     continue;
                 /* small: the wide rows with one image, channel and row
                  * pair (the simulator's time grows with the elements) */
@@ -304,7 +314,7 @@ void ct_check_conv(ct_check *c)
         /* stride 1 half the time, so the direct host path gets its share */
         if (ck_int(c, 0, 1))
             d.stride_h = d.stride_w = d.dil_h = d.dil_w = 1;
-        conv_case(c, &d, bias, mode, ck_int(c, PATH_GPU_KERNELS, PATH_DIRECT_HOST_AVX2));
+        conv_case(c, &d, bias, mode, ck_int(c, PATH_GPU_KERNELS, PATH_GPU_IMPLICIT));
         ck_case_end(c);
     }
 

@@ -25,10 +25,7 @@ static const char *const kernel_names[2][4] = { /* by tiles, then ta * 2 + tb */
     { "gemm_small_nn", "gemm_small_nt", "gemm_small_tn", "gemm_small_tt" },
 };
 
-/* One tile size on one device: C's tile, its depth, the work-group. */
-typedef struct tiles_info {
-    size_t tm, tn, tk, wm, wn;
-} tiles_info;
+typedef ct_gemm_cl_tile tiles_info;
 
 static const ct_gemm_cl_params params_cpu = CT_GEMM_CL_PARAMS_CPU, params_gpu = CT_GEMM_CL_PARAMS_GPU;
 
@@ -110,13 +107,19 @@ int ct_gemm_cl_choose(const ct_context *ctx, size_t m, size_t n, size_t k, int t
     return ct_gemm_cl_splits(ctx, m, n, k, ta, tb) > 1;
 }
 
-/* The kernel of tiles t and transposition case tc, and the tiles it was
- * built with: its work-group size tells (-DCT_GEMM_GPU_TILES builds GPUs'
- * tiles on a CPU device). */
-static int kernel_for(ct_context *ctx, ct_gemm_cl_tiles t, int tc, tiles_info *ti,
+size_t ct_gemm_cl_slices(const ct_context *ctx, ct_gemm_cl_tiles t, size_t m, size_t n, size_t k)
+{
+    return splits_for(ctx, t, m, n, k);
+}
+
+size_t ct_gemm_cl_slice_depth(size_t k, size_t tk, size_t *splits)
+{
+    return slice_depth(k, tk, splits);
+}
+
+int ct_gemm_cl_kernel(ct_context *ctx, const char *name, ct_gemm_cl_tiles t, ct_gemm_cl_tile *ti,
                       ct_kernel_entry **e)
 {
-    const char *name = kernel_names[t][tc];
     int st = ct_kernel_get(ctx, CT_PROG_gemm, name, e);
     if (st)
         return st;
@@ -134,13 +137,36 @@ static int kernel_for(ct_context *ctx, ct_gemm_cl_tiles t, int tc, tiles_info *t
                    "disagree", name, wg[0], wg[1]);
 }
 
+/* The kernel of tiles t and transposition case tc */
+static int kernel_for(ct_context *ctx, ct_gemm_cl_tiles t, int tc, tiles_info *ti,
+                      ct_kernel_entry **e)
+{
+    return ct_gemm_cl_kernel(ctx, kernel_names[t][tc], t, ti, e);
+}
+
 /* The split-K workspace: one buffer per context, grown on demand, released
  * with the context (an extension slot, cl/runtime.h). */
 static const ct_ext_kind workspace_kind = { "GEMM split-K workspace", ct_scratch_release };
 
-static int workspace_get(ct_context *ctx, size_t floats, cl_mem *out)
+int ct_gemm_cl_workspace(ct_context *ctx, size_t floats, cl_mem *out)
 {
     return ct_scratch(ctx, &workspace_kind, floats, 1u << 16, out);
+}
+
+int ct_gemm_cl_sum(ct_context *ctx, cl_mem ws, size_t s, size_t m, size_t n, float alpha,
+                   float beta, cl_mem c, size_t c_off, size_t ldc, const ct_gemm_cl_epi *epi)
+{
+    cl_mem bias = epi && epi->bias ? epi->bias : c;
+    cl_ulong bias_off = epi && epi->bias ? epi->bias_off : 0;
+    cl_int has_bias = epi && epi->bias, act = epi ? epi->act : 0;
+    cl_uint ss = (cl_uint)s, lc = (cl_uint)ldc, mm = (cl_uint)m, nn = (cl_uint)n;
+    cl_ulong co = c_off;
+    size_t g2[2] = { n, m };
+    ct_launch_bytes(ctx, (s * m * n + (beta != 0.0f ? m * n : 0) + (has_bias ? n : 0)) * sizeof(float),
+                    m * n * sizeof(float));
+    return CT_RUN(ctx, CT_PROG_gemm, "gemm_splitk_sum", 2, g2, NULL, CT_ARG(ws), CT_ARG(ss),
+                  CT_ARG(c), CT_ARG(co), CT_ARG(lc), CT_ARG(mm), CT_ARG(nn), CT_ARG(alpha),
+                  CT_ARG(beta), CT_ARG(bias), CT_ARG(bias_off), CT_ARG(has_bias), CT_ARG(act));
 }
 
 int ct_gemm_cl_run(ct_context *ctx, ct_gemm_cl_plan plan, int trans_a, int trans_b, size_t m,
@@ -188,7 +214,7 @@ int ct_gemm_cl_run_epi(ct_context *ctx, ct_gemm_cl_plan plan, const ct_gemm_cl_e
     cl_uint ldo = (cl_uint)ldc;
     float a_out = alpha, b_out = beta;
     if (s > 1) { /* slices into the workspace (s, m, n), summed below */
-        if ((st = workspace_get(ctx, s * m * n, &out)))
+        if ((st = ct_gemm_cl_workspace(ctx, s * m * n, &out)))
             return st;
         out_off = 0, stride = (cl_ulong)m * n, ldo = (cl_uint)n;
         a_out = 1.0f, b_out = 0.0f;
@@ -213,14 +239,7 @@ int ct_gemm_cl_run_epi(ct_context *ctx, ct_gemm_cl_plan plan, const ct_gemm_cl_e
                 CT_ARG(k_act));
     if (st || s == 1)
         return st;
-    cl_uint ss = (cl_uint)s, lc = (cl_uint)ldc;
-    cl_ulong co = c_off;
-    size_t g2[2] = { n, m };
-    ct_launch_bytes(ctx, (s * m * n + (beta != 0.0f ? m * n : 0) + epi_rd) * sizeof(float),
-                    m * n * sizeof(float));
-    return CT_RUN(ctx, CT_PROG_gemm, "gemm_splitk_sum", 2, g2, NULL, CT_ARG(out), CT_ARG(ss),
-                  CT_ARG(c), CT_ARG(co), CT_ARG(lc), CT_ARG(mm), CT_ARG(nn), CT_ARG(alpha),
-                  CT_ARG(beta), CT_ARG(bias), CT_ARG(bias_off), CT_ARG(has_bias), CT_ARG(act));
+    return ct_gemm_cl_sum(ctx, out, s, m, n, alpha, beta, c, c_off, ldc, epi);
 }
 
 int ct_gemm_cl(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t n, size_t k,

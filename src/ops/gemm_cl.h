@@ -37,6 +37,12 @@ typedef struct ct_gemm_cl_plan {
     size_t splits;
 } ct_gemm_cl_plan;
 
+/* One tile size on one device: C's tile (tm x tn), its depth, the
+ * work-group (wm x wn). */
+typedef struct ct_gemm_cl_tile {
+    size_t tm, tn, tk, wm, wn;
+} ct_gemm_cl_tile;
+
 /* The plan for a shape on the context's device. */
 ct_gemm_cl_plan ct_gemm_cl_plan_for(const ct_context *ctx, size_t m, size_t n, size_t k, int ta,
                                     int tb);
@@ -85,5 +91,19 @@ int ct_gemm_cl_run_epi(ct_context *ctx, ct_gemm_cl_plan plan, const ct_gemm_cl_e
 int ct_gemm_epi(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
                 cl_mem a, size_t a_off, size_t lda, cl_mem b, size_t b_off, size_t ldb, float beta,
                 cl_mem c, size_t c_off, size_t ldc, const ct_gemm_cl_epi *epi, int *fused);
+
+/* For kernels built on the same tiles (cl_kernels/gemm.cl's implicit-GEMM
+ * convolution, src/ops/conv_igemm.c): the kernel `name` of tiles t and the
+ * tiles it was compiled with; the k-slices for an m x n product over k; the
+ * slice depth (a multiple of tk) for *splits slices, which it may lower;
+ * the context's split-K workspace; and split-K's second pass, C =
+ * act(alpha sum of the s slices (s, m, n) in ws + beta C + bias). */
+int ct_gemm_cl_kernel(ct_context *ctx, const char *name, ct_gemm_cl_tiles t, ct_gemm_cl_tile *ti,
+                      ct_kernel_entry **e);
+size_t ct_gemm_cl_slices(const ct_context *ctx, ct_gemm_cl_tiles t, size_t m, size_t n, size_t k);
+size_t ct_gemm_cl_slice_depth(size_t k, size_t tk, size_t *splits);
+int ct_gemm_cl_workspace(ct_context *ctx, size_t floats, cl_mem *out);
+int ct_gemm_cl_sum(ct_context *ctx, cl_mem ws, size_t s, size_t m, size_t n, float alpha,
+                   float beta, cl_mem c, size_t c_off, size_t ldc, const ct_gemm_cl_epi *epi);
 
 #endif /* CT_OPS_GEMM_CL_H */

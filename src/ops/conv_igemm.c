@@ -1,0 +1,109 @@
+/*
+ * conv_igemm.c - conv2d on the GPU class as three implicit GEMMs
+ * (cl_kernels/gemm.cl, conv_igemm_*): the products of im2col + GEMM, their
+ * operands read in place from the NCHW tensors. No column matrix, no
+ * reorders: the forward is one launch (bias included), the input gradient
+ * one, the weight gradient one plus split-K's fixed-order sum where its
+ * c_out x K product would not fill the device. Each tensor crosses memory
+ * once per product, where im2col + GEMM moved kh kw times the activation
+ * through the columns twice.
+ */
+#include "ops/conv_igemm.h"
+#include "ops/gemm_cl.h"
+
+enum { MODE_FWD, MODE_DX, MODE_DW };
+
+static const char *const kernel_names[2][3] = {
+    { "conv_igemm_big_fwd", "conv_igemm_big_dx", "conv_igemm_big_dw" },
+    { "conv_igemm_small_fwd", "conv_igemm_small_dx", "conv_igemm_small_dw" },
+};
+
+static size_t cdiv(size_t a, size_t b)
+{
+    return (a + b - 1) / b;
+}
+
+int ct_conv2d_igemm_ok(const ct_context *ctx, const ct_conv2d_desc *d)
+{
+    (void)d;
+    return ctx->cls.kernels == CT_KERNELS_GPU && ctx->conv_direct;
+}
+
+int ct_conv2d_igemm_dx_ok(const ct_conv2d_desc *d)
+{
+    return d->stride_h == 1 && d->stride_w == 1;
+}
+
+/* One product: C (m, n) over k, mode as cl_kernels/gemm.cl's CT_CONV_*.
+ * The weights' product accumulates (beta 1) and splits along k where its
+ * tiles would leave the device idle. */
+static int product(ct_context *ctx, int mode, const ct_conv2d_desc *d, int oh, int ow, size_t m,
+                   size_t n, size_t k, ct_buf c, ct_buf a, ct_buf b, ct_buf bias, size_t rd,
+                   size_t wr)
+{
+    ct_gemm_cl_tiles t = m <= 16 ? CT_GEMM_CL_SMALL : CT_GEMM_CL_BIG;
+    ct_gemm_cl_tile ti;
+    ct_kernel_entry *e;
+    int st = ct_gemm_cl_kernel(ctx, kernel_names[t][mode], t, &ti, &e);
+    if (st)
+        return st;
+    if (e->max_wg < ti.wm * ti.wn && t == CT_GEMM_CL_BIG) {
+        t = CT_GEMM_CL_SMALL;
+        if ((st = ct_gemm_cl_kernel(ctx, kernel_names[t][mode], t, &ti, &e)))
+            return st;
+    }
+    if (e->max_wg < ti.wm * ti.wn)
+        return ct_fail(ctx, CT_ERR_UNSUPPORTED, "conv2d: %s needs work-groups of %zu on %s, which "
+                       "allows %zu", kernel_names[t][mode], ti.wm * ti.wn, ctx->dev.name, e->max_wg);
+    size_t s = mode == MODE_DW ? ct_gemm_cl_slices(ctx, t, m, n, k) : 1;
+    size_t kc = ct_gemm_cl_slice_depth(k, ti.tk, &s);
+    cl_mem out = c.mem;
+    cl_ulong out_off = c.off, stride = 0;
+    float beta = mode == MODE_DW ? 1.0f : 0.0f;
+    if (s > 1) {
+        if ((st = ct_gemm_cl_workspace(ctx, s * m * n, &out)))
+            return st;
+        out_off = 0, stride = (cl_ulong)m * n, beta = 0.0f;
+    }
+    cl_int16 g = { { d->n, d->c_in, d->h, d->w, d->c_out, d->kh, d->kw, d->stride_h, d->stride_w,
+                     d->pad_h, d->pad_w, d->dil_h, d->dil_w, oh, ow, 0 } };
+    cl_mem bm = bias.mem ? bias.mem : c.mem; /* any valid buffer when there is none */
+    cl_ulong ao = a.off, bo = b.off, bias_off = bias.mem ? bias.off : 0;
+    cl_int has_bias = bias.mem != NULL;
+    cl_uint ldc = (cl_uint)n, mm = (cl_uint)m, nn = (cl_uint)n, kk = (cl_uint)k, kcc = (cl_uint)kc;
+    size_t global[3] = { cdiv(n, ti.tn) * ti.wn, cdiv(m, ti.tm) * ti.wm, s };
+    size_t local[3] = { ti.wn, ti.wm, 1 };
+    ct_launch_bytes(ctx, (rd + (beta != 0.0f ? m * n : 0)) * sizeof(float),
+                    (s > 1 ? s * m * n : wr) * sizeof(float));
+    st = CT_RUN(ctx, CT_PROG_gemm, kernel_names[t][mode], 3, global, local, CT_ARG(a.mem),
+                CT_ARG(ao), CT_ARG(b.mem), CT_ARG(bo), CT_ARG(out), CT_ARG(out_off),
+                CT_ARG(stride), CT_ARG(ldc), CT_ARG(mm), CT_ARG(nn), CT_ARG(kk), CT_ARG(kcc),
+                CT_ARG(beta), CT_ARG(bm), CT_ARG(bias_off), CT_ARG(has_bias), CT_ARG(g));
+    if (st || s == 1)
+        return st;
+    return ct_gemm_cl_sum(ctx, out, s, m, n, 1.0f, 1.0f, c.mem, c.off, n, NULL);
+}
+
+int ct_conv2d_igemm_forward(ct_context *ctx, const ct_conv2d_desc *d, int oh, int ow, ct_buf y,
+                            ct_buf x, ct_buf w, ct_buf b)
+{
+    size_t K = (size_t)d->c_in * d->kh * d->kw, nP = (size_t)d->n * oh * ow;
+    size_t nx = (size_t)d->n * d->c_in * d->h * d->w, co = (size_t)d->c_out;
+    return product(ctx, MODE_FWD, d, oh, ow, co, nP, K, y, w, x, b,
+                   nx + co * K + (b.mem ? co : 0), co * nP);
+}
+
+int ct_conv2d_igemm_backward(ct_context *ctx, const ct_conv2d_desc *d, int oh, int ow, ct_buf dx,
+                             ct_buf dw, ct_buf dy, ct_buf x, ct_buf w)
+{
+    size_t khw = (size_t)d->kh * d->kw, K = (size_t)d->c_in * khw, nP = (size_t)d->n * oh * ow;
+    size_t nx = (size_t)d->n * d->c_in * d->h * d->w, co = (size_t)d->c_out, ny = co * nP;
+    int st = CT_OK;
+    if (dw.mem)
+        st = product(ctx, MODE_DW, d, oh, ow, co, K, nP, dw, dy, x, (ct_buf){ NULL, 0 }, ny + nx,
+                     co * K);
+    if (!st && dx.mem)
+        st = product(ctx, MODE_DX, d, oh, ow, (size_t)d->c_in, nx / d->c_in, co * khw, dx, w, dy,
+                     (ct_buf){ NULL, 0 }, ny + co * K, nx);
+    return st;
+}
