@@ -18,7 +18,9 @@ __kernel void add_fwd_f32(__global float *y, ulong y_off, __global const float *
         y[y_off + i] = a[a_off + i] + b[b_off + i];
 }
 
-/* da = dy and/or db = dy (bit 0 of `which`: da, bit 1: db), reading dy once */
+/* da = dy and/or db = dy (bit 0 of `which`: da, bit 1: db), reading dy
+ * once; bit 2 (da) and bit 3 (db): add dy into that target instead (a
+ * gradient other layers write too) */
 __kernel void add_bwd_f32(__global float *da, ulong da_off, __global float *db, ulong db_off,
                           __global const float *dy, ulong dy_off, uint n, int which)
 {
@@ -27,9 +29,9 @@ __kernel void add_bwd_f32(__global float *da, ulong da_off, __global float *db, 
         return;
     float g = dy[dy_off + i];
     if (which & 1)
-        da[da_off + i] = g;
+        da[da_off + i] = which & 4 ? da[da_off + i] + g : g;
     if (which & 2)
-        db[db_off + i] = g;
+        db[db_off + i] = which & 8 ? db[db_off + i] + g : g;
 }
 
 /* dst += src */

@@ -95,6 +95,21 @@ static void one_case(ct_check *c, size_t n)
     ck_expect(c, "add db only", d_db_only, n, db, 0, 0);
     ck_expect(c, "add dy after da = dy", d_dy, n, dy, 0, 0);
 
+    /* backward adding into one target and writing the other: d_da (= dy
+     * now) += dy, d_db_only = dy; then adding into both */
+    for (size_t i = 0; i < n; i++)
+        r[i] = (double)(float)(da[i] + dy[i]);
+    if (ck_status(c, ct_add_backward_acc(ctx, d_da, 1, d_db_only, 0, d_dy, n), "add backward acc"))
+        return;
+    ck_expect(c, "add da += dy", d_da, n, r, 0, 2 * U);
+    ck_expect(c, "add db beside da += dy", d_db_only, n, db, 0, 0);
+    for (size_t i = 0; i < n; i++)
+        r[i] = (double)(float)(db[i] + dy[i]);
+    if (ck_status(c, ct_add_backward_acc(ctx, d_db, 1, d_db_only, 1, d_dy, n), "add backward acc both"))
+        return;
+    ck_expect(c, "add da += dy, both", d_db, n, r, 0, 2 * U);
+    ck_expect(c, "add db += dy, both", d_db_only, n, r, 0, 2 * U);
+
     /* accumulate: dst = b += dy */
     for (size_t i = 0; i < n; i++)
         r[i] = b[i];

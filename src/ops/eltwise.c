@@ -35,19 +35,37 @@ int ct_add_forward(ct_context *ctx, ct_buf y, ct_buf a, ct_buf b, size_t n)
 
 int ct_add_backward(ct_context *ctx, ct_buf da, ct_buf db, ct_buf dy, size_t n)
 {
+    return ct_add_backward_acc(ctx, da, 0, db, 0, dy, n);
+}
+
+int ct_add_backward_acc(ct_context *ctx, ct_buf da, int acc_a, ct_buf db, int acc_b, ct_buf dy,
+                        size_t n)
+{
     int st = check_n(ctx, "ct_add_backward", n);
     if (st)
         return st;
-    cl_int which = (da.mem && !same(da, dy) ? 1 : 0) | (db.mem && !same(db, dy) ? 2 : 0);
+    /* a target that is dy itself is written already; one it adds into is not */
+    acc_a = acc_a && da.mem, acc_b = acc_b && db.mem;
+    cl_int which = (da.mem && (acc_a || !same(da, dy)) ? 1 : 0) |
+                   (db.mem && (acc_b || !same(db, dy)) ? 2 : 0);
     if (!which)
         return CT_OK;
-    if (ct_eltwise_host_ok(ctx, n))
-        return ct_host_add_backward(ctx, da, db, dy, n, which);
+    if (ct_eltwise_host_ok(ctx, n)) {
+        if (!acc_a && !acc_b)
+            return ct_host_add_backward(ctx, da, db, dy, n, which);
+        if (which & 1)
+            st = acc_a ? ct_host_accumulate(ctx, da, dy, n) : ct_host_copy(ctx, da, dy, n);
+        if (!st && (which & 2))
+            st = acc_b ? ct_host_accumulate(ctx, db, dy, n) : ct_host_copy(ctx, db, dy, n);
+        return st;
+    }
+    which |= (acc_a ? 4 : 0) | (acc_b ? 8 : 0);
     /* a skipped target's argument must still be a valid buffer: pass dy */
     ct_buf a = which & 1 ? da : dy, b = which & 2 ? db : dy;
     cl_uint nn = (cl_uint)n;
     size_t g[1] = { n };
-    ct_launch_bytes(ctx, n * sizeof(float), (which == 3 ? 2 : 1) * n * sizeof(float));
+    size_t targets = (size_t)((which & 1) + ((which >> 1) & 1)), adds = (size_t)(acc_a + acc_b);
+    ct_launch_bytes(ctx, (1 + adds) * n * sizeof(float), targets * n * sizeof(float));
     return CT_RUN(ctx, CT_PROG_eltwise, "add_bwd_f32", 1, g, NULL, CT_BUF(a), CT_BUF(b), CT_BUF(dy),
                   CT_ARG(nn), CT_ARG(which));
 }

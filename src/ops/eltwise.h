@@ -17,6 +17,10 @@ int ct_add_forward(ct_context *ctx, ct_buf y, ct_buf a, ct_buf b, size_t n);
  * target may be {NULL, 0} to skip it, or dy itself (nothing to copy).
  * da, db, dy: (n) */
 int ct_add_backward(ct_context *ctx, ct_buf da, ct_buf db, ct_buf dy, size_t n);
+/* The same, with acc_a / acc_b: da += dy / db += dy instead (a gradient
+ * other layers write too), in one pass that reads dy once. */
+int ct_add_backward_acc(ct_context *ctx, ct_buf da, int acc_a, ct_buf db, int acc_b, ct_buf dy,
+                        size_t n);
 /* dst += src: the gradient of a tensor read by two consumers gets the
  * second one's contribution. dst, src: (n) */
 int ct_add_accumulate(ct_context *ctx, ct_buf dst, ct_buf src, size_t n);

@@ -1,8 +1,8 @@
 /*
  * add.c - the sum of two layers' outputs of one shape (residual
- * connections): from=A,B. Its backward hands dy to both inputs itself:
- * a copy, or an add into a gradient that other layers also write unless it
- * is the first writer there (ct_net_grad_first).
+ * connections): from=A,B. Its backward hands dy to both inputs itself, in
+ * one pass: a copy, or an add into a gradient that other layers also write
+ * unless it is the first writer there (ct_net_grad_first).
  */
 #include <stdio.h>
 
@@ -39,17 +39,23 @@ static int forward(const ct_layer_call *c)
 
 static int backward(const ct_layer_call *c)
 {
-    int st = CT_OK;
-    for (int j = 0; j < 2 && !st; j++) {
+    ct_buf d[2] = { { NULL, 0 }, { NULL, 0 } };
+    int acc[2] = { 0, 0 };
+    for (int j = 0; j < 2; j++) {
         const ct_lrt *pr = &c->net->rt[c->l->inputs[j]];
         if (!pr->needs_dout)
             continue;
-        st = c->net->model->layers[c->l->inputs[j]].consumers > 1 &&
-                     !ct_net_grad_first(c->net, c->index, j)
-                 ? ct_add_accumulate(c->ctx, pr->dout, c->dy, c->r->out_n)
-                 : ct_copy(c->ctx, pr->dout, c->dy, c->r->out_n);
+        d[j] = pr->dout;
+        acc[j] = c->net->model->layers[c->l->inputs[j]].consumers > 1 &&
+                 !ct_net_grad_first(c->net, c->index, j);
     }
-    return st;
+    if (d[0].mem && d[1].mem && d[0].mem == d[1].mem && d[0].off == d[1].off) {
+        /* from=A,A: dA = 2 dy (or += 2 dy), in two passes */
+        int st = ct_add_backward_acc(c->ctx, d[0], acc[0], (ct_buf){ NULL, 0 }, 0, c->dy, c->r->out_n);
+        return st ? st : ct_add_accumulate(c->ctx, d[1], c->dy, c->r->out_n);
+    }
+    /* both inputs' gradients in one pass */
+    return ct_add_backward_acc(c->ctx, d[0], acc[0], d[1], acc[1], c->dy, c->r->out_n);
 }
 
 /* Add of the two inputs */
