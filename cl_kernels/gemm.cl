@@ -89,14 +89,14 @@ inline void ct_gemm_tile(const int ta, const int tb, const int WM, const int WN,
                          __global const float *b, ulong b_off, uint ldb,
                          __global float *c, ulong c_off, uint ldc, ulong c_stride,
                          uint m, uint n, uint k, uint kc, float alpha, float beta,
-                         __global const float *bias, ulong bias_off, int has_bias, int act)
+                         __global const float *bias, ulong bias_off, int has_bias, int act,
+                         uint z)
 {
     const int TM = WM * CT_GEMM_RM, TN = WN * CT_GEMM_RN, TK = CT_GEMM_TK;
     const int tx = get_local_id(0), ty = get_local_id(1);
     const int lid = ty * WN + tx;
     const int WG = WM * WN;
     const uint m0 = get_group_id(1) * TM, n0 = get_group_id(0) * TN;
-    const uint z = get_group_id(2);
     const uint k0 = z * kc;
     const uint k1 = min(k, k0 + kc);
     ct_gvec acc[CT_GEMM_RM][CT_GEMM_RNV];
@@ -180,8 +180,11 @@ inline void ct_gemm_tile(const int ta, const int tb, const int WM, const int WN,
 }
 
 /* One kernel per transposition and tile size: gemm_<size>_<ta><tb>.
- * Global size (ceil(n / TN) * WN, ceil(m / TM) * WM, slices); slice z covers
- * k in [z kc, min(k, (z + 1) kc)), kc a multiple of TK.
+ * Global size (ceil(n / TN) * WN, ceil(m / TM) * WM, groups along z). With
+ * zs set, z is a k-slice: slice z covers k in [z kc, min(k, (z + 1) kc)),
+ * kc a multiple of TK, written c_stride apart. Otherwise z is a product of
+ * a two-level batch (zs = 0, kc = k): z = i1 nb2 + i2 offsets A by i1 as1
+ * + i2 as2, B and C likewise (attention's samples and heads in one launch).
  * a: op(A) (m, k), lda; b: op(B) (k, n), ldb; c: (slices, m, n) at c_off
  * with slices c_stride apart, ldc */
 #define CT_GEMM_KERNEL(NAME, TA, TB, WM, WN)                                                      \
@@ -189,12 +192,16 @@ inline void ct_gemm_tile(const int ta, const int tb, const int WM, const int WN,
         __global const float *a, ulong a_off, uint lda, __global const float *b, ulong b_off,     \
         uint ldb, __global float *c, ulong c_off, uint ldc, ulong c_stride, uint m, uint n,       \
         uint k, uint kc, float alpha, float beta, __global const float *bias, ulong bias_off,    \
-        int has_bias, int act)                                                                    \
+        int has_bias, int act, int zs, uint nb2, ulong as1, ulong as2, ulong bs1, ulong bs2,     \
+        ulong cs1, ulong cs2)                                                                     \
     {                                                                                             \
         __local float as[CT_GEMM_TK * ((WM) * CT_GEMM_RM + 1)];                                   \
         __local float bs[CT_GEMM_TK * ((WN) * CT_GEMM_RN + 1)];                                   \
-        ct_gemm_tile(TA, TB, WM, WN, as, bs, a, a_off, lda, b, b_off, ldb, c, c_off, ldc,         \
-                     c_stride, m, n, k, kc, alpha, beta, bias, bias_off, has_bias, act);          \
+        const uint g = get_group_id(2), i1 = g / nb2, i2 = g - i1 * nb2;                          \
+        ct_gemm_tile(TA, TB, WM, WN, as, bs, a, a_off + i1 * as1 + i2 * as2, lda, b,              \
+                     b_off + i1 * bs1 + i2 * bs2, ldb, c, c_off + i1 * cs1 + i2 * cs2, ldc,       \
+                     c_stride, m, n, k, kc, alpha, beta, bias, bias_off, has_bias, act,           \
+                     zs ? g : 0);                                                                 \
     }
 
 CT_GEMM_KERNEL(gemm_big_nn, 0, 0, CT_GEMM_BIG_WM, CT_GEMM_BIG_WN)

@@ -310,6 +310,77 @@ static int epilogue(ct_context *ctx, size_t m, size_t n, size_t k, size_t splits
     return ok;
 }
 
+/* ct_gemm_batched2 over n1 x n2 products laid out as attention's heads:
+ * operands side by side in the rows (head h at column h w, sample i at i H
+ * w of a leading dimension N H w + pad) or C blocks one past the other;
+ * against the double-precision product with test one's tolerance (s = 1,
+ * beta = 0: C is written, never read). 1 when it matches. */
+static int batched2(ct_context *ctx, int ta, int tb, size_t m, size_t n, size_t k, size_t n1, size_t n2,
+                    int c_stacked)
+{
+    size_t ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
+    size_t lda = n1 * n2 * ac + 3, ldb = n1 * n2 * bc + 1;
+    size_t as[2] = { n2 * ac, ac }, bs[2] = { n2 * bc, bc };
+    size_t ldc = c_stacked ? n : n1 * n2 * n + 2;
+    size_t cs[2] = { c_stacked ? n2 * m * n : n2 * n, c_stacked ? m * n : n };
+    size_t na = ar * lda, nb = br * ldb, nc = c_stacked ? n1 * n2 * m * n : m * ldc;
+    float *a = malloc(na * sizeof *a), *b = malloc(nb * sizeof *b), *got = malloc(nc * sizeof *got);
+    for (size_t i = 0; i < na; i++)
+        a[i] = frand();
+    for (size_t i = 0; i < nb; i++)
+        b[i] = frand();
+    for (size_t i = 0; i < nc; i++)
+        got[i] = NAN;
+    cl_mem ma = NULL, mb = NULL, mc = NULL;
+    int st = ct_buffer_create(ctx, na * sizeof *a, &ma) || ct_buffer_create(ctx, nb * sizeof *b, &mb) ||
+             ct_buffer_create(ctx, nc * sizeof *got, &mc) || ct_buffer_write(ctx, ma, 0, na * sizeof *a, a) ||
+             ct_buffer_write(ctx, mb, 0, nb * sizeof *b, b) ||
+             ct_buffer_write(ctx, mc, 0, nc * sizeof *got, got);
+    if (!st)
+        st = ct_gemm_batched2(ctx, ta, tb, m, n, k, 0.5f, ma, 0, lda, as, mb, 0, ldb, bs, 0.0f, mc, 0, ldc, cs,
+                              n1, n2);
+    if (!st)
+        st = ct_buffer_read(ctx, mc, 0, nc * sizeof *got, got);
+    int ok = st == CT_OK;
+    CHECK(ok, "batched2 %zux%zu of %zux%zux%zu: %s", n1, n2, m, n, k, ct_context_last_error(ctx));
+    for (size_t i1 = 0; ok && i1 < n1; i1++)
+        for (size_t i2 = 0; ok && i2 < n2; i2++)
+            for (size_t r = 0; ok && r < m; r++)
+                for (size_t col = 0; ok && col < n; col++) {
+                    const float *pa = a + i1 * as[0] + i2 * as[1], *pb = b + i1 * bs[0] + i2 * bs[1];
+                    double sum = 0, abs = 0;
+                    for (size_t p = 0; p < k; p++) {
+                        double x = pa[ta ? p * lda + r : r * lda + p], y = pb[tb ? col * ldb + p : p * ldb + col];
+                        sum += x * y;
+                        abs += fabs(x * y);
+                    }
+                    double v = got[i1 * cs[0] + i2 * cs[1] + r * ldc + col];
+                    double tol = (double)(k + 3) * 0x1p-24 * 0.5 * abs + 1e-30;
+                    if (!(fabs(v - 0.5 * sum) <= tol)) {
+                        CHECK(0, "batched2 %c%c %zux%zu of %zux%zux%zu%s: product (%zu, %zu) element (%zu, %zu) "
+                              "is %.9g, want %.9g", ta ? 'T' : 'N', tb ? 'T' : 'N', n1, n2, m, n, k,
+                              c_stacked ? ", C stacked" : "", i1, i2, r, col, v, 0.5 * sum);
+                        ok = 0;
+                    }
+                }
+    ct_buffer_release(&ma), ct_buffer_release(&mb), ct_buffer_release(&mc);
+    free(a), free(b), free(got);
+    return ok;
+}
+
+/* Overlapping C blocks are refused, naming the function. */
+static void batched2_overlap(ct_context *ctx)
+{
+    cl_mem m = NULL;
+    size_t as[2] = { 0, 0 }, cs[2] = { 8, 3 }; /* 4 x 4 blocks 3 apart in rows of 4 */
+    int st = ct_buffer_create(ctx, 4096 * sizeof(float), &m);
+    if (!st)
+        st = ct_gemm_batched2(ctx, 0, 0, 4, 4, 4, 1.0f, m, 0, 4, as, m, 0, 4, as, 0.0f, m, 0, 4, cs, 2, 2);
+    CHECK(st == CT_ERR_INVALID_ARG && strstr(ct_context_last_error(ctx), "overlap"),
+          "batched2 with overlapping C blocks: status %d (%s)", st, ct_context_last_error(ctx));
+    ct_buffer_release(&m);
+}
+
 int main(int argc, char **argv)
 {
     ct_context_options o;
@@ -343,6 +414,22 @@ int main(int argc, char **argv)
             for (int j = 0; j < 4; j++, ecases++)
                 epassed += epilogue(ctx, eshape[i][0], eshape[i][1], eshape[i][2], sp, eact[j]);
     printf("epilogue: %d of %d cases give the bits of the product and a bias_act pass\n", epassed, ecases);
+    /* two-level batches on the GPU class: one launch of the own kernel, and
+     * ct_gemm_batched's strided runs (CLTRAIN_GPU_GEMM=clblast) */
+    static const size_t bshape[][5] = { { 37, 37, 12, 3, 4 }, { 20, 12, 37, 4, 3 }, { 70, 5, 33, 2, 1 } };
+    int bcases = 0, bpassed = 0;
+    if (ct_context_set_kernels(ctx, CT_KERNELS_GPU) == CT_OK) {
+        for (int way = 0; way < 2; way++) {
+            setenv("CLTRAIN_GPU_GEMM", way ? "clblast" : "own", 1);
+            for (size_t i = 0; i < (small ? 1 : 3); i++)
+                for (int t = 0; t < 4; t++, bcases++)
+                    bpassed += batched2(ctx, t >> 1, t & 1, bshape[i][0], bshape[i][1], bshape[i][2],
+                                        bshape[i][3], bshape[i][4], (int)(i + (size_t)t) % 2);
+        }
+        unsetenv("CLTRAIN_GPU_GEMM");
+        batched2_overlap(ctx);
+    }
+    printf("batched2: %d of %d cases match the double-precision products\n", bpassed, bcases);
     ct_context_free(&ctx);
     return tcheck_done("test_gemm_cl");
 }

@@ -9,6 +9,7 @@
 
 #include "ops/attention.h"
 #include "ops/dense.h"
+#include "ops/gemm_cl.h"
 
 size_t ct_attention_params(const ct_attention_desc *d)
 {
@@ -91,37 +92,26 @@ static int softmax(ct_context *ctx, int bwd, const ct_attention_desc *d, ct_buf 
 }
 
 /* The N*H products C_nh (m, n, ldc) = alpha op(A_nh) op(B_nh) of the heads
- * in one ct_gemm_batched: A_nh at a + n*as_n + h*as_h, likewise B and C */
+ * in one ct_gemm_batched2: A_nh at a + n*as_n + h*as_h, likewise B and C */
 typedef struct heads {
     size_t N, H;
-    size_t *off; /* (3 N H) workspace */
 } heads;
 
 static int mm_heads(ct_context *ctx, const heads *hd, int ta, int tb, size_t m, size_t n, size_t k, float alpha,
                     ct_buf a, size_t an, size_t ah, size_t lda, ct_buf b, size_t bn, size_t bh, size_t ldb,
                     ct_buf c, size_t cn, size_t ch, size_t ldc)
 {
-    size_t count = hd->N * hd->H, *ao = hd->off, *bo = ao + count, *co = bo + count;
-    /* the longer of the two loops inner: each run of equal strides is one
-     * strided-batched product (ct_gemm_batched), N or H of them */
-    int n_inner = hd->N >= hd->H;
-    for (size_t i = 0; i < hd->N; i++)
-        for (size_t h = 0; h < hd->H; h++) {
-            size_t j = n_inner ? h * hd->N + i : i * hd->H + h;
-            ao[j] = a.off + i * an + h * ah;
-            bo[j] = b.off + i * bn + h * bh;
-            co[j] = c.off + i * cn + h * ch;
-        }
-    return ct_gemm_batched(ctx, ta, tb, m, n, k, alpha, a.mem, ao, lda, b.mem, bo, ldb, 0.0f, c.mem, co, ldc,
-                           count);
+    size_t as[2] = { an, ah }, bs[2] = { bn, bh }, cs[2] = { cn, ch };
+    return ct_gemm_batched2(ctx, ta, tb, m, n, k, alpha, a.mem, a.off, lda, as, b.mem, b.off, ldb, bs, 0.0f,
+                            c.mem, c.off, ldc, cs, hd->N, hd->H);
 }
 
 static int heads_init(ct_context *ctx, heads *hd, const ct_attention_desc *d)
 {
+    (void)ctx;
     hd->N = (size_t)d->N;
     hd->H = (size_t)d->H;
-    hd->off = malloc(3 * hd->N * hd->H * sizeof *hd->off);
-    return hd->off ? CT_OK : ct_fail(ctx, CT_ERR_NO_MEMORY, "attention: out of host memory");
+    return CT_OK;
 }
 
 int ct_attention_forward(ct_context *ctx, const ct_attention_desc *d, ct_buf y, ct_buf saved,
@@ -150,7 +140,6 @@ int ct_attention_forward(ct_context *ctx, const ct_attention_desc *d, ct_buf y, 
         /* o_nh (T, D), row stride N E = P_nh (T, T) v_nh (T, D) */
         st = mm_heads(ctx, &hd, 0, 0, T, D, T, 1.0f, p, H * TT, TT, T, ct_buf_at(qkv, 2 * E), 3 * E, D, 3 * N * E,
                       o, E, D, N * E);
-    free(hd.off);
     if (st)
         return st;
     /* y (T N, E) = o W_out^T + b_out */
@@ -191,7 +180,6 @@ int ct_attention_backward(ct_context *ctx, const ct_attention_desc *d, ct_buf dx
                         dqkv, 3 * E, D, ld3)))
         st = mm_heads(ctx, &hd, 1, 0, T, D, T, scale, ds, H * TT, TT, T, qkv, 3 * E, D, ld3,
                       ct_buf_at(dqkv, E), 3 * E, D, ld3);
-    free(hd.off);
     if (st)
         return st;
     /* dx = dqkv W_in; dW_in += dqkv^T x; db_in += sums of dqkv, except for

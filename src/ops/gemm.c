@@ -450,3 +450,94 @@ int ct_gemm_batched(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t 
     }
     return st;
 }
+
+/* Whether blocks (rows, cols, ld) at count offsets `stride` apart are
+ * disjoint: each past the previous one's end, or side by side within the
+ * rows of one leading dimension. The group they form, as one block, in
+ * *g_cols (its width, when side by side) and *g_ext (its extent). */
+static int blocks_disjoint(size_t rows, size_t cols, size_t ld, size_t ext, size_t stride, size_t count,
+                           size_t *g_cols, size_t *g_ext)
+{
+    *g_cols = cols, *g_ext = ext;
+    if (count <= 1)
+        return 1;
+    if (stride >= ext) {
+        *g_cols = ld, *g_ext = (count - 1) * stride + ext;
+        return 1;
+    }
+    if (stride >= cols && (count - 1) * stride + cols <= ld) {
+        *g_cols = (count - 1) * stride + cols, *g_ext = (rows - 1) * ld + *g_cols;
+        return 1;
+    }
+    return 0;
+}
+
+/* Which way a two-level batch runs: cltrain's own kernel in one launch,
+ * except where it was measured slow (Mesa's llvmpipe) or CLBlast is forced */
+static int own_batched(const ct_context *ctx)
+{
+    const char *env = getenv("CLTRAIN_GPU_GEMM");
+    if (env && (!strcmp(env, "own") || !strcmp(env, "clblast")))
+        return !strcmp(env, "own");
+    return ctx->dev.type != CT_DEVICE_CPU || strstr(ctx->dev.platform_name, "Portable Computing Language");
+}
+
+int ct_gemm_batched2(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
+                     cl_mem a, size_t a_off, size_t lda, const size_t as[2], cl_mem b, size_t b_off,
+                     size_t ldb, const size_t bs[2], float beta, cl_mem c, size_t c_off, size_t ldc,
+                     const size_t cs[2], size_t n1, size_t n2)
+{
+    CT_VALIDATE(NULL, ctx);
+    CT_VALIDATE(ctx, as && bs && cs);
+    size_t count = n1 * n2;
+    if (count == 0 || m == 0 || n == 0)
+        return CT_OK;
+    int own = ctx->cls.gemm == CT_GEMM_CLBLAST && k > 0 && own_batched(ctx);
+    if (own) {
+        operand ops[3] = {
+            { a, a_off, trans_a ? k : m, trans_a ? m : k, lda, 0 },
+            { b, b_off, trans_b ? n : k, trans_b ? k : n, ldb, 0 },
+            { c, c_off, m, n, ldc, 1 },
+        };
+        const size_t *str[3] = { as, bs, cs };
+        int st;
+        for (int i = 0; i < 3; i++) {
+            operand last = ops[i];
+            last.off += (n1 - 1) * str[i][0] + (n2 - 1) * str[i][1];
+            if ((st = check_operand(ctx, &last, "ABC"[i])))
+                return st;
+        }
+        /* the Cs must not overlap: the inner level's blocks, then the groups they form */
+        int inner = cs[1] <= cs[0];
+        size_t gc, ge, gc2, ge2, ext = (m - 1) * ldc + n;
+        if (!blocks_disjoint(m, n, ldc, ext, cs[inner], inner ? n2 : n1, &gc, &ge) ||
+            !blocks_disjoint(m, gc, ldc, ge, cs[!inner], inner ? n1 : n2, &gc2, &ge2))
+            return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_gemm_batched2: the %zu x %zu products' C "
+                           "blocks (%zu x %zu, ld %zu, strides %zu and %zu) overlap", n1, n2, m, n,
+                           ldc, cs[0], cs[1]);
+        gemm_record(ctx, m, n, k, count, 1, beta, 0);
+        ctx->lrec.mute++;
+        st = ct_gemm_cl_batched(ctx, trans_a, trans_b, m, n, k, alpha, a, a_off, lda, as, b, b_off, ldb, bs, beta,
+                                c, c_off, ldc, cs, n1, n2);
+        ctx->lrec.mute--;
+        return st;
+    }
+    /* elsewhere: offsets for ct_gemm_batched, the longer level inner (a run
+     * of equal strides is one strided-batched product) */
+    size_t *off = malloc(3 * count * sizeof *off);
+    if (!off)
+        return ct_fail(ctx, CT_ERR_NO_MEMORY, "ct_gemm_batched2: out of host memory");
+    size_t *ao = off, *bo = off + count, *co = off + 2 * count;
+    int n2_inner = n2 >= n1;
+    for (size_t i = 0; i < n1; i++)
+        for (size_t j = 0; j < n2; j++) {
+            size_t z = n2_inner ? i * n2 + j : j * n1 + i;
+            ao[z] = a_off + i * as[0] + j * as[1];
+            bo[z] = b_off + i * bs[0] + j * bs[1];
+            co[z] = c_off + i * cs[0] + j * cs[1];
+        }
+    int st = ct_gemm_batched(ctx, trans_a, trans_b, m, n, k, alpha, a, ao, lda, b, bo, ldb, beta, c, co, ldc,
+                             count);
+    free(off);
+    return st;
+}

@@ -228,6 +228,9 @@ int ct_gemm_cl_run_epi(ct_context *ctx, ct_gemm_cl_plan plan, const ct_gemm_cl_e
     cl_ulong ao = a_off, bo = b_off;
     cl_uint la = (cl_uint)lda, lb = (cl_uint)ldb, mm = (cl_uint)m, nn = (cl_uint)n, kk = (cl_uint)k,
             kcc = (cl_uint)kc;
+    cl_int zs = 1; /* z: the k-slice */
+    cl_uint nb2 = 1;
+    cl_ulong zero = 0;
     size_t global[3] = { cdiv(n, ti.tn) * ti.wn, cdiv(m, ti.tm) * ti.wm, s };
     size_t local[3] = { ti.wn, ti.wm, 1 };
     ct_launch_bytes(ctx, (m * k + k * n + (b_out != 0.0f ? m * n : 0) + (s > 1 ? 0 : epi_rd)) * sizeof(float),
@@ -236,10 +239,58 @@ int ct_gemm_cl_run_epi(ct_context *ctx, ct_gemm_cl_plan plan, const ct_gemm_cl_e
                 CT_ARG(la), CT_ARG(b), CT_ARG(bo), CT_ARG(lb), CT_ARG(out), CT_ARG(out_off),
                 CT_ARG(ldo), CT_ARG(stride), CT_ARG(mm), CT_ARG(nn), CT_ARG(kk), CT_ARG(kcc),
                 CT_ARG(a_out), CT_ARG(b_out), CT_ARG(bias), CT_ARG(bias_off), CT_ARG(k_bias),
-                CT_ARG(k_act));
+                CT_ARG(k_act), CT_ARG(zs), CT_ARG(nb2), CT_ARG(zero), CT_ARG(zero), CT_ARG(zero),
+                CT_ARG(zero), CT_ARG(zero), CT_ARG(zero));
     if (st || s == 1)
         return st;
     return ct_gemm_cl_sum(ctx, out, s, m, n, alpha, beta, c, c_off, ldc, epi);
+}
+
+int ct_gemm_cl_batched(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t n, size_t k,
+                       float alpha, cl_mem a, size_t a_off, size_t lda, const size_t as[2], cl_mem b,
+                       size_t b_off, size_t ldb, const size_t bs[2], float beta, cl_mem c,
+                       size_t c_off, size_t ldc, const size_t cs[2], size_t n1, size_t n2)
+{
+    CT_VALIDATE(NULL, ctx);
+    if (m == 0 || n == 0 || n1 == 0 || n2 == 0)
+        return CT_OK;
+    if (m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff || lda > 0x7fffffff ||
+        ldb > 0x7fffffff || ldc > 0x7fffffff || n1 > 0xffff || n2 > 0xffff)
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_gemm_cl_batched: %zu x %zu of %zu x %zu x %zu "
+                       "(ld %zu, %zu, %zu) is too large", n1, n2, m, n, k, lda, ldb, ldc);
+    CT_VALIDATE(ctx, a && b && c && as && bs && cs);
+    ct_gemm_cl_plan plan = ct_gemm_cl_plan_for(ctx, m, n, k, trans_a, trans_b);
+    int t = (trans_a ? 2 : 0) + (trans_b ? 1 : 0);
+    tiles_info ti;
+    ct_kernel_entry *e;
+    int st = kernel_for(ctx, plan.tiles, t, &ti, &e);
+    if (st)
+        return st;
+    if (e->max_wg < ti.wm * ti.wn && plan.tiles == CT_GEMM_CL_BIG) {
+        plan.tiles = CT_GEMM_CL_SMALL;
+        if ((st = kernel_for(ctx, plan.tiles, t, &ti, &e)))
+            return st;
+    }
+    const char *name = kernel_names[plan.tiles][t];
+    if (e->max_wg < ti.wm * ti.wn)
+        return ct_fail(ctx, CT_ERR_UNSUPPORTED, "ct_gemm_cl: %s needs work-groups of %zu on %s, "
+                       "which allows %zu", name, ti.wm * ti.wn, ctx->dev.name, e->max_wg);
+    cl_ulong ao = a_off, bo = b_off, co = c_off, stride = 0, bias_off = 0;
+    cl_ulong s[6] = { as[0], as[1], bs[0], bs[1], cs[0], cs[1] };
+    cl_uint la = (cl_uint)lda, lb = (cl_uint)ldb, lc = (cl_uint)ldc, mm = (cl_uint)m,
+            nn = (cl_uint)n, kk = (cl_uint)k, nb2 = (cl_uint)n2;
+    cl_int zs = 0, none = 0; /* z: the product (i1, i2) */
+    size_t count = n1 * n2;
+    size_t global[3] = { cdiv(n, ti.tn) * ti.wn, cdiv(m, ti.tm) * ti.wm, count };
+    size_t local[3] = { ti.wn, ti.wm, 1 };
+    ct_launch_bytes(ctx, count * (m * k + k * n + (beta != 0.0f ? m * n : 0)) * sizeof(float),
+                    count * m * n * sizeof(float));
+    return CT_RUN(ctx, CT_PROG_gemm, name, 3, global, local, CT_ARG(a), CT_ARG(ao), CT_ARG(la),
+                  CT_ARG(b), CT_ARG(bo), CT_ARG(lb), CT_ARG(c), CT_ARG(co), CT_ARG(lc),
+                  CT_ARG(stride), CT_ARG(mm), CT_ARG(nn), CT_ARG(kk), CT_ARG(kk), CT_ARG(alpha),
+                  CT_ARG(beta), CT_ARG(c), CT_ARG(bias_off), CT_ARG(none), CT_ARG(none),
+                  CT_ARG(zs), CT_ARG(nb2), CT_ARG(s[0]), CT_ARG(s[1]), CT_ARG(s[2]), CT_ARG(s[3]),
+                  CT_ARG(s[4]), CT_ARG(s[5]));
 }
 
 int ct_gemm_cl(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t n, size_t k,

@@ -92,6 +92,28 @@ int ct_gemm_epi(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t n, s
                 cl_mem a, size_t a_off, size_t lda, cl_mem b, size_t b_off, size_t ldb, float beta,
                 cl_mem c, size_t c_off, size_t ldc, const ct_gemm_cl_epi *epi, int *fused);
 
+/* ct_gemm over a two-level batch of n1 x n2 products: product (i1, i2)
+ * reads A at a_off + i1 as[0] + i2 as[1], B likewise, and writes C at c_off
+ * + i1 cs[0] + i2 cs[1] (attention's samples and heads). Every operand is
+ * range-checked and the Cs must not overlap. On the GPU class's devices
+ * one launch of cltrain's own kernel (but on Mesa's llvmpipe, or with
+ * CLTRAIN_GPU_GEMM=clblast: ct_gemm_batched's strided runs); on the host
+ * path a loop. */
+int ct_gemm_batched2(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
+                     cl_mem a, size_t a_off, size_t lda, const size_t as[2], cl_mem b, size_t b_off,
+                     size_t ldb, const size_t bs[2], float beta, cl_mem c, size_t c_off, size_t ldc,
+                     const size_t cs[2], size_t n1, size_t n2);
+
+/* A two-level batch of n1 x n2 products in one launch (no k-slices):
+ * product (i1, i2) reads A at a_off + i1 as[0] + i2 as[1], B at b_off + i1
+ * bs[0] + i2 bs[1] and writes C at c_off + i1 cs[0] + i2 cs[1] (attention's
+ * samples and heads). Operands are not range-checked here
+ * (ct_gemm_batched2 does that), nor are the Cs checked for overlap. */
+int ct_gemm_cl_batched(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t n, size_t k,
+                       float alpha, cl_mem a, size_t a_off, size_t lda, const size_t as[2], cl_mem b,
+                       size_t b_off, size_t ldb, const size_t bs[2], float beta, cl_mem c,
+                       size_t c_off, size_t ldc, const size_t cs[2], size_t n1, size_t n2);
+
 /* For kernels built on the same tiles (cl_kernels/gemm.cl's implicit-GEMM
  * convolution, src/ops/conv_igemm.c): the kernel `name` of tiles t and the
  * tiles it was compiled with; the k-slices for an m x n product over k; the
