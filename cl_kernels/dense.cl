@@ -105,6 +105,40 @@ __kernel void bias_bwd_cols_partial_f32(__global float *part, ulong part_off, __
 }
 
 /*
+ * hw == 1, columns short enough for one launch (up to R x 256 rows): a
+ * work-group of cw columns x R lanes (local size (cw, R), R a power of two);
+ * lane r sums rows r, r + R, ... of its column, neighbouring work-items
+ * reading neighbouring columns of a row (coalesced), then the R lane sums
+ * meet in a tree in local memory (a fixed order) and db[ch] += the total:
+ * the whole gradient without partials or a second kernel.
+ * dy, x, y: (n, c); db: (c); red: (cw R)
+ */
+__kernel void bias_bwd_cols_tree_f32(__global float *db, ulong db_off, __global float *dy,
+                                     ulong dy_off, __global const float *x, ulong x_off,
+                                     __global const float *y, ulong y_off, uint n, uint c, int act,
+                                     __local float *red)
+{
+    uint cw = get_local_size(0), R = get_local_size(1);
+    uint lc = get_local_id(0), r = get_local_id(1);
+    uint ch = get_group_id(0) * cw + lc;
+    float acc = 0.0f;
+    if (ch < c)
+        for (uint i = r; i < n; i += R) {
+            ulong e = (ulong)i * c + ch;
+            acc += bias_term(dy, dy_off + e, x + x_off, y + y_off, e, act);
+        }
+    red[r * cw + lc] = acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint k = R / 2; k > 0; k >>= 1) {
+        if (r < k)
+            red[r * cw + lc] += red[(r + k) * cw + lc];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (r == 0 && ch < c)
+        db[db_off + ch] += red[lc];
+}
+
+/*
  * Stage two: db[ch] += the S partials of channel ch in slice order, read at
  * part[ch * cs + s * ss] ((c, S): cs = S, ss = 1; (S, c): cs = 1, ss = c).
  * part: as stated; db: (c)

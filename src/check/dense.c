@@ -248,7 +248,9 @@ void ct_check_dense(ct_check *c)
      * (the work-group kernels); the GPU class's two-stage sums cut the large
      * ones into many slices (73, 19 and 17), lengths no multiple of a group;
      * columns of at most 256 rows take its single-stage sum (n 256 at the
-     * edge, 3 and 100), one more row the two stages */
+     * edge, 3 and 100), one more row (up to R x 256, R lanes of a
+     * work-group: 4096 on 256-item groups) the one-launch tree (257, 301),
+     * and longer columns the two stages (4099) */
     bias_case(c, 1, 1, 1, CT_ACT_RELU, 0);
     ck_case_end(c);
     if (!ck_failed(c))
@@ -272,6 +274,9 @@ void ct_check_dense(ct_check *c)
     ck_case_end(c);
     if (!ck_failed(c))
         bias_case(c, 257, small ? 3 : 45, 1, CT_ACT_GELU, 0);
+    ck_case_end(c);
+    if (!ck_failed(c))
+        bias_case(c, 4099, small ? 3 : 21, 1, CT_ACT_SIGMOID, 1);
     ck_case_end(c);
     for (int a = CT_ACT_NONE; a < CT_ACT_COUNT && !ck_failed(c); a++)
         for (int it = 0; it < ck_iterations(c) && !ck_failed(c); it++) {
