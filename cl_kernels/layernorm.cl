@@ -66,7 +66,7 @@ __kernel void ln_fwd_f32(__global float *y, ulong y_off, __global float *mean, u
     }
 }
 
-/* the same, one work-item per row */
+/* the same, one work-item per row (acc: dx += instead of dx =) */
 __kernel void ln_fwd_rows_f32(__global float *y, ulong y_off, __global float *mean, ulong mean_off,
                               __global float *rstd, ulong rstd_off, __global const float *x,
                               ulong x_off, __global const float *w, ulong w_off,
@@ -103,9 +103,25 @@ __kernel void ln_bwd_f32(__global float *dx, ulong dx_off, __global const float 
                          __global const float *x, ulong x_off, __global const float *w,
                          ulong w_off, __global const float *mean, ulong mean_off,
                          __global const float *rstd, ulong rstd_off, uint F,
-                         __local float *red)
+                         __local float *red, __global float *dw, ulong dw_off,
+                         __global float *db, ulong db_off, __global const float *part,
+                         ulong part_off, uint S, int acc)
 {
     uint r = get_group_id(0), lid = get_local_id(0), wg = get_local_size(0);
+    /* the parameters' stage two (ln_bwd_params_final_f32's sums, in its
+     * order), folded in here where S > 0: a work-item per column, the
+     * partials complete before this launch */
+    for (uint f = r * wg + lid; f < F && S; f += get_num_groups(0) * wg) {
+        __global const float *p = part + part_off + f;
+        ulong sb_off = (ulong)S * F;
+        float sw = 0.0f, sb = 0.0f;
+        for (uint s = 0; s < S; s++) {
+            sw += p[(ulong)s * F];
+            sb += p[sb_off + (ulong)s * F];
+        }
+        dw[dw_off + f] += sw;
+        db[db_off + f] += sb;
+    }
     ulong row = (ulong)r * F;
     float mu = mean[mean_off + r], is = rstd[rstd_off + r];
     float sg = 0.0f, sgx = 0.0f;
@@ -128,16 +144,17 @@ __kernel void ln_bwd_f32(__global float *dx, ulong dx_off, __global const float 
     for (uint f = lid; f < F; f += wg) {
         float g = dy[dy_off + row + f] * w[w_off + f];
         float xh = (x[x_off + row + f] - mu) * is;
-        dx[dx_off + row + f] = is * (g - mg - xh * mgx);
+        float v = is * (g - mg - xh * mgx);
+        dx[dx_off + row + f] = acc ? dx[dx_off + row + f] + v : v;
     }
 }
 
-/* the same, one work-item per row */
+/* the same, one work-item per row (acc: dx += instead of dx =) */
 __kernel void ln_bwd_rows_f32(__global float *dx, ulong dx_off, __global const float *dy,
                               ulong dy_off, __global const float *x, ulong x_off,
                               __global const float *w, ulong w_off, __global const float *mean,
                               ulong mean_off, __global const float *rstd, ulong rstd_off, uint R,
-                              uint F)
+                              uint F, int acc)
 {
     uint r = get_global_id(0);
     if (r >= R)
@@ -154,7 +171,8 @@ __kernel void ln_bwd_rows_f32(__global float *dx, ulong dx_off, __global const f
     for (uint f = 0; f < F; f++) {
         float g = dy[dy_off + row + f] * w[w_off + f];
         float xh = (x[x_off + row + f] - mu) * is;
-        dx[dx_off + row + f] = is * (g - mg - xh * mgx);
+        float v = is * (g - mg - xh * mgx);
+        dx[dx_off + row + f] = acc ? dx[dx_off + row + f] + v : v;
     }
 }
 

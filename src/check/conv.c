@@ -275,9 +275,9 @@ void ct_check_conv(ct_check *c)
                 /* small: one (workspace, kernels) pair per shape, the six pairs
                  * in turn; the batches of more than three images (there for the
                  * direct host path) with the recommended workspace: few GEMMs;
-                 * and the implicit GEMMs on every other shape */
+                 * and the implicit GEMMs on every fourth shape */
                 int small_mode = fixed[f].n > 3 ? WS_RECOMMENDED : (int)(f % 3);
-                if (ck_small(c) && (path == PATH_GPU_IMPLICIT ? f % 2 != 0
+                if (ck_small(c) && (path == PATH_GPU_IMPLICIT ? f % 4 != 1
                                     : mode != small_mode || path != (int)(f % 2)))
                     continue;
                 /* small: the wide rows with one image, channel and row

@@ -135,6 +135,26 @@ static void one_case(ct_check *c, size_t R, size_t F, double offset, float eps)
     ck_expect(c, "backward dweight (+=)", d_dw, F, dw, dwtol, 4 * U);
     ck_expect(c, "backward dbias (+=)", d_db, F, db, ck_sum_atol(R, absdy, F), 4 * U);
 
+    /* dx added into a gradient holding 0.5 (the same pass: one more
+     * rounding); then the parameters alone (dx skipped: on the GPU class
+     * their second stage runs as a kernel of its own); each call adds the
+     * same gradient to dbias once more */
+    double *dx2 = ck_host(c, n), *db2 = ck_host(c, F);
+    ct_buf d_dx2 = ck_dev_const(c, n, 0.5);
+    if (ck_failed(c))
+        return;
+    for (size_t i = 0; i < n; i++)
+        dx2[i] = dx[i] + 0.5;
+    for (size_t f = 0; f < F; f++)
+        db2[f] = db[f] + 2 * (db[f] - db0[f]);
+    if (ck_status(c, ct_layernorm_backward_acc(ctx, d_dx2, 1, d_dw, d_db, d_dy, d_x, d_w, d_mean,
+                                               d_rstd, R, F, d_work), "layernorm backward, dx +=") ||
+        ck_status(c, ct_layernorm_backward(ctx, (ct_buf){ NULL, 0 }, d_dw, d_db, d_dy, d_x, d_w,
+                                           d_mean, d_rstd, R, F, d_work), "layernorm backward, no dx"))
+        return;
+    ck_expect(c, "backward dx (+=)", d_dx2, n, dx2, dxtol, 10 * U);
+    ck_expect(c, "backward dbias (+= twice more)", d_db, F, db2, 3 * ck_sum_atol(R, absdy, F), 8 * U);
+
     /* finite differences of the reference's gradients (from zero) */
     double *gdx = ck_host(c, n), *gdw = ck_host(c, F), *gdb = ck_host(c, F);
     if (ck_failed(c))

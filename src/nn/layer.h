@@ -46,6 +46,7 @@ typedef struct ct_layer_call {
     ct_buf dx;          /* where the gradient of the first input goes (the producer's own
                            gradient, or a temporary the executor then adds into it) */
     int dx_needed;      /* some earlier layer needs that gradient */
+    int dx_accumulate;  /* add into dx, not write it (CT_LAYER_ACCUM_DX layers only) */
 } ct_layer_call;
 
 /* ---- planning: what a layer asks of the memory plan ---- */
@@ -105,6 +106,8 @@ enum {
     CT_LAYER_LOSS = 1,      /* the model's last layer: a scalar from scores and labels */
     CT_LAYER_VIEW = 2,      /* its output is its input's memory (flatten) */
     CT_LAYER_OWN_GRADS = 4, /* its backward delivers its inputs' gradients itself */
+    CT_LAYER_ACCUM_DX = 8,  /* its backward adds into dx when dx_accumulate says so (a
+                               gradient with several writers, without a pass of its own) */
 };
 
 struct ct_layer_type {

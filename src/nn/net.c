@@ -635,6 +635,12 @@ static int backward_layer(ct_net *net, size_t i, uint64_t seed, long step)
     c.dy = c.r->dout;
     c.dx = grad_sink(net, l, 0, &acc);
     c.dx_needed = c.in->needs_dout;
+    if (acc && (t->flags & CT_LAYER_ACCUM_DX)) {
+        /* the layer adds into the gradient itself */
+        c.dx = net->rt[l->inputs[0]].dout;
+        c.dx_accumulate = 1;
+        acc = 0;
+    }
     int st = t->backward(&c);
     if (st || !c.dx_needed || (t->flags & CT_LAYER_OWN_GRADS))
         return st;

@@ -71,6 +71,13 @@ int ct_layernorm_forward(ct_context *ctx, ct_buf y, ct_buf mean, ct_buf rstd, ct
 int ct_layernorm_backward(ct_context *ctx, ct_buf dx, ct_buf dw, ct_buf db, ct_buf dy, ct_buf x,
                           ct_buf w, ct_buf mean, ct_buf rstd, size_t R, size_t F, ct_buf work)
 {
+    return ct_layernorm_backward_acc(ctx, dx, 0, dw, db, dy, x, w, mean, rstd, R, F, work);
+}
+
+int ct_layernorm_backward_acc(ct_context *ctx, ct_buf dx, int dx_acc, ct_buf dw, ct_buf db, ct_buf dy,
+                              ct_buf x, ct_buf w, ct_buf mean, ct_buf rstd, size_t R, size_t F,
+                              ct_buf work)
+{
     const char *who = "ct_layernorm_backward";
     int st = check_dims(ctx, who, R, F);
     if (st)
@@ -100,27 +107,32 @@ int ct_layernorm_backward(ct_context *ctx, ct_buf dx, ct_buf dw, ct_buf db, ct_b
         st = CT_RUN(ctx, CT_PROG_layernorm, "ln_bwd_params_partial_f32", 2, g1, l1, CT_BUF(work),
                     CT_BUF(dy), CT_BUF(x), CT_BUF(mean), CT_BUF(rstd), CT_ARG(rr), CT_ARG(ff),
                     CT_ARG(ns), CT_ARG(nl));
+        if (st)
+            return st;
+        if (dx.mem) {
+            /* stage two goes with dx's pass */
+            size_t wg;
+            if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_layernorm, "ln_bwd_f32", LN_MAX_WG, F, &wg)))
+                return st;
+            size_t g[1] = { R * wg }, l[1] = { wg };
+            cl_int a = dx_acc != 0;
+            ct_launch_bytes(ctx, (2 * n + 2 * R + F + 2 * S * F + 2 * F + (a ? n : 0)) * sizeof(float),
+                            (n + 2 * F) * sizeof(float));
+            return CT_RUN(ctx, CT_PROG_layernorm, "ln_bwd_f32", 1, g, l, CT_BUF(dx), CT_BUF(dy), CT_BUF(x),
+                          CT_BUF(w), CT_BUF(mean), CT_BUF(rstd), CT_ARG(ff),
+                          CT_LOCAL(2 * wg * sizeof(cl_float)), CT_BUF(dw), CT_BUF(db), CT_BUF(work),
+                          CT_ARG(ns), CT_ARG(a));
+        }
         size_t g2[1] = { F };
-        if (!st)
-            ct_launch_bytes(ctx, (2 * S * F + 2 * F) * sizeof(float), 2 * F * sizeof(float));
-        if (!st)
-            st = CT_RUN(ctx, CT_PROG_layernorm, "ln_bwd_params_final_f32", 1, g2, NULL, CT_BUF(dw),
-                        CT_BUF(db), CT_BUF(work), CT_ARG(ff), CT_ARG(ns));
+        ct_launch_bytes(ctx, (2 * S * F + 2 * F) * sizeof(float), 2 * F * sizeof(float));
+        return CT_RUN(ctx, CT_PROG_layernorm, "ln_bwd_params_final_f32", 1, g2, NULL, CT_BUF(dw),
+                      CT_BUF(db), CT_BUF(work), CT_ARG(ff), CT_ARG(ns));
     }
     if (st || !dx.mem)
         return st;
-    if (ctx->cls.row_kernels) {
-        size_t g[1] = { R };
-        ct_launch_bytes(ctx, (2 * n + 2 * R + F) * sizeof(float), n * sizeof(float));
-        return CT_RUN(ctx, CT_PROG_layernorm, "ln_bwd_rows_f32", 1, g, NULL, CT_BUF(dx), CT_BUF(dy),
-                      CT_BUF(x), CT_BUF(w), CT_BUF(mean), CT_BUF(rstd), CT_ARG(rr), CT_ARG(ff));
-    }
-    size_t wg;
-    if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_layernorm, "ln_bwd_f32", LN_MAX_WG, F, &wg)))
-        return st;
-    size_t g[1] = { R * wg }, l[1] = { wg };
-    ct_launch_bytes(ctx, (2 * n + 2 * R + F) * sizeof(float), n * sizeof(float));
-    return CT_RUN(ctx, CT_PROG_layernorm, "ln_bwd_f32", 1, g, l, CT_BUF(dx), CT_BUF(dy), CT_BUF(x),
-                  CT_BUF(w), CT_BUF(mean), CT_BUF(rstd), CT_ARG(ff),
-                  CT_LOCAL(2 * wg * sizeof(cl_float)));
+    size_t g[1] = { R };
+    cl_int a = dx_acc != 0;
+    ct_launch_bytes(ctx, (2 * n + 2 * R + F + (a ? n : 0)) * sizeof(float), n * sizeof(float));
+    return CT_RUN(ctx, CT_PROG_layernorm, "ln_bwd_rows_f32", 1, g, NULL, CT_BUF(dx), CT_BUF(dy),
+                  CT_BUF(x), CT_BUF(w), CT_BUF(mean), CT_BUF(rstd), CT_ARG(rr), CT_ARG(ff), CT_ARG(a));
 }

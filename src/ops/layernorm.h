@@ -26,5 +26,11 @@ size_t ct_layernorm_workspace_size(size_t R, size_t F);
  * call for the GPU class's partial sums (the CPU class does not touch it). */
 int ct_layernorm_backward(ct_context *ctx, ct_buf dx, ct_buf dw, ct_buf db, ct_buf dy, ct_buf x,
                           ct_buf w, ct_buf mean, ct_buf rstd, size_t R, size_t F, ct_buf work);
+/* The same, with dx_acc: dx += the input gradient (a gradient other layers
+ * write too) in the same pass. On the GPU class the parameters' second
+ * stage goes with dx's pass: two launches in all. */
+int ct_layernorm_backward_acc(ct_context *ctx, ct_buf dx, int dx_acc, ct_buf dw, ct_buf db, ct_buf dy,
+                              ct_buf x, ct_buf w, ct_buf mean, ct_buf rstd, size_t R, size_t F,
+                              ct_buf work);
 
 #endif /* CT_OPS_LAYERNORM_H */

@@ -55,9 +55,9 @@ static int backward(const ct_layer_call *c)
 {
     const layernorm_state *s = CT_LAYER_STATE(c->r, layernorm_state);
     const ct_lrt *r = c->r;
-    return ct_layernorm_backward(c->ctx, c->dx_needed ? c->dx : ct_none(), r->grad,
-                                 ct_buf_at(r->grad, s->F), c->dy, c->x, r->param, r->saved,
-                                 ct_buf_at(r->saved, r->rows), r->rows, s->F, c->net->scratch);
+    return ct_layernorm_backward_acc(c->ctx, c->dx_needed ? c->dx : ct_none(), c->dx_accumulate, r->grad,
+                                     ct_buf_at(r->grad, s->F), c->dy, c->x, r->param, r->saved,
+                                     ct_buf_at(r->saved, r->rows), r->rows, s->F, c->net->scratch);
 }
 
 /* weight 1, bias 0 */
@@ -80,5 +80,6 @@ static int export_onnx(const ct_layer_export *e)
                         CT_ONNX_ATTRS(CT_ONNX_INT("axis", -1), CT_ONNX_FLOAT("epsilon", e->l->v[K_EPS])));
 }
 
-CT_LAYER_TYPE(layernorm, CT_KEYS(keys), .min_inputs = 1, .max_inputs = 1, .infer = infer, .init = init,
+CT_LAYER_TYPE(layernorm, CT_KEYS(keys), .min_inputs = 1, .max_inputs = 1, .flags = CT_LAYER_ACCUM_DX,
+              .infer = infer, .init = init,
               .plan = plan, .forward = forward, .backward = backward, .export_onnx = export_onnx);
