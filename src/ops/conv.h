@@ -2,7 +2,9 @@
  * conv.h - 2-D convolution, NCHW, as PyTorch's Conv2d with groups = 1
  * (cross-correlation; stride, zero padding and dilation per axis).
  *
- * Computed as im2col + GEMM. The column matrix lives in a workspace the
+ * Computed as three implicit GEMMs on the GPU class (ops/conv_igemm.h: no
+ * workspace used, but for strided layers' input gradients), elsewhere as
+ * im2col + GEMM. The column matrix lives in a workspace the
  * caller owns (the network's memory plan shares one across layers):
  * ct_conv2d_workspace says how big it should be. Any workspace of at least
  * c_in * kh * kw * oh * ow floats works (one image per GEMM); a larger one

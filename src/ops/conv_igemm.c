@@ -73,15 +73,23 @@ static int product(ct_context *ctx, int mode, const ct_conv2d_desc *d, int oh, i
     cl_uint ldc = (cl_uint)n, mm = (cl_uint)m, nn = (cl_uint)n, kk = (cl_uint)k, kcc = (cl_uint)kc;
     size_t global[3] = { cdiv(n, ti.tn) * ti.wn, cdiv(m, ti.tm) * ti.wm, s };
     size_t local[3] = { ti.wn, ti.wm, 1 };
+    /* one record for the product (a GEMM in the launch list), not one per
+     * kernel it launches */
+    ct_launch_record(ctx, &(ct_launch_rec){ .m = m, .n = n, .k = k, .batch = 1, .k_splits = s,
+                                            .rd = (int64_t)((rd + (mode == MODE_DW ? m * n : 0)) *
+                                                            sizeof(float)),
+                                            .wr = (int64_t)(wr * sizeof(float)) });
+    ctx->lrec.mute++;
     ct_launch_bytes(ctx, (rd + (beta != 0.0f ? m * n : 0)) * sizeof(float),
                     (s > 1 ? s * m * n : wr) * sizeof(float));
     st = CT_RUN(ctx, CT_PROG_gemm, kernel_names[t][mode], 3, global, local, CT_ARG(a.mem),
                 CT_ARG(ao), CT_ARG(b.mem), CT_ARG(bo), CT_ARG(out), CT_ARG(out_off),
                 CT_ARG(stride), CT_ARG(ldc), CT_ARG(mm), CT_ARG(nn), CT_ARG(kk), CT_ARG(kcc),
                 CT_ARG(beta), CT_ARG(bm), CT_ARG(bias_off), CT_ARG(has_bias), CT_ARG(g));
-    if (st || s == 1)
-        return st;
-    return ct_gemm_cl_sum(ctx, out, s, m, n, 1.0f, 1.0f, c.mem, c.off, n, NULL);
+    if (!st && s > 1)
+        st = ct_gemm_cl_sum(ctx, out, s, m, n, 1.0f, 1.0f, c.mem, c.off, n, NULL);
+    ctx->lrec.mute--;
+    return st;
 }
 
 int ct_conv2d_igemm_forward(ct_context *ctx, const ct_conv2d_desc *d, int oh, int ow, ct_buf y,
