@@ -105,7 +105,7 @@ __kernel void bias_bwd_cols_partial_f32(__global float *part, ulong part_off, __
 }
 
 /*
- * hw == 1, columns short enough for one launch (up to R x 256 rows): a
+ * hw == 1, columns short enough for one launch (below R x 256 rows): a
  * work-group of cw columns x R lanes (local size (cw, R), R a power of two);
  * lane r sums rows r, r + R, ... of its column, neighbouring work-items
  * reading neighbouring columns of a row (coalesced), then the R lane sums

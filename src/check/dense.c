@@ -248,7 +248,7 @@ void ct_check_dense(ct_check *c)
      * (the work-group kernels); the GPU class's two-stage sums cut the large
      * ones into many slices (73, 19 and 17), lengths no multiple of a group;
      * columns of at most 256 rows take its single-stage sum (n 256 at the
-     * edge, 3 and 100), one more row (up to R x 256, R lanes of a
+     * edge, 3 and 100), one more row (below R x 256, R lanes of a
      * work-group: 4096 on 256-item groups) the one-launch tree (257, 301),
      * and longer columns the two stages (4099) */
     bias_case(c, 1, 1, 1, CT_ACT_RELU, 0);

@@ -121,14 +121,14 @@ int ct_bias_act_backward(ct_context *ctx, ct_buf db, ct_buf dy, ct_act act, ct_b
                       CT_ARG(nn), CT_ARG(a), CT_ARG(accum));
     }
     if (hw == 1) {
-        /* Up to R x BIAS_MAX_ROWS rows (a transformer's tokens): one launch
+        /* Fewer than R x BIAS_MAX_ROWS rows (a transformer's tokens): one launch
          * of work-groups of cw columns x R lanes and a tree in local memory */
         size_t wg;
         if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_dense, "bias_bwd_cols_tree_f32", BIAS_MAX_WG, BIAS_MAX_WG,
                                     &wg)))
             return st;
         size_t cw = wg < BIAS_TREE_COLS ? wg : BIAS_TREE_COLS, R = wg / cw;
-        if (R > 1 && N <= R * BIAS_MAX_ROWS) {
+        if (R > 1 && N < R * BIAS_MAX_ROWS) {
             size_t g[2] = { (C + cw - 1) / cw * cw, R }, l[2] = { cw, R };
             ct_launch_bytes(ctx, (terms + act_in + C) * sizeof(float),
                             ((a != CT_ACT_NONE ? terms : 0) + C) * sizeof(float));
