@@ -275,9 +275,10 @@ void ct_check_conv(ct_check *c)
                 /* small: one (workspace, kernels) pair per shape, the six pairs
                  * in turn; the batches of more than three images (there for the
                  * direct host path) with the recommended workspace: few GEMMs;
-                 * and the implicit GEMMs on every fourth shape */
+                 * and the implicit GEMMs on three small shapes (3x3, 5x5 at stride 2,
+                 * padding beyond a non-square kernel) */
                 int small_mode = fixed[f].n > 3 ? WS_RECOMMENDED : (int)(f % 3);
-                if (ck_small(c) && (path == PATH_GPU_IMPLICIT ? f % 4 != 1
+                if (ck_small(c) && (path == PATH_GPU_IMPLICIT ? f != 2 && f != 3 && f != 5
                                     : mode != small_mode || path != (int)(f % 2)))
                     continue;
                 /* small: the wide rows with one image, channel and row
