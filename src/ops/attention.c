@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ops/attention.h"
 #include "ops/dense.h"
@@ -91,6 +92,67 @@ static int softmax(ct_context *ctx, int bwd, const ct_attention_desc *d, ct_buf 
                   CT_ARG(causal), CT_LOCAL(wg * sizeof(cl_float)));
 }
 
+/* The fused kernels' work-groups (cl_kernels/attention.cl): L lanes per
+ * row x QB rows, 64 work-items, or 32 where the device allows no more (Mesa's
+ * llvmpipe); 0 when the fused path does not run: the CPU class,
+ * CLTRAIN_ATTENTION=unfused, or a head too wide for the queries' block in
+ * half the local memory. */
+#define FUSED_QB 8
+static int fused_lanes(ct_context *ctx, const ct_attention_desc *d, size_t *L)
+{
+    *L = 0;
+    const char *env = getenv("CLTRAIN_ATTENTION");
+    if (ctx->cls.kernels != CT_KERNELS_GPU || (env && !strcmp(env, "unfused")))
+        return CT_OK;
+    size_t D = d->E / d->H;
+    if ((FUSED_QB * D + FUSED_QB * 8) * sizeof(float) > ctx->dev.local_mem_bytes / 2)
+        return CT_OK;
+    ct_kernel_entry *e[3];
+    static const char *const names[3] = { "attn_fused_fwd_f32", "attn_fused_bwd_q_f32",
+                                          "attn_fused_bwd_kv_f32" };
+    size_t most = SIZE_MAX;
+    for (int i = 0; i < 3; i++) {
+        int st = ct_kernel_get(ctx, CT_PROG_attention, names[i], &e[i]);
+        if (st)
+            return st;
+        most = e[i]->max_wg < most ? e[i]->max_wg : most;
+    }
+    *L = most >= 8 * FUSED_QB ? 8 : most >= 4 * FUSED_QB ? 4 : 0;
+    return CT_OK;
+}
+
+/* The three fused passes: 0 forward, 1 the queries' side of the backward,
+ * 2 the keys' side */
+static int fused(ct_context *ctx, int pass, const ct_attention_desc *d, size_t L, ct_buf out,
+                 ct_buf out2, ct_buf p, ct_buf dout, ct_buf qkv)
+{
+    size_t T = d->T, N = d->N, E = d->E, H = d->H, D = E / H, NH = N * H;
+    size_t keys = d->causal ? NH * (T * (T + 1) / 2) : NH * T * T, all = NH * T * T, x = T * N * E;
+    size_t g[3] = { L, FUSED_QB * ((T + FUSED_QB - 1) / FUSED_QB), NH }, l[3] = { L, FUSED_QB, 1 };
+    cl_uint tt = (cl_uint)T, nn = (cl_uint)N, hh = (cl_uint)H, dd = (cl_uint)D, causal = d->causal != 0;
+    float scale = (float)(1.0 / sqrt((double)D));
+    size_t lmem = (FUSED_QB * D) * sizeof(cl_float), lred = FUSED_QB * L * sizeof(cl_float);
+    if (pass == 0) {
+        /* q, k, v once, P written and read back once; o written */
+        ct_launch_bytes(ctx, (3 * x + keys) * sizeof(float), (all + x) * sizeof(float));
+        return CT_RUN(ctx, CT_PROG_attention, "attn_fused_fwd_f32", 3, g, l, CT_BUF(p), CT_BUF(out),
+                      CT_BUF(qkv), CT_ARG(tt), CT_ARG(nn), CT_ARG(hh), CT_ARG(dd), CT_ARG(causal),
+                      CT_ARG(scale), CT_LOCAL(lmem), CT_LOCAL(lred));
+    }
+    if (pass == 1) {
+        /* dO, k, v, P read; dS written and read back; dq written */
+        ct_launch_bytes(ctx, (3 * x + 2 * keys) * sizeof(float), (all + x) * sizeof(float));
+        return CT_RUN(ctx, CT_PROG_attention, "attn_fused_bwd_q_f32", 3, g, l, CT_BUF(out2), CT_BUF(out),
+                      CT_BUF(p), CT_BUF(dout), CT_BUF(qkv), CT_ARG(tt), CT_ARG(nn), CT_ARG(hh),
+                      CT_ARG(dd), CT_ARG(causal), CT_ARG(scale), CT_LOCAL(lmem), CT_LOCAL(lred));
+    }
+    /* dS, P, q, dO read; dk, dv written */
+    ct_launch_bytes(ctx, (2 * keys + 2 * x) * sizeof(float), 2 * x * sizeof(float));
+    return CT_RUN(ctx, CT_PROG_attention, "attn_fused_bwd_kv_f32", 3, g, l, CT_BUF(out), CT_BUF(out2),
+                  CT_BUF(p), CT_BUF(dout), CT_BUF(qkv), CT_ARG(tt), CT_ARG(nn), CT_ARG(hh), CT_ARG(dd),
+                  CT_ARG(causal), CT_ARG(scale));
+}
+
 /* The N*H products C_nh (m, n, ldc) = alpha op(A_nh) op(B_nh) of the heads
  * in one ct_gemm_batched2: A_nh at a + n*as_n + h*as_h, likewise B and C */
 typedef struct heads {
@@ -130,6 +192,15 @@ int ct_attention_forward(ct_context *ctx, const ct_attention_desc *d, ct_buf y, 
     /* qkv (T N, 3E) = x (T N, E) W_in^T + b_in */
     if ((st = ct_dense_forward(ctx, qkv, x, pw.w_in, pw.b_in, (int)(T * N), (int)E, (int)(3 * E))))
         return st;
+    size_t L;
+    if ((st = fused_lanes(ctx, d, &L)))
+        return st;
+    if (L) {
+        /* scores, softmax and context in one pass */
+        if ((st = fused(ctx, 0, d, L, o, o, p, o, qkv)))
+            return st;
+        return ct_dense_forward(ctx, y, o, pw.w_out, pw.b_out, (int)(T * N), (int)E, (int)E);
+    }
     heads hd;
     if ((st = heads_init(ctx, &hd, d)))
         return st;
@@ -165,13 +236,20 @@ int ct_attention_backward(ct_context *ctx, const ct_attention_desc *d, ct_buf dx
     if ((st = ct_dense_backward(ctx, dout, pd.w_out, pd.b_out, dy, o, pw.w_out, (int)(T * N), (int)E,
                                 (int)E)))
         return st;
+    size_t L;
+    if ((st = fused_lanes(ctx, d, &L)))
+        return st;
     heads hd;
     if ((st = heads_init(ctx, &hd, d)))
         return st;
     size_t ld3 = 3 * N * E;
-    /* dP_nh (T, T) = do_nh v_nh^T; dv_nh (T, D) = P_nh^T do_nh */
-    if (!(st = mm_heads(ctx, &hd, 0, 1, T, T, D, 1.0f, dout, E, D, N * E, ct_buf_at(qkv, 2 * E), 3 * E, D, ld3,
-                        ds, H * TT, TT, T)) &&
+    if (L) {
+        /* dS and dq from the queries' side, then dk and dv from the keys' */
+        if (!(st = fused(ctx, 1, d, L, dqkv, ds, p, dout, qkv)))
+            st = fused(ctx, 2, d, L, dqkv, ds, p, dout, qkv);
+    } else if (!(st = mm_heads(ctx, &hd, 0, 1, T, T, D, 1.0f, dout, E, D, N * E, ct_buf_at(qkv, 2 * E), 3 * E, D, ld3,
+                               ds, H * TT, TT, T)) &&
+        /* dP_nh (T, T) = do_nh v_nh^T; dv_nh (T, D) = P_nh^T do_nh */
         !(st = mm_heads(ctx, &hd, 1, 0, T, D, T, 1.0f, p, H * TT, TT, T, dout, E, D, N * E,
                         ct_buf_at(dqkv, 2 * E), 3 * E, D, ld3)) &&
         !(st = softmax(ctx, 1, d, ds, p)) &&
