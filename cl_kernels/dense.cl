@@ -21,6 +21,13 @@ __kernel void bias_act_fwd_f32(__global float *y, ulong y_off, __global const fl
  * the pre-activation's gradient dy * act'(x, y), written back over dy: the
  * activation's backward and the bias sum in one pass, each element touched
  * by exactly one work-item. */
+/* The column that compact column ch stands for when the columns [at, at +
+ * len) of each row are skipped (len 0: ch itself) */
+inline uint bias_col(uint ch, uint at, uint len)
+{
+    return ch >= at ? ch + len : ch;
+}
+
 inline float bias_term(__global float *dy, ulong i, __global const float *x,
                        __global const float *y, ulong xy, int act)
 {
@@ -85,22 +92,26 @@ __kernel void bias_bwd_partial_f32(__global float *part, ulong part_off, __globa
  * accum != 0 (S = 1, L = n: columns short enough for one stage) the sum is
  * added to part[ch], which is then db: the whole gradient in one launch.
  * dy, x, y: (n, c); part: (S, c)
+ * The columns [at, at + len) of each row of c can be skipped: ch then
+ * runs over the c - len others (bias_col), part is (S, c - len), and the
+ * accumulated db is indexed by the real column.
  */
 __kernel void bias_bwd_cols_partial_f32(__global float *part, ulong part_off, __global float *dy,
                                         ulong dy_off, __global const float *x, ulong x_off,
                                         __global const float *y, ulong y_off, uint n, uint c,
-                                        uint S, uint L, int act, int accum)
+                                        uint S, uint L, int act, int accum, uint at, uint len)
 {
-    uint ch = get_global_id(0), s = get_global_id(1);
-    if (ch >= c || s >= S)
+    uint ch = get_global_id(0), s = get_global_id(1), cc = c - len;
+    if (ch >= cc || s >= S)
         return;
+    uint col = bias_col(ch, at, len);
     uint i0 = s * L, i1 = n - i0 > L ? i0 + L : n;
     float acc = 0.0f;
     for (uint i = i0; i < i1; i++) {
-        ulong e = (ulong)i * c + ch;
+        ulong e = (ulong)i * c + col;
         acc += bias_term(dy, dy_off + e, x + x_off, y + y_off, e, act);
     }
-    ulong o = part_off + (ulong)s * c + ch;
+    ulong o = part_off + (accum ? (ulong)col : (ulong)s * cc + ch);
     part[o] = accum ? part[o] + acc : acc;
 }
 
@@ -116,15 +127,15 @@ __kernel void bias_bwd_cols_partial_f32(__global float *part, ulong part_off, __
 __kernel void bias_bwd_cols_tree_f32(__global float *db, ulong db_off, __global float *dy,
                                      ulong dy_off, __global const float *x, ulong x_off,
                                      __global const float *y, ulong y_off, uint n, uint c, int act,
-                                     __local float *red)
+                                     __local float *red, uint at, uint len)
 {
     uint cw = get_local_size(0), R = get_local_size(1);
     uint lc = get_local_id(0), r = get_local_id(1);
-    uint ch = get_group_id(0) * cw + lc;
+    uint ch = get_group_id(0) * cw + lc, cc = c - len, col = bias_col(ch, at, len);
     float acc = 0.0f;
-    if (ch < c)
+    if (ch < cc)
         for (uint i = r; i < n; i += R) {
-            ulong e = (ulong)i * c + ch;
+            ulong e = (ulong)i * c + col;
             acc += bias_term(dy, dy_off + e, x + x_off, y + y_off, e, act);
         }
     red[r * cw + lc] = acc;
@@ -134,17 +145,19 @@ __kernel void bias_bwd_cols_tree_f32(__global float *db, ulong db_off, __global 
             red[r * cw + lc] += red[(r + k) * cw + lc];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    if (r == 0 && ch < c)
-        db[db_off + ch] += red[lc];
+    if (r == 0 && ch < cc)
+        db[db_off + col] += red[lc];
 }
 
 /*
  * Stage two: db[ch] += the S partials of channel ch in slice order, read at
- * part[ch * cs + s * ss] ((c, S): cs = S, ss = 1; (S, c): cs = 1, ss = c).
- * part: as stated; db: (c)
+ * part[ch * cs + s * ss] ((c, S): cs = S, ss = 1; (S, c): cs = 1, ss = c);
+ * with columns skipped (len > 0, bias_col) ch is compact and db's index
+ * the column it stands for. part: as stated; db: (c + len)
  */
 __kernel void bias_bwd_final_f32(__global float *db, ulong db_off, __global const float *part,
-                                 ulong part_off, uint c, uint S, uint cs, uint ss)
+                                 ulong part_off, uint c, uint S, uint cs, uint ss, uint at,
+                                 uint len)
 {
     uint ch = get_global_id(0);
     if (ch >= c)
@@ -153,5 +166,5 @@ __kernel void bias_bwd_final_f32(__global float *db, ulong db_off, __global cons
     float acc = 0.0f;
     for (uint s = 0; s < S; s++)
         acc += pc[(ulong)s * ss];
-    db[db_off + ch] += acc;
+    db[db_off + bias_col(ch, at, len)] += acc;
 }

@@ -232,8 +232,44 @@ static int bench_run(void *user)
                                        d->in, d->out);
 }
 
+/* ct_bias_backward_skip: the column sums of dy (n, ch) into db starting
+ * at 0.25, the columns [at, at + len) left at 0.25 exactly; in both classes
+ * and, by n, through the single-stage sum (n <= 256), the tree (257..4095)
+ * and the two stages (4099). Tolerance as ct_bias_backward's: n + 1 terms. */
+static void bias_skip_case(ct_check *c, int n, int ch, size_t at, size_t len)
+{
+    for (int k = 0; k < 2 && !ck_failed(c); k++) {
+        ct_kernels real = ck_use_class(c, k ? CT_KERNELS_GPU : CT_KERNELS_CPU);
+        ct_context *ctx = ck_ctx(c);
+        ck_case(c, "bias gradient n=%d c=%d skipping [%zu, %zu), %s class", n, ch, at, at + len,
+                ct_kernels_str(ct_context_kernels(ctx)));
+        size_t total = (size_t)n * ch;
+        double *dy = ck_host(c, total), *db = ck_host(c, (size_t)ch), *adb = ck_host(c, (size_t)ch);
+        if (!ck_failed(c)) {
+            ck_fill(c, dy, total, -1, 1);
+            ck_round_f32(dy, total);
+            ref_db(c, db, adb, dy, n, ch, 1);
+        }
+        for (size_t j = at; j < at + len && !ck_failed(c); j++)
+            db[j] = adb[j] = 0.25;
+        ct_buf d_dy = ck_dev_in(c, dy, total), d_db = ck_dev_const(c, (size_t)ch, 0.25);
+        if (!ck_failed(c) &&
+            !ck_status(c, ct_bias_backward_skip(ctx, d_db, d_dy, n, ch, at, len), "bias backward skip"))
+            ck_expect(c, "db", d_db, (size_t)ch, db, ck_sum_atol((size_t)n + 1, adb, (size_t)ch), 0);
+        ck_case_end(c);
+        ck_use_class(c, real);
+    }
+}
+
 void ct_check_dense(ct_check *c)
 {
+    /* the key-bias skip of attention's input projection: in the middle, at
+     * either end, through each of the three sums */
+    static const int skips[][4] = { { 5, 23, 7, 5 }, { 300, 23, 0, 4 }, { 4099, 19, 15, 4 } };
+    for (size_t e = 0; e < CT_ARRAY_LEN(skips) && !ck_failed(c); e++)
+        bias_skip_case(c, skips[e][0], skips[e][1],
+                       (size_t)skips[e][2], (size_t)skips[e][3]);
+
     /* size-1 edges: single sample, single input, single output */
     static const int edges[][4] = { { 1, 1, 1, 1 }, { 1, 7, 1, 0 }, { 5, 1, 3, 1 }, { 3, 4, 1, 1 } };
     for (size_t e = 0; e < CT_ARRAY_LEN(edges) && !ck_failed(c); e++) {

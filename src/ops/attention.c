@@ -263,15 +263,11 @@ int ct_attention_backward(ct_context *ctx, const ct_attention_desc *d, ct_buf dx
     /* dx = dqkv W_in; dW_in += dqkv^T x; db_in += sums of dqkv, except for
      * the key bias: its gradient is exactly zero. It adds q_i . b_k to every
      * score of query i alike, and a softmax row does not change when all its
-     * scores move together. The column sums leave float32 rounding there
-     * (about 1e-13), which Adam's first steps, g / (|g| + eps), would turn
-     * into moves of up to lr in random directions, so the key bias's
-     * accumulated gradient is kept aside (in dout's place, free by now) and
-     * put back: it gets += 0, as the exact gradient says. */
-    ct_buf db_k = ct_buf_at(pd.b_in, E);
-    if ((st = ct_copy(ctx, dout, db_k, E)) ||
-        (st = ct_dense_backward(ctx, dx, pd.w_in, pd.b_in, dqkv, x, pw.w_in, (int)(T * N), (int)E,
-                                (int)(3 * E))))
-        return st;
-    return ct_copy(ctx, db_k, dout, E);
+     * scores move together. The column sums would leave float32 rounding
+     * there (about 1e-13), which Adam's first steps, g / (|g| + eps), would
+     * turn into moves of up to lr in random directions, so the key bias's
+     * columns are left out of the sums: it gets += 0, as the exact gradient
+     * says. */
+    return ct_dense_backward_skip(ctx, dx, pd.w_in, pd.b_in, dqkv, x, pw.w_in, (int)(T * N), (int)E,
+                                  (int)(3 * E), E, E);
 }

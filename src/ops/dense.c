@@ -70,12 +70,34 @@ int ct_bias_backward(ct_context *ctx, ct_buf db, ct_buf dy, int n, int c, int hw
     return ct_bias_act_backward(ctx, db, dy, CT_ACT_NONE, dy, dy, n, c, hw);
 }
 
+static int bias_backward(ct_context *ctx, ct_buf db, ct_buf dy, ct_act act, ct_buf x, ct_buf y, int n,
+                         int c, int hw, size_t skip_at, size_t skip_len);
+
 int ct_bias_act_backward(ct_context *ctx, ct_buf db, ct_buf dy, ct_act act, ct_buf x, ct_buf y, int n,
                          int c, int hw)
+{
+    return bias_backward(ctx, db, dy, act, x, y, n, c, hw, 0, 0);
+}
+
+int ct_bias_backward_skip(ct_context *ctx, ct_buf db, ct_buf dy, int n, int c, size_t skip_at,
+                          size_t skip_len)
+{
+    if (c < 0 || skip_at > (size_t)c || skip_len > (size_t)c - skip_at)
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_bias_backward_skip: columns [%zu, %zu) are not "
+                       "within the %d of a row", skip_at, skip_at + skip_len, c);
+    return bias_backward(ctx, db, dy, CT_ACT_NONE, dy, dy, n, c, 1, skip_at, skip_len);
+}
+
+/* db += the bias gradient, leaving out (hw == 1 only) the columns [skip_at,
+ * skip_at + skip_len) of each row */
+static int bias_backward(ct_context *ctx, ct_buf db, ct_buf dy, ct_act act, ct_buf x, ct_buf y, int n,
+                         int c, int hw, size_t skip_at, size_t skip_len)
 {
     int st = check_dims(ctx, "ct_bias_act_backward", n, c, hw);
     if (st)
         return st;
+    if (skip_len && hw != 1)
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_bias_act_backward: skipping columns needs hw = 1");
     if (act < 0 || act >= CT_ACT_COUNT || !db.mem || !dy.mem || !x.mem || !y.mem)
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_bias_act_backward: activation %d, db %p, dy %p, "
                        "x %p, y %p", (int)act, (void *)db.mem, (void *)dy.mem, (void *)x.mem,
@@ -96,11 +118,20 @@ int ct_bias_act_backward(ct_context *ctx, ct_buf db, ct_buf dy, ct_act act, ct_b
         ct_buf ones;
         if ((st = ct_ones(ctx, (size_t)n, &ones)))
             return st;
-        return ct_gemm(ctx, 0, 0, 1, (size_t)c, (size_t)n, 1.0f, ones.mem, ones.off, (size_t)n, dy.mem,
-                       dy.off, (size_t)c, 1.0f, db.mem, db.off, (size_t)c);
+        /* the columns before the skipped ones, then those after */
+        size_t after = skip_at + skip_len;
+        if (skip_at && (st = ct_gemm(ctx, 0, 0, 1, skip_at, (size_t)n, 1.0f, ones.mem, ones.off, (size_t)n,
+                                     dy.mem, dy.off, (size_t)c, 1.0f, db.mem, db.off, (size_t)c)))
+            return st;
+        if (after < (size_t)c)
+            st = ct_gemm(ctx, 0, 0, 1, (size_t)c - after, (size_t)n, 1.0f, ones.mem, ones.off, (size_t)n,
+                         dy.mem, dy.off + after, (size_t)c, 1.0f, db.mem, db.off + after, (size_t)c);
+        return st;
     }
-    size_t C = (size_t)c, HW = (size_t)hw, N = (size_t)n, S, L;
+    /* C: the columns summed (skipped ones left out; cc, the row, keeps them) */
+    size_t C = (size_t)c - skip_len, HW = (size_t)hw, N = (size_t)n, S, L;
     size_t terms = N * C * HW, act_in = a == CT_ACT_NONE ? 0 : 2 * terms; /* x, y with act */
+    cl_uint at = (cl_uint)skip_at, len = (cl_uint)skip_len;
     ct_buf part;
     cl_uint ns, nl, cs, ss;
     if (hw == 1 && N <= BIAS_MAX_ROWS) {
@@ -118,7 +149,7 @@ int ct_bias_act_backward(ct_context *ctx, ct_buf db, ct_buf dy, ct_act act, ct_b
                         ((a != CT_ACT_NONE ? terms : 0) + C) * sizeof(float));
         return CT_RUN(ctx, CT_PROG_dense, "bias_bwd_cols_partial_f32", 2, g, l, CT_BUF(db),
                       CT_BUF(dy), CT_BUF(x), CT_BUF(y), CT_ARG(nn), CT_ARG(cc), CT_ARG(one),
-                      CT_ARG(nn), CT_ARG(a), CT_ARG(accum));
+                      CT_ARG(nn), CT_ARG(a), CT_ARG(accum), CT_ARG(at), CT_ARG(len));
     }
     if (hw == 1) {
         /* Fewer than R x BIAS_MAX_ROWS rows (a transformer's tokens): one launch
@@ -134,7 +165,7 @@ int ct_bias_act_backward(ct_context *ctx, ct_buf db, ct_buf dy, ct_act act, ct_b
                             ((a != CT_ACT_NONE ? terms : 0) + C) * sizeof(float));
             return CT_RUN(ctx, CT_PROG_dense, "bias_bwd_cols_tree_f32", 2, g, l, CT_BUF(db), CT_BUF(dy),
                           CT_BUF(x), CT_BUF(y), CT_ARG(nn), CT_ARG(cc), CT_ARG(a),
-                          CT_LOCAL(wg * sizeof(cl_float)));
+                          CT_LOCAL(wg * sizeof(cl_float)), CT_ARG(at), CT_ARG(len));
         }
     }
     /* Two stages: partial sums per (slice, channel), then per channel
@@ -149,14 +180,14 @@ int ct_bias_act_backward(ct_context *ctx, ct_buf db, ct_buf dy, ct_act act, ct_b
         size_t lc;
         if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_dense, "bias_bwd_cols_partial_f32", 64, C, &lc)))
             return st;
-        ns = (cl_uint)S, nl = (cl_uint)L, cs = 1, ss = cc;
+        ns = (cl_uint)S, nl = (cl_uint)L, cs = 1, ss = (cl_uint)C;
         cl_int accum = 0;
         size_t g[2] = { C, S }, l[2] = { lc, 1 };
         ct_launch_bytes(ctx, (terms + act_in) * sizeof(float),
                         ((a != CT_ACT_NONE ? terms : 0) + S * C) * sizeof(float));
         st = CT_RUN(ctx, CT_PROG_dense, "bias_bwd_cols_partial_f32", 2, g, l, CT_BUF(part),
                     CT_BUF(dy), CT_BUF(x), CT_BUF(y), CT_ARG(nn), CT_ARG(cc), CT_ARG(ns), CT_ARG(nl),
-                    CT_ARG(a), CT_ARG(accum));
+                    CT_ARG(a), CT_ARG(accum), CT_ARG(at), CT_ARG(len));
     } else {
         ct_slices(N * HW, (BIAS_GROUPS + C - 1) / C, BIAS_MIN_SLICE, &S, &L);
         if ((st = partials_get(ctx, S * C, &part)))
@@ -176,8 +207,9 @@ int ct_bias_act_backward(ct_context *ctx, ct_buf db, ct_buf dy, ct_act act, ct_b
         return st;
     size_t g[1] = { C };
     ct_launch_bytes(ctx, (S * C + C) * sizeof(float), C * sizeof(float));
+    cl_uint ncols = (cl_uint)C;
     return CT_RUN(ctx, CT_PROG_dense, "bias_bwd_final_f32", 1, g, NULL, CT_BUF(db), CT_BUF(part),
-                  CT_ARG(cc), CT_ARG(ns), CT_ARG(cs), CT_ARG(ss));
+                  CT_ARG(ncols), CT_ARG(ns), CT_ARG(cs), CT_ARG(ss), CT_ARG(at), CT_ARG(len));
 }
 
 int ct_dense_forward(ct_context *ctx, ct_buf y, ct_buf x, ct_buf w, ct_buf b, int n, int in,
@@ -227,6 +259,12 @@ int ct_dense_forward_act(ct_context *ctx, ct_buf y, ct_buf x, ct_buf w, ct_buf b
 int ct_dense_backward(ct_context *ctx, ct_buf dx, ct_buf dw, ct_buf db, ct_buf dy, ct_buf x,
                       ct_buf w, int n, int in, int out)
 {
+    return ct_dense_backward_skip(ctx, dx, dw, db, dy, x, w, n, in, out, 0, 0);
+}
+
+int ct_dense_backward_skip(ct_context *ctx, ct_buf dx, ct_buf dw, ct_buf db, ct_buf dy, ct_buf x,
+                           ct_buf w, int n, int in, int out, size_t skip_at, size_t skip_len)
+{
     int st;
     if ((st = check_dims(ctx, "ct_dense_backward", n, in, 1)) ||
         (st = check_dims(ctx, "ct_dense_backward", n, out, 1)) ||
@@ -245,6 +283,6 @@ int ct_dense_backward(ct_context *ctx, ct_buf dx, ct_buf dw, ct_buf db, ct_buf d
                                 1.0f, dw.mem, dw.off, I)))
         return st;
     if (db.mem)
-        return ct_bias_backward(ctx, db, dy, n, out, 1);
+        return ct_bias_backward_skip(ctx, db, dy, n, out, skip_at, skip_len);
     return CT_OK;
 }

@@ -24,6 +24,10 @@ int ct_dense_forward_act(ct_context *ctx, ct_buf y, ct_buf x, ct_buf w, ct_buf b
  * dy: (n, out); x: (n, in); w: (out, in); dx: (n, in); dw: (out, in); db: (out) */
 int ct_dense_backward(ct_context *ctx, ct_buf dx, ct_buf dw, ct_buf db, ct_buf dy, ct_buf x,
                       ct_buf w, int n, int in, int out);
+/* The same, db's columns [skip_at, skip_at + skip_len) left as they are
+ * (a bias whose exact gradient is zero: attention's key bias). */
+int ct_dense_backward_skip(ct_context *ctx, ct_buf dx, ct_buf dw, ct_buf db, ct_buf dy, ct_buf x,
+                           ct_buf w, int n, int in, int out, size_t skip_at, size_t skip_len);
 
 /* y = act(x + b[channel]) over the layout (n, c, hw), in one pass; y may
  * alias x. b.mem == NULL: no bias (a plain activation).
@@ -34,6 +38,11 @@ int ct_bias_act_forward(ct_context *ctx, ct_buf y, ct_buf x, ct_buf b, int n, in
 /* db += sum of dy over n and hw, deterministic (fixed summation order).
  * dy: (n, c, hw); db: (c) */
 int ct_bias_backward(ct_context *ctx, ct_buf db, ct_buf dy, int n, int c, int hw);
+/* db += column sums of dy (n, c) but for the columns [skip_at, skip_at +
+ * skip_len), which db keeps as they are; the same launches as
+ * ct_bias_backward with hw = 1. */
+int ct_bias_backward_skip(ct_context *ctx, ct_buf db, ct_buf dy, int n, int c, size_t skip_at,
+                          size_t skip_len);
 
 /* The backward of ct_bias_act_forward: dy becomes the pre-activation's
  * gradient dy * act'(x, y) (in place), and db += its sums over n and hw.
