@@ -331,12 +331,44 @@ inline int4 ct_conv_step_info(const int mode, int t, int end, int16 g)
            : mode == CT_CONV_DX ? ct_conv_dxtap(t, end, g) : ct_conv_pix(t, end, g);
 }
 
+#if CT_DEVICE_IS_CPU && !defined(CT_GEMM_GPU_TILES)
+/* CPUs: VN consecutive floats src[off + e] of one image row, zero where
+ * the row's column c0 + e falls outside [0, width); 0 (the caller loads
+ * element by element) where the vector would leave the buffer of `total`
+ * floats. */
+inline int ct_conv_vload(__global const float *src, int off, int c0, int width, uint total,
+                         ct_gvec *out)
+{
+    if (off < 0 || (uint)off + CT_GEMM_VN > total)
+        return 0;
+    ct_gvec v = ct_gvload(0, src + off);
+    if (c0 < 0 || c0 + CT_GEMM_VN > width) {
+        float tmp[CT_GEMM_VN];
+        ct_gvstore(v, 0, tmp);
+        for (int e = 0; e < CT_GEMM_VN; e++)
+            if (c0 + e < 0 || c0 + e >= width)
+                tmp[e] = 0.0f;
+        v = ct_gvload(0, tmp);
+    }
+    *out = v;
+    return 1;
+}
+
+/* Whether the pixels of a table's entries a and z (VN - 1 apart) are VN
+ * consecutive floats of one image row (stride 1) */
+inline int ct_conv_run(int4 a, int4 z)
+{
+    return a.w >= 0 && z.w - a.w == CT_GEMM_VN - 1 && a.y == z.y && z.z - a.z == CT_GEMM_VN - 1;
+}
+#endif
+
 /* One tile of C for a conv product, as ct_gemm_tile. a: w (forward,
  * input) or dy (weights); b: x (forward, weights) or dy (input); c: y, dx
  * or dw (or split-K's slices, c_stride apart). The forward's epilogue adds
  * bias[row]; the weights' product is C = beta C + sum. */
 inline void ct_conv_tile(const int mode, const int WM, const int WN, __local float *as,
                          __local float *bs, __local int4 *ctab, __local int4 *stab,
+                         __local int *gflag, __local int *sflag,
                          __global const float *a, __global const float *b, __global float *c,
                          ulong c_stride, uint ldc, uint m, uint n, uint k, uint kc, float beta,
                          __global const float *bias, int has_bias, int16 g)
@@ -359,6 +391,19 @@ inline void ct_conv_tile(const int mode, const int WM, const int WN, __local flo
 
     for (int i = lid; i < TN; i += WG)
         ctab[i] = ct_conv_col_info(mode, n0 + i, n, g);
+#if CT_DEVICE_IS_CPU && !defined(CT_GEMM_GPU_TILES)
+    /* groups of VN columns whose pixels are consecutive in memory: the
+     * same image and row, stride 1 (forward: unit stride_w; the input
+     * gradient's pixels always are) */
+    for (int i = lid; i < TN / CT_GEMM_VN; i += WG) {
+        const int4 a = ct_conv_col_info(mode, n0 + i * CT_GEMM_VN, n, g);
+        const int4 z = ct_conv_col_info(mode, n0 + i * CT_GEMM_VN + CT_GEMM_VN - 1, n, g);
+        gflag[i] = mode != CT_CONV_DW && ct_conv_run(a, z);
+    }
+    /* the weights' steps: whether a step's TK pixels are consecutive */
+    if (mode == CT_CONV_DW && lid == 0)
+        sflag[0] = ct_conv_run(ct_conv_pix(k0, k1, g), ct_conv_pix(k0 + CT_GEMM_VN - 1, k1, g));
+#endif
     for (int i = lid; i < TK; i += WG)
         stab[i] = ct_conv_step_info(mode, k0 + i, k1, g);
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -369,6 +414,11 @@ inline void ct_conv_tile(const int mode, const int WM, const int WN, __local flo
          * the previous step's barriers) */
         for (int i = lid; i < TK; i += WG)
             stab[(s ^ 1) * TK + i] = ct_conv_step_info(mode, kt + TK + i, k1, g);
+#if CT_DEVICE_IS_CPU && !defined(CT_GEMM_GPU_TILES)
+        if (mode == CT_CONV_DW && lid == 0)
+            sflag[s ^ 1] = ct_conv_run(ct_conv_pix(kt + TK, k1, g),
+                                       ct_conv_pix(kt + TK + CT_GEMM_VN - 1, k1, g));
+#endif
         /* A's tile (r, p): neighbouring work-items along p, which is
          * contiguous in w (forward, input: taps) and in dy (weights: pixels) */
         for (int idx = lid; idx < TM * TK; idx += WG) {
@@ -385,6 +435,57 @@ inline void ct_conv_tile(const int mode, const int WM, const int WN, __local flo
             }
             as[p * (TM + 1) + r] = v;
         }
+#if CT_DEVICE_IS_CPU && !defined(CT_GEMM_GPU_TILES)
+        /* CPUs: one vector load per VN pixels that are consecutive in
+         * memory (one image row, stride 1), lanes past the row's ends
+         * zeroed, instead of VN gathers; the rest element by element.
+         * Forward and input gradient: per (p, group of VN columns);
+         * weights: per column, over the step's VN = TK pixels. */
+        if (mode != CT_CONV_DW) {
+            const uint total = mode == CT_CONV_FWD ? (uint)(g.s0 * g.s1 * g.s2 * g.s3)
+                                                   : (uint)(g.s0 * g.s4 * g.sd * g.se);
+            for (int pr = lid; pr < TK * (TN / CT_GEMM_VN); pr += WG) {
+                const int p = pr / (TN / CT_GEMM_VN), g0 = (pr % (TN / CT_GEMM_VN)) * CT_GEMM_VN;
+                const int4 c0 = ctab[g0], t = st[p];
+                __local float *dst = bs + p * (TN + 1) + g0;
+                int done = 0;
+                if (gflag[g0 / CT_GEMM_VN]) {
+                    const int y = mode == CT_CONV_FWD ? c0.y + t.y : c0.y - t.y;
+                    const int x0 = mode == CT_CONV_FWD ? c0.z + t.z : c0.z - t.z;
+                    const int hh = mode == CT_CONV_FWD ? g.s2 : g.sd, ww = mode == CT_CONV_FWD ? g.s3 : g.se;
+                    ct_gvec v = (ct_gvec)0.0f;
+                    done = y < 0 || y >= hh || x0 >= ww || x0 + CT_GEMM_VN <= 0 ||
+                           ct_conv_vload(b, mode == CT_CONV_FWD ? c0.x + t.x : c0.x + t.x + y * ww + x0,
+                                         x0, ww, total, &v);
+                    if (done)
+                        ct_gvstore(v, 0, dst);
+                }
+                if (!done)
+                    for (int e = 0; e < CT_GEMM_VN; e++)
+                        dst[e] = mode == CT_CONV_FWD ? ct_conv_x(b, ctab[g0 + e], t, g)
+                                                     : ct_conv_dy(b, ctab[g0 + e], t, g);
+            }
+        } else if (CT_GEMM_TK == CT_GEMM_VN && sflag[s]) {
+            const uint total = (uint)(g.s0 * g.s1 * g.s2 * g.s3);
+            const int4 p0 = st[0];
+            for (int col = lid; col < TN; col += WG) {
+                const int4 t = ctab[col];
+                const int y = p0.y + t.y, x0 = p0.z + t.z;
+                ct_gvec v = (ct_gvec)0.0f;
+                int done = y < 0 || y >= g.s2 || x0 >= g.s3 || x0 + CT_GEMM_VN <= 0 ||
+                           ct_conv_vload(b, p0.x + t.x, x0, g.s3, total, &v);
+                if (done) {
+                    float tmp[CT_GEMM_VN];
+                    ct_gvstore(v, 0, tmp);
+                    for (int e = 0; e < CT_GEMM_VN; e++)
+                        bs[e * (TN + 1) + col] = tmp[e];
+                } else {
+                    for (int e = 0; e < CT_GEMM_TK; e++)
+                        bs[e * (TN + 1) + col] = ct_conv_x(b, st[e], t, g);
+                }
+            }
+        } else
+#endif
         /* B's tile (p, col): neighbouring work-items along the pixels
          * (C's columns; the weights' p), neighbouring in x and dy */
         for (int idx = lid; idx < TK * TN; idx += WG) {
@@ -461,7 +562,10 @@ inline void ct_conv_tile(const int mode, const int WM, const int WN, __local flo
         __local float bs[CT_GEMM_TK * ((WN) * CT_GEMM_RN + 1)];                                   \
         __local int4 ctab[(WN) * CT_GEMM_RN];                                                     \
         __local int4 stab[2 * CT_GEMM_TK];                                                        \
-        ct_conv_tile(MODE, WM, WN, as, bs, ctab, stab, a + a_off, b + b_off, c + c_off,           \
+        __local int gflag[(WN) * CT_GEMM_RNV];                                                    \
+        __local int sflag[2];                                                                     \
+        ct_conv_tile(MODE, WM, WN, as, bs, ctab, stab, gflag, sflag, a + a_off, b + b_off,        \
+                     c + c_off,                                                                   \
                      c_stride, ldc, m, n, k, kc, beta, bias + bias_off, has_bias, g);             \
     }
 
