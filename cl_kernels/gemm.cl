@@ -38,6 +38,8 @@
 #define CT_GEMM_DEF_BIG_WN 4
 #define CT_GEMM_DEF_SMALL_WM 2
 #define CT_GEMM_DEF_SMALL_WN 4
+#define CT_GEMM_DEF_NARROW_WM 2
+#define CT_GEMM_DEF_NARROW_WN 1
 #else
 #define CT_GEMM_DEF_VN 4
 #define CT_GEMM_DEF_RM 4
@@ -46,6 +48,8 @@
 #define CT_GEMM_DEF_BIG_WN 16
 #define CT_GEMM_DEF_SMALL_WM 4
 #define CT_GEMM_DEF_SMALL_WN 8
+#define CT_GEMM_DEF_NARROW_WM 8
+#define CT_GEMM_DEF_NARROW_WN 4
 #endif
 #ifndef CT_GEMM_VN
 #define CT_GEMM_VN CT_GEMM_DEF_VN /* 4, 8 or 16 */
@@ -70,6 +74,12 @@
 #endif
 #ifndef CT_GEMM_SMALL_WN
 #define CT_GEMM_SMALL_WN CT_GEMM_DEF_SMALL_WN
+#endif
+#ifndef CT_GEMM_NARROW_WM
+#define CT_GEMM_NARROW_WM CT_GEMM_DEF_NARROW_WM
+#endif
+#ifndef CT_GEMM_NARROW_WN
+#define CT_GEMM_NARROW_WN CT_GEMM_DEF_NARROW_WN
 #endif
 
 #define CT_GEMM_CAT2(a, b) a##b
@@ -366,14 +376,14 @@ inline int ct_conv_run(int4 a, int4 z)
  * input) or dy (weights); b: x (forward, weights) or dy (input); c: y, dx
  * or dw (or split-K's slices, c_stride apart). The forward's epilogue adds
  * bias[row]; the weights' product is C = beta C + sum. */
-inline void ct_conv_tile(const int mode, const int WM, const int WN, __local float *as,
+inline void ct_conv_tile(const int mode, const int WM, const int WN, const int RNV, __local float *as,
                          __local float *bs, __local int4 *ctab, __local int4 *stab,
                          __local int *gflag, __local int *sflag,
                          __global const float *a, __global const float *b, __global float *c,
                          ulong c_stride, uint ldc, uint m, uint n, uint k, uint kc, float beta,
                          __global const float *bias, int has_bias, int16 g)
 {
-    const int TM = WM * CT_GEMM_RM, TN = WN * CT_GEMM_RN, TK = CT_GEMM_TK;
+    const int TM = WM * CT_GEMM_RM, TN = WN * RNV * CT_GEMM_VN, TK = CT_GEMM_TK;
     const int tx = get_local_id(0), ty = get_local_id(1);
     const int lid = ty * WN + tx;
     const int WG = WM * WN;
@@ -386,7 +396,7 @@ inline void ct_conv_tile(const int mode, const int WM, const int WN, __local flo
 #pragma unroll
     for (int i = 0; i < CT_GEMM_RM; i++)
 #pragma unroll
-        for (int j = 0; j < CT_GEMM_RNV; j++)
+        for (int j = 0; j < RNV; j++)
             acc[i][j] = (ct_gvec)0.0f;
 
     for (int i = lid; i < TN; i += WG)
@@ -505,13 +515,13 @@ inline void ct_conv_tile(const int mode, const int WM, const int WN, __local flo
         for (int p = 0; p < CT_GEMM_TK; p++) {
             ct_gvec bv[CT_GEMM_RNV];
 #pragma unroll
-            for (int j = 0; j < CT_GEMM_RNV; j++)
+            for (int j = 0; j < RNV; j++)
                 bv[j] = ct_gvload(0, bs + p * (TN + 1) + (tx + WN * j) * CT_GEMM_VN);
 #pragma unroll
             for (int i = 0; i < CT_GEMM_RM; i++) {
                 const ct_gvec av = (ct_gvec)as[p * (TM + 1) + ty + WM * i];
 #pragma unroll
-                for (int j = 0; j < CT_GEMM_RNV; j++)
+                for (int j = 0; j < RNV; j++)
                     acc[i][j] = fma(av, bv[j], acc[i][j]);
             }
         }
@@ -529,7 +539,7 @@ inline void ct_conv_tile(const int mode, const int WM, const int WN, __local flo
             continue;
         const float bv = mode == CT_CONV_FWD && has_bias ? bias[row] : 0.0f;
 #pragma unroll
-        for (int j = 0; j < CT_GEMM_RNV; j++) {
+        for (int j = 0; j < RNV; j++) {
             const int col = (tx + WN * j) * CT_GEMM_VN;
             float sums[CT_GEMM_VN];
             ct_gvstore(acc[i][j], 0, sums);
@@ -552,26 +562,31 @@ inline void ct_conv_tile(const int mode, const int WM, const int WN, __local flo
 /* conv_igemm_<tiles>_<fwd|dx|dw>: global size (ceil(n / TN) WN, ceil(m /
  * TM) WM, slices); the operands' offsets are folded into the pointers by
  * the host (sub-buffers), m, n, k as in the comment above. */
-#define CT_CONV_KERNEL(NAME, MODE, WM, WN)                                                        \
+#define CT_CONV_KERNEL(NAME, MODE, WM, WN, RNV)                                                        \
     __kernel __attribute__((reqd_work_group_size(WN, WM, 1))) void NAME(                          \
         __global const float *a, ulong a_off, __global const float *b, ulong b_off,               \
         __global float *c, ulong c_off, ulong c_stride, uint ldc, uint m, uint n, uint k,         \
         uint kc, float beta, __global const float *bias, ulong bias_off, int has_bias, int16 g)   \
     {                                                                                             \
         __local float as[CT_GEMM_TK * ((WM) * CT_GEMM_RM + 1)];                                   \
-        __local float bs[CT_GEMM_TK * ((WN) * CT_GEMM_RN + 1)];                                   \
-        __local int4 ctab[(WN) * CT_GEMM_RN];                                                     \
+        __local float bs[CT_GEMM_TK * ((WN) * (RNV) * CT_GEMM_VN + 1)];                          \
+        __local int4 ctab[(WN) * (RNV) * CT_GEMM_VN];                                             \
         __local int4 stab[2 * CT_GEMM_TK];                                                        \
-        __local int gflag[(WN) * CT_GEMM_RNV];                                                    \
+        __local int gflag[(WN) * (RNV)];                                                          \
         __local int sflag[2];                                                                     \
-        ct_conv_tile(MODE, WM, WN, as, bs, ctab, stab, gflag, sflag, a + a_off, b + b_off,        \
+        ct_conv_tile(MODE, WM, WN, RNV, as, bs, ctab, stab, gflag, sflag, a + a_off, b + b_off,   \
                      c + c_off,                                                                   \
                      c_stride, ldc, m, n, k, kc, beta, bias + bias_off, has_bias, g);             \
     }
 
-CT_CONV_KERNEL(conv_igemm_big_fwd, CT_CONV_FWD, CT_GEMM_BIG_WM, CT_GEMM_BIG_WN)
-CT_CONV_KERNEL(conv_igemm_big_dx, CT_CONV_DX, CT_GEMM_BIG_WM, CT_GEMM_BIG_WN)
-CT_CONV_KERNEL(conv_igemm_big_dw, CT_CONV_DW, CT_GEMM_BIG_WM, CT_GEMM_BIG_WN)
-CT_CONV_KERNEL(conv_igemm_small_fwd, CT_CONV_FWD, CT_GEMM_SMALL_WM, CT_GEMM_SMALL_WN)
-CT_CONV_KERNEL(conv_igemm_small_dx, CT_CONV_DX, CT_GEMM_SMALL_WM, CT_GEMM_SMALL_WN)
-CT_CONV_KERNEL(conv_igemm_small_dw, CT_CONV_DW, CT_GEMM_SMALL_WM, CT_GEMM_SMALL_WN)
+CT_CONV_KERNEL(conv_igemm_big_fwd, CT_CONV_FWD, CT_GEMM_BIG_WM, CT_GEMM_BIG_WN, CT_GEMM_RNV)
+CT_CONV_KERNEL(conv_igemm_big_dx, CT_CONV_DX, CT_GEMM_BIG_WM, CT_GEMM_BIG_WN, CT_GEMM_RNV)
+CT_CONV_KERNEL(conv_igemm_big_dw, CT_CONV_DW, CT_GEMM_BIG_WM, CT_GEMM_BIG_WN, CT_GEMM_RNV)
+CT_CONV_KERNEL(conv_igemm_small_fwd, CT_CONV_FWD, CT_GEMM_SMALL_WM, CT_GEMM_SMALL_WN, CT_GEMM_RNV)
+CT_CONV_KERNEL(conv_igemm_small_dx, CT_CONV_DX, CT_GEMM_SMALL_WM, CT_GEMM_SMALL_WN, CT_GEMM_RNV)
+CT_CONV_KERNEL(conv_igemm_small_dw, CT_CONV_DW, CT_GEMM_SMALL_WM, CT_GEMM_SMALL_WN, CT_GEMM_RNV)
+/* narrow tiles, one vector of columns per work-item: products with few
+ * columns (the weight gradient of a layer with few taps) */
+CT_CONV_KERNEL(conv_igemm_narrow_fwd, CT_CONV_FWD, CT_GEMM_NARROW_WM, CT_GEMM_NARROW_WN, 1)
+CT_CONV_KERNEL(conv_igemm_narrow_dx, CT_CONV_DX, CT_GEMM_NARROW_WM, CT_GEMM_NARROW_WN, 1)
+CT_CONV_KERNEL(conv_igemm_narrow_dw, CT_CONV_DW, CT_GEMM_NARROW_WM, CT_GEMM_NARROW_WN, 1)

@@ -13,9 +13,10 @@
 
 enum { MODE_FWD, MODE_DX, MODE_DW };
 
-static const char *const kernel_names[2][3] = {
+static const char *const kernel_names[3][3] = {
     { "conv_igemm_big_fwd", "conv_igemm_big_dx", "conv_igemm_big_dw" },
     { "conv_igemm_small_fwd", "conv_igemm_small_dx", "conv_igemm_small_dw" },
+    { "conv_igemm_narrow_fwd", "conv_igemm_narrow_dx", "conv_igemm_narrow_dw" },
 };
 
 static size_t cdiv(size_t a, size_t b)
@@ -41,12 +42,20 @@ static int product(ct_context *ctx, int mode, const ct_conv2d_desc *d, int oh, i
                    size_t n, size_t k, ct_buf c, ct_buf a, ct_buf b, ct_buf bias, size_t rd,
                    size_t wr)
 {
-    ct_gemm_cl_tiles t = m <= 16 ? CT_GEMM_CL_SMALL : CT_GEMM_CL_BIG;
-    ct_gemm_cl_tile ti;
-    ct_kernel_entry *e;
+    /* small tiles (16 rows) up to 32 rows of C, big ones above; narrow
+     * ones in place of small ones where C's columns would leave over a
+     * fifth of the small tiles empty (a weight gradient of 9 or 144 taps) */
+    ct_gemm_cl_tiles t = m <= 32 ? CT_GEMM_CL_SMALL : CT_GEMM_CL_BIG;
+    ct_gemm_cl_tile ti, tn;
+    ct_kernel_entry *e, *en;
     int st = ct_gemm_cl_kernel(ctx, kernel_names[t][mode], t, &ti, &e);
+    if (!st)
+        st = ct_gemm_cl_kernel(ctx, kernel_names[CT_GEMM_CL_NARROW][mode], CT_GEMM_CL_NARROW, &tn, &en);
     if (st)
         return st;
+    if (t == CT_GEMM_CL_SMALL && 4 * cdiv(n, ti.tn) * ti.tn > 5 * cdiv(n, tn.tn) * tn.tn &&
+        en->max_wg >= tn.wm * tn.wn)
+        t = CT_GEMM_CL_NARROW, ti = tn, e = en;
     if (e->max_wg < ti.wm * ti.wn && t == CT_GEMM_CL_BIG) {
         t = CT_GEMM_CL_SMALL;
         if ((st = ct_gemm_cl_kernel(ctx, kernel_names[t][mode], t, &ti, &e)))

@@ -31,7 +31,8 @@ static const ct_gemm_cl_params params_cpu = CT_GEMM_CL_PARAMS_CPU, params_gpu = 
 
 static tiles_info tiles_in(const ct_gemm_cl_params *p, ct_gemm_cl_tiles t)
 {
-    return (tiles_info){ p->wm[t] * p->rm, p->wn[t] * p->rnv * p->vn, p->tk, p->wm[t], p->wn[t] };
+    size_t rnv = t == CT_GEMM_CL_NARROW ? 1 : p->rnv;
+    return (tiles_info){ p->wm[t] * p->rm, p->wn[t] * rnv * p->vn, p->tk, p->wm[t], p->wn[t] };
 }
 
 /* The tiles the kernels are built with by default on the context's device */

@@ -19,16 +19,18 @@
  * (WN RNV VN) on WM x WN work-items, TK deep per local step. */
 typedef struct ct_gemm_cl_params {
     size_t vn, rm, rnv, tk;
-    size_t wm[2], wn[2]; /* by ct_gemm_cl_tiles */
+    size_t wm[3], wn[3]; /* by ct_gemm_cl_tiles (narrow: one vector of columns per work-item) */
 } ct_gemm_cl_params;
 
-#define CT_GEMM_CL_PARAMS_CPU { 16, 8, 2, 16, { 8, 2 }, { 4, 4 } }
-#define CT_GEMM_CL_PARAMS_GPU { 4, 4, 1, 16, { 16, 4 }, { 16, 8 } }
+#define CT_GEMM_CL_PARAMS_CPU { 16, 8, 2, 16, { 8, 2, 2 }, { 4, 4, 1 } }
+#define CT_GEMM_CL_PARAMS_GPU { 4, 4, 1, 16, { 16, 4, 8 }, { 16, 8, 4 } }
 
-/* The two tile sizes: big, and small (16 rows; at most 32 work-items, as
+/* The tile sizes: big, and small (16 rows; at most 32 work-items, as
  * Mesa's llvmpipe allows). GPUs: 64 x 64 on 256 work-items and 16 x 32 on
- * 32; CPUs: 64 x 128 on 32 and 16 x 128 on 8. */
-typedef enum ct_gemm_cl_tiles { CT_GEMM_CL_BIG, CT_GEMM_CL_SMALL } ct_gemm_cl_tiles;
+ * 32; CPUs: 64 x 128 on 32 and 16 x 128 on 8. The implicit-GEMM
+ * convolution also has narrow ones, one vector of columns per work-item
+ * (GPUs 32 x 16 on 32, CPUs 16 x 16 on 2), for products of few columns. */
+typedef enum ct_gemm_cl_tiles { CT_GEMM_CL_BIG, CT_GEMM_CL_SMALL, CT_GEMM_CL_NARROW } ct_gemm_cl_tiles;
 
 /* How one product runs: the tiles and the number of k-slices (1: no
  * split, C written directly). */
