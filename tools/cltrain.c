@@ -130,6 +130,8 @@ static const char usage_text[] =
     "                      (default: per shape and device, cltrain's own where it is faster)\n"
     "  CLTRAIN_CONV        auto | im2col (im2col: no direct host convolution in the CPU class,\n"
     "                      no implicit-GEMM convolution in the GPU class)\n"
+    "  CLTRAIN_ATTENTION   unfused: the GPU class's attention as per-head products and\n"
+    "                      softmax passes (default: its fused kernels)\n"
     "  CLTRAIN_HOST_ISA    avx2: no AVX-512 host kernels on a CPU that has it\n"
     "  CLTRAIN_HOST_GEMM   blas: every host matrix product through the host BLAS (default:\n"
     "                      cltrain's AVX-512 SGEMM for the larger ones where the CPU has it)\n"
