@@ -208,6 +208,40 @@ inline int bn_group_owns(bn_rows g, uint t, uint i0, uint C, uint HW)
     return r < C && (ulong)r * HW >= i0;
 }
 
+/* A work-item's walk over the elements i0 + lid, + wg, ... of (N, C, HW):
+ * the row r = i / HW, the channel r mod C and the group's local channel
+ * (r - r0) mod C, advanced without dividing per element */
+typedef struct bn_elems {
+    uint p, c, t, dr, dp;
+} bn_elems;
+
+inline bn_elems bn_elems_start(uint i, uint wg, uint HW, uint C, uint r0)
+{
+    bn_elems e;
+    uint r = i / HW;
+    e.p = i - r * HW;
+    e.c = r % C;
+    e.t = (r - r0) % C;
+    e.dr = wg / HW;
+    e.dp = wg - e.dr * HW;
+    return e;
+}
+
+inline void bn_elems_step(bn_elems *e, uint HW, uint C)
+{
+    uint dr = e->dr;
+    if (e->p >= HW - e->dp) { /* p + dp >= HW, without overflowing */
+        e->p -= HW - e->dp;
+        dr++;
+    } else {
+        e->p += e->dp;
+    }
+    e->c += dr; /* below 2C unless a step spans more than C rows */
+    e->t += dr;
+    e->c = e->c < C ? e->c : e->c - C < C ? e->c - C : e->c % C;
+    e->t = e->t < C ? e->t : e->t - C < C ? e->t - C : e->t % C;
+}
+
 /*
  * y = gamma (x - mean) invstd + beta, element-wise. from_var = 0: `stat` is
  * invstd (saved by bn_fwd_train_f32); 1: `stat` is a variance and
@@ -273,10 +307,11 @@ __kernel void bn_fwd_train_f32(__global float *y, ulong y_off, __global float *m
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint q = 0; q < K; q++) {
+    bn_elems w = bn_elems_start(i0 + lid, wg, HW, C, g.r0);
+    for (uint q = 0; q < K; q++, bn_elems_step(&w, HW, C)) {
         ulong i = (ulong)i0 + q * wg + lid;
         if (i < n_el) {
-            uint r = (uint)i / HW, c = r % C, t = (r - g.r0) % C;
+            uint c = w.c, t = w.t;
             float v = gamma[gamma_off + c] * ((x[x_off + i] - loc[t]) * loc[ld + t]) +
                       beta[beta_off + c];
             y[y_off + i] = relu ? fmax(v, 0.0f) : v;
@@ -365,10 +400,11 @@ __kernel void bn_bwd_dx_f32(__global float *dx, ulong dx_off, __global float *dg
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint q = 0; q < K; q++) {
+    bn_elems w = bn_elems_start(i0 + lid, wg, HW, C, gr.r0);
+    for (uint q = 0; q < K; q++, bn_elems_step(&w, HW, C)) {
         ulong i = (ulong)i0 + q * wg + lid;
         if (i < n_el) {
-            uint r = (uint)i / HW, c = r % C, t = (r - gr.r0) % C;
+            uint c = w.c, t = w.t;
             float mu = mean[mean_off + c], v = stat[stat_off + c];
             float is = train ? v : 1.0f / sqrt(v + eps);
             float g = dy[dy_off + i];
