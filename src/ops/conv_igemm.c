@@ -27,7 +27,7 @@ static size_t cdiv(size_t a, size_t b)
 int ct_conv2d_igemm_ok(const ct_context *ctx, const ct_conv2d_desc *d)
 {
     (void)d;
-    return ctx->cls.kernels == CT_KERNELS_GPU && ctx->conv_direct;
+    return ctx->cls.kernels == CT_KERNELS_GPU && ctx->conv_direct && ct_gemm_cl_device_ok(ctx);
 }
 
 int ct_conv2d_igemm_dx_ok(const ct_conv2d_desc *d)

@@ -9,8 +9,9 @@
 
 #include "ops/conv.h"
 
-/* Whether the context runs conv2d as implicit GEMMs: the GPU class, unless
- * CLTRAIN_CONV=im2col. */
+/* Whether the context runs conv2d as implicit GEMMs: the GPU class on a
+ * device cltrain's own tiles suit (ct_gemm_cl_device_ok: not Mesa's
+ * llvmpipe), unless CLTRAIN_CONV=im2col. */
 int ct_conv2d_igemm_ok(const ct_context *ctx, const ct_conv2d_desc *d);
 
 /* Whether the input gradient runs as an implicit GEMM too: stride 1 (a

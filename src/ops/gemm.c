@@ -479,7 +479,7 @@ static int own_batched(const ct_context *ctx)
     const char *env = getenv("CLTRAIN_GPU_GEMM");
     if (env && (!strcmp(env, "own") || !strcmp(env, "clblast")))
         return !strcmp(env, "own");
-    return ctx->dev.type != CT_DEVICE_CPU || strstr(ctx->dev.platform_name, "Portable Computing Language");
+    return ct_gemm_cl_device_ok(ctx);
 }
 
 int ct_gemm_batched2(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,

@@ -100,11 +100,17 @@ size_t ct_gemm_cl_splits(const ct_context *ctx, size_t m, size_t n, size_t k, in
  * along all of k); the rest stay with CLBlast's tuned kernels. Other CPU
  * runtimes: none (Mesa's llvmpipe, which runs work-items in SIMD lanes:
  * 0.07-0.2x CLBlast). */
+int ct_gemm_cl_device_ok(const ct_context *ctx)
+{
+    return ctx->dev.type != CT_DEVICE_CPU || strstr(ctx->dev.platform_name, "Portable Computing Language");
+}
+
 int ct_gemm_cl_choose(const ct_context *ctx, size_t m, size_t n, size_t k, int ta, int tb)
 {
+    if (!ct_gemm_cl_device_ok(ctx))
+        return 0;
     if (ctx->dev.type == CT_DEVICE_CPU)
-        return !strstr(ctx->dev.platform_name, "Portable Computing Language") ? 0
-               : !(m <= 32 && tb && !ta && k >= 8192);
+        return !(m <= 32 && tb && !ta && k >= 8192);
     return ct_gemm_cl_splits(ctx, m, n, k, ta, tb) > 1;
 }
 

@@ -49,6 +49,12 @@ typedef struct ct_gemm_cl_tile {
 ct_gemm_cl_plan ct_gemm_cl_plan_for(const ct_context *ctx, size_t m, size_t n, size_t k, int ta,
                                     int tb);
 
+/* Whether cltrain's own tiled kernels (this SGEMM, the implicit-GEMM
+ * convolution) suit the device: GPUs and pocl, not Mesa's llvmpipe, which
+ * runs work-items in SIMD lanes (the SGEMM at 0.07-0.2x CLBlast there, the
+ * convolution 10x slower than im2col + CLBlast). */
+int ct_gemm_cl_device_ok(const ct_context *ctx);
+
 /* Whether this kernel should run the shape rather than CLBlast (by what
  * was measured, docs/BENCHMARKS.md). */
 int ct_gemm_cl_choose(const ct_context *ctx, size_t m, size_t n, size_t k, int ta, int tb);
