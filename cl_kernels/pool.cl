@@ -49,18 +49,21 @@ inline int ct_maxpool_argmax(__global const float *xp, int oy, int ox, int h, in
 
 /* y (planes, oh, ow) = max over windows of x (planes, h, w); unless am is
  * NULL, am (planes, oh, ow) = each window's argmax as a flat h*w index into
- * its input plane. */
+ * its input plane. A 2-D range: dimension 0 the output column ox,
+ * dimension 1 the output row (plane, oy), so the division that finds the
+ * plane is per row (CPU compilers hoist it out of the work-items of a
+ * row), not per element. */
 __kernel void maxpool_fwd_f32(__global float *y, ulong y_off, __global int *am,
                                      ulong am_off, __global const float *x, ulong x_off,
                                      uint planes, int h, int w, int oh, int ow, int kh, int kw,
                                      int sh, int sw, int ph, int pw)
 {
-    uint i = get_global_id(0);
-    uint per = (uint)oh * (uint)ow;
-    if (i >= planes * per)
+    uint ox_u = get_global_id(0), row = get_global_id(1);
+    if (row >= planes * (uint)oh || ox_u >= (uint)ow)
         return;
-    uint plane = i / per, r = i % per;
-    int oy = (int)(r / (uint)ow), ox = (int)(r % (uint)ow);
+    uint plane = row / (uint)oh;
+    int oy = (int)(row - plane * (uint)oh), ox = (int)ox_u;
+    ulong i = (ulong)row * (uint)ow + ox_u;
     __global const float *xp = x + x_off + (ulong)plane * (uint)h * (uint)w;
     int best = ct_maxpool_argmax(xp, oy, ox, h, w, kh, kw, sh, sw, ph, pw);
     y[y_off + i] = xp[best];

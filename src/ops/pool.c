@@ -120,9 +120,17 @@ int ct_maxpool_forward(ct_context *ctx, const ct_pool2d *p, ct_buf y, ct_buf x, 
      * pocl's code for this kernel ran at ~0.5 GB/s. */
     if (ctx->cls.host_pool)
         return ct_maxpool_host_forward(ctx, p, oh, ow, y, x, argmax);
-    size_t g[1] = { (size_t)a.planes * (size_t)oh * (size_t)ow };
+    /* whole output rows per work-group (ow wide, up to 256), as many rows
+     * as make up to 256 work-items */
+    ct_kernel_entry *e;
+    if ((st = ct_kernel_get(ctx, CT_PROG_pool, "maxpool_fwd_f32", &e)))
+        return st;
+    size_t cap = e->max_wg < 256 ? e->max_wg : 256, rows = (size_t)a.planes * (size_t)oh;
+    size_t l[2] = { (size_t)ow < cap ? (size_t)ow : cap, 1 };
+    l[1] = cap / l[0] < rows ? cap / l[0] : rows;
+    size_t g[2] = { ((size_t)ow + l[0] - 1) / l[0] * l[0], (rows + l[1] - 1) / l[1] * l[1] };
     ct_launch_bytes(ctx, window_bytes(p, oh, ow), (argmax.mem ? 2 : 1) * out_bytes(p, oh, ow));
-    return CT_RUN(ctx, CT_PROG_pool, "maxpool_fwd_f32", 1, g, NULL, CT_BUF(y), CT_BUF(argmax),
+    return CT_RUN(ctx, CT_PROG_pool, "maxpool_fwd_f32", 2, g, l, CT_BUF(y), CT_BUF(argmax),
                   CT_BUF(x), POOL_GEOM(a));
 }
 
