@@ -408,7 +408,25 @@ inline void ct_conv_tile(const int mode, const int WM, const int WN, const int R
     for (int i = lid; i < TN / CT_GEMM_VN; i += WG) {
         const int4 a = ct_conv_col_info(mode, n0 + i * CT_GEMM_VN, n, g);
         const int4 z = ct_conv_col_info(mode, n0 + i * CT_GEMM_VN + CT_GEMM_VN - 1, n, g);
-        gflag[i] = mode != CT_CONV_DW && ct_conv_run(a, z);
+        int f = mode != CT_CONV_DW && ct_conv_run(a, z);
+#if CT_GEMM_VN == 16
+        if (mode != CT_CONV_DW && !f && a.w >= 0 && z.w >= 0) {
+            /* rows narrower than a vector: lanes [0, e) in a's row, [e, VN)
+             * in z's, each run consecutive: flag 2 + e */
+            int e = 1;
+            int4 b = a;
+            for (; e < CT_GEMM_VN; e++) {
+                b = ct_conv_col_info(mode, n0 + i * CT_GEMM_VN + e, n, g);
+                if (b.y != a.y)
+                    break;
+            }
+            const int4 l = ct_conv_col_info(mode, n0 + i * CT_GEMM_VN + e - 1, n, g);
+            if (e < CT_GEMM_VN && l.w - a.w == e - 1 && l.z - a.z == e - 1 && z.y == b.y &&
+                z.w - b.w == CT_GEMM_VN - 1 - e && z.z - b.z == CT_GEMM_VN - 1 - e)
+                f = 2 + e;
+        }
+#endif
+        gflag[i] = f;
     }
     /* the weights' steps: whether a step's TK pixels are consecutive */
     if (mode == CT_CONV_DW && lid == 0)
@@ -459,7 +477,40 @@ inline void ct_conv_tile(const int mode, const int WM, const int WN, const int R
                 const int4 c0 = ctab[g0], t = st[p];
                 __local float *dst = bs + p * (TN + 1) + g0;
                 int done = 0;
-                if (gflag[g0 / CT_GEMM_VN]) {
+                const int f = gflag[g0 / CT_GEMM_VN];
+#if CT_GEMM_VN == 16
+                if (f >= 2) {
+                    /* two rows' runs, each a masked vector load, merged */
+                    const int es = f - 2, fw = mode == CT_CONV_FWD;
+                    const int4 c1 = ctab[g0 + es];
+                    const int hh = fw ? g.s2 : g.sd, ww = fw ? g.s3 : g.se;
+                    const int y1 = fw ? c0.y + t.y : c0.y - t.y, x1 = fw ? c0.z + t.z : c0.z - t.z;
+                    const int y2 = fw ? c1.y + t.y : c1.y - t.y, x2 = fw ? c1.z + t.z : c1.z - t.z;
+                    const int o1 = fw ? c0.x + t.x : c0.x + t.x + y1 * ww + x1;
+                    const int o2 = (fw ? c1.x + t.x : c1.x + t.x + y2 * ww + x2) - es;
+                    const int16 lane = (int16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+                    const int16 k1 = x1 + lane, k2 = x2 - es + lane;
+                    const int16 m1 = lane < es && k1 >= 0 && k1 < ww && (int16)(y1 >= 0 && y1 < hh);
+                    const int16 m2 = lane >= es && k2 >= 0 && k2 < ww && (int16)(y2 >= 0 && y2 < hh);
+                    float16 v = (float16)0.0f;
+                    done = 1;
+                    if (any(m1)) {
+                        if (o1 >= 0 && (uint)o1 + 16 <= total)
+                            v = select(v, vload16(0, b + o1), m1);
+                        else
+                            done = 0;
+                    }
+                    if (done && any(m2)) {
+                        if (o2 >= 0 && (uint)o2 + 16 <= total)
+                            v = select(v, vload16(0, b + o2), m2);
+                        else
+                            done = 0;
+                    }
+                    if (done)
+                        vstore16(v, 0, dst);
+                }
+#endif
+                if (f == 1) {
                     const int y = mode == CT_CONV_FWD ? c0.y + t.y : c0.y - t.y;
                     const int x0 = mode == CT_CONV_FWD ? c0.z + t.z : c0.z - t.z;
                     const int hh = mode == CT_CONV_FWD ? g.s2 : g.sd, ww = mode == CT_CONV_FWD ? g.s3 : g.se;
