@@ -370,6 +370,70 @@ inline int ct_conv_run(int4 a, int4 z)
 {
     return a.w >= 0 && z.w - a.w == CT_GEMM_VN - 1 && a.y == z.y && z.z - a.z == CT_GEMM_VN - 1;
 }
+
+/* How the VN pixels j0 .. j0 + VN - 1 (of `end`; dx: input pixels, else
+ * output pixels) lie in memory: 1, one run (ct_conv_run); 2 + e, two runs
+ * of consecutive pixels, lanes [0, e) in one row and [e, VN) in the next
+ * (rows narrower than a vector); 0, neither. */
+inline int ct_conv_runs(int dx, int j0, int end, int16 g)
+{
+    const int4 a = dx ? ct_conv_dxpix(j0, end, g) : ct_conv_pix(j0, end, g);
+    const int4 z = dx ? ct_conv_dxpix(j0 + CT_GEMM_VN - 1, end, g) : ct_conv_pix(j0 + CT_GEMM_VN - 1, end, g);
+    if (ct_conv_run(a, z))
+        return 1;
+#if CT_GEMM_VN == 16
+    if (a.w < 0 || z.w < 0)
+        return 0;
+    int e = 1;
+    int4 b = a;
+    for (; e < CT_GEMM_VN; e++) {
+        b = dx ? ct_conv_dxpix(j0 + e, end, g) : ct_conv_pix(j0 + e, end, g);
+        if (b.y != a.y)
+            break;
+    }
+    const int4 l = dx ? ct_conv_dxpix(j0 + e - 1, end, g) : ct_conv_pix(j0 + e - 1, end, g);
+    if (e < CT_GEMM_VN && l.w - a.w == e - 1 && l.z - a.z == e - 1 && z.y == b.y &&
+        z.w - b.w == CT_GEMM_VN - 1 - e && z.z - b.z == CT_GEMM_VN - 1 - e)
+        return 2 + e;
+#endif
+    return 0;
+}
+
+#if CT_GEMM_VN == 16
+/* The VN values of two runs (flag 2 + es of ct_conv_runs) through tap t:
+ * lanes [0, es) from pixel info c0's row, [es, VN) from c1's, each a
+ * masked vector load (lanes off the image zeroed). fw: x through a forward
+ * tap, else dy through an input-gradient tap. *done = 0 (the caller loads
+ * element by element) where a load would leave the buffer of `total`. */
+inline float16 ct_conv_vload2(__global const float *src, int es, int4 c0, int4 c1, int4 t, int fw,
+                              int16 g, uint total, int *done)
+{
+    const int hh = fw ? g.s2 : g.sd, ww = fw ? g.s3 : g.se;
+    const int y1 = fw ? c0.y + t.y : c0.y - t.y, x1 = fw ? c0.z + t.z : c0.z - t.z;
+    const int y2 = fw ? c1.y + t.y : c1.y - t.y, x2 = fw ? c1.z + t.z : c1.z - t.z;
+    const int o1 = fw ? c0.x + t.x : c0.x + t.x + y1 * ww + x1;
+    const int o2 = (fw ? c1.x + t.x : c1.x + t.x + y2 * ww + x2) - es;
+    const int16 lane = (int16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const int16 k1 = x1 + lane, k2 = x2 - es + lane;
+    const int16 m1 = lane < es && k1 >= 0 && k1 < ww && (int16)(y1 >= 0 && y1 < hh);
+    const int16 m2 = lane >= es && k2 >= 0 && k2 < ww && (int16)(y2 >= 0 && y2 < hh);
+    float16 v = (float16)0.0f;
+    *done = 1;
+    if (any(m1)) {
+        if (o1 >= 0 && (uint)o1 + 16 <= total)
+            v = select(v, vload16(0, src + o1), m1);
+        else
+            *done = 0;
+    }
+    if (*done && any(m2)) {
+        if (o2 >= 0 && (uint)o2 + 16 <= total)
+            v = select(v, vload16(0, src + o2), m2);
+        else
+            *done = 0;
+    }
+    return v;
+}
+#endif
 #endif
 
 /* One tile of C for a conv product, as ct_gemm_tile. a: w (forward,
@@ -406,31 +470,12 @@ inline void ct_conv_tile(const int mode, const int WM, const int WN, const int R
      * same image and row, stride 1 (forward: unit stride_w; the input
      * gradient's pixels always are) */
     for (int i = lid; i < TN / CT_GEMM_VN; i += WG) {
-        const int4 a = ct_conv_col_info(mode, n0 + i * CT_GEMM_VN, n, g);
-        const int4 z = ct_conv_col_info(mode, n0 + i * CT_GEMM_VN + CT_GEMM_VN - 1, n, g);
-        int f = mode != CT_CONV_DW && ct_conv_run(a, z);
-#if CT_GEMM_VN == 16
-        if (mode != CT_CONV_DW && !f && a.w >= 0 && z.w >= 0) {
-            /* rows narrower than a vector: lanes [0, e) in a's row, [e, VN)
-             * in z's, each run consecutive: flag 2 + e */
-            int e = 1;
-            int4 b = a;
-            for (; e < CT_GEMM_VN; e++) {
-                b = ct_conv_col_info(mode, n0 + i * CT_GEMM_VN + e, n, g);
-                if (b.y != a.y)
-                    break;
-            }
-            const int4 l = ct_conv_col_info(mode, n0 + i * CT_GEMM_VN + e - 1, n, g);
-            if (e < CT_GEMM_VN && l.w - a.w == e - 1 && l.z - a.z == e - 1 && z.y == b.y &&
-                z.w - b.w == CT_GEMM_VN - 1 - e && z.z - b.z == CT_GEMM_VN - 1 - e)
-                f = 2 + e;
-        }
-#endif
+        int f = mode != CT_CONV_DW ? ct_conv_runs(mode == CT_CONV_DX, n0 + i * CT_GEMM_VN, n, g) : 0;
         gflag[i] = f;
     }
     /* the weights' steps: whether a step's TK pixels are consecutive */
     if (mode == CT_CONV_DW && lid == 0)
-        sflag[0] = ct_conv_run(ct_conv_pix(k0, k1, g), ct_conv_pix(k0 + CT_GEMM_VN - 1, k1, g));
+        sflag[0] = ct_conv_runs(0, k0, k1, g);
 #endif
     for (int i = lid; i < TK; i += WG)
         stab[i] = ct_conv_step_info(mode, k0 + i, k1, g);
@@ -444,8 +489,7 @@ inline void ct_conv_tile(const int mode, const int WM, const int WN, const int R
             stab[(s ^ 1) * TK + i] = ct_conv_step_info(mode, kt + TK + i, k1, g);
 #if CT_DEVICE_IS_CPU && !defined(CT_GEMM_GPU_TILES)
         if (mode == CT_CONV_DW && lid == 0)
-            sflag[s ^ 1] = ct_conv_run(ct_conv_pix(kt + TK, k1, g),
-                                       ct_conv_pix(kt + TK + CT_GEMM_VN - 1, k1, g));
+            sflag[s ^ 1] = ct_conv_runs(0, kt + TK, k1, g);
 #endif
         /* A's tile (r, p): neighbouring work-items along p, which is
          * contiguous in w (forward, input: taps) and in dy (weights: pixels) */
@@ -481,31 +525,8 @@ inline void ct_conv_tile(const int mode, const int WM, const int WN, const int R
 #if CT_GEMM_VN == 16
                 if (f >= 2) {
                     /* two rows' runs, each a masked vector load, merged */
-                    const int es = f - 2, fw = mode == CT_CONV_FWD;
-                    const int4 c1 = ctab[g0 + es];
-                    const int hh = fw ? g.s2 : g.sd, ww = fw ? g.s3 : g.se;
-                    const int y1 = fw ? c0.y + t.y : c0.y - t.y, x1 = fw ? c0.z + t.z : c0.z - t.z;
-                    const int y2 = fw ? c1.y + t.y : c1.y - t.y, x2 = fw ? c1.z + t.z : c1.z - t.z;
-                    const int o1 = fw ? c0.x + t.x : c0.x + t.x + y1 * ww + x1;
-                    const int o2 = (fw ? c1.x + t.x : c1.x + t.x + y2 * ww + x2) - es;
-                    const int16 lane = (int16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-                    const int16 k1 = x1 + lane, k2 = x2 - es + lane;
-                    const int16 m1 = lane < es && k1 >= 0 && k1 < ww && (int16)(y1 >= 0 && y1 < hh);
-                    const int16 m2 = lane >= es && k2 >= 0 && k2 < ww && (int16)(y2 >= 0 && y2 < hh);
-                    float16 v = (float16)0.0f;
-                    done = 1;
-                    if (any(m1)) {
-                        if (o1 >= 0 && (uint)o1 + 16 <= total)
-                            v = select(v, vload16(0, b + o1), m1);
-                        else
-                            done = 0;
-                    }
-                    if (done && any(m2)) {
-                        if (o2 >= 0 && (uint)o2 + 16 <= total)
-                            v = select(v, vload16(0, b + o2), m2);
-                        else
-                            done = 0;
-                    }
+                    const float16 v = ct_conv_vload2(b, f - 2, c0, ctab[g0 + f - 2], t,
+                                                     mode == CT_CONV_FWD, g, total, &done);
                     if (done)
                         vstore16(v, 0, dst);
                 }
@@ -529,11 +550,18 @@ inline void ct_conv_tile(const int mode, const int WM, const int WN, const int R
         } else if (CT_GEMM_TK == CT_GEMM_VN && sflag[s]) {
             const uint total = (uint)(g.s0 * g.s1 * g.s2 * g.s3);
             const int4 p0 = st[0];
+            const int f = sflag[s];
             for (int col = lid; col < TN; col += WG) {
                 const int4 t = ctab[col];
                 const int y = p0.y + t.y, x0 = p0.z + t.z;
                 ct_gvec v = (ct_gvec)0.0f;
-                int done = y < 0 || y >= g.s2 || x0 >= g.s3 || x0 + CT_GEMM_VN <= 0 ||
+                int done = 0;
+#if CT_GEMM_VN == 16
+                if (f >= 2)
+                    v = ct_conv_vload2(b, f - 2, p0, st[f - 2], t, 1, g, total, &done);
+                else
+#endif
+                    done = y < 0 || y >= g.s2 || x0 >= g.s3 || x0 + CT_GEMM_VN <= 0 ||
                            ct_conv_vload(b, p0.x + t.x, x0, g.s3, total, &v);
                 if (done) {
                     float tmp[CT_GEMM_VN];
