@@ -89,6 +89,29 @@
 #define ct_gvstore CT_GEMM_CAT(vstore, CT_GEMM_VN)
 #define CT_GEMM_RN (CT_GEMM_RNV * CT_GEMM_VN)
 
+/* The products of one step of TK along k: each work-item's RM rows (ty +
+ * WM i) by RNV vectors of columns ((tx + WN j) VN) of the local tiles as
+ * (TK, TM + 1) and bs (TK, TN + 1) added into its sums acc */
+inline void ct_gemm_fma_tile(ct_gvec acc[CT_GEMM_RM][CT_GEMM_RNV], __local const float *as,
+                             __local const float *bs, const int TM, const int TN, const int WM,
+                             const int WN, const int RNV, const int tx, const int ty)
+{
+#pragma unroll
+    for (int p = 0; p < CT_GEMM_TK; p++) {
+        ct_gvec bv[CT_GEMM_RNV];
+#pragma unroll
+        for (int j = 0; j < RNV; j++)
+            bv[j] = ct_gvload(0, bs + p * (TN + 1) + (tx + WN * j) * CT_GEMM_VN);
+#pragma unroll
+        for (int i = 0; i < CT_GEMM_RM; i++) {
+            const ct_gvec av = (ct_gvec)as[p * (TM + 1) + ty + WM * i];
+#pragma unroll
+            for (int j = 0; j < RNV; j++)
+                acc[i][j] = fma(av, bv[j], acc[i][j]);
+        }
+    }
+}
+
 /* A's local tile is as (TK, TM + 1), B's bs (TK, TN + 1). The product of
  * one tile of C over k in [k0, k1) (the work-group's slice z), written to
  * c[c_off + z * c_stride + row * ldc + col]. Work-item (tx, ty) holds rows
@@ -139,20 +162,7 @@ inline void ct_gemm_tile(const int ta, const int tb, const int WM, const int WN,
             bs[p * (TN + 1) + col] = v;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-#pragma unroll
-        for (int p = 0; p < CT_GEMM_TK; p++) {
-            ct_gvec bv[CT_GEMM_RNV];
-#pragma unroll
-            for (int j = 0; j < CT_GEMM_RNV; j++)
-                bv[j] = ct_gvload(0, bs + p * (TN + 1) + (tx + WN * j) * CT_GEMM_VN);
-#pragma unroll
-            for (int i = 0; i < CT_GEMM_RM; i++) {
-                const ct_gvec av = (ct_gvec)as[p * (TM + 1) + ty + WM * i];
-#pragma unroll
-                for (int j = 0; j < CT_GEMM_RNV; j++)
-                    acc[i][j] = fma(av, bv[j], acc[i][j]);
-            }
-        }
+        ct_gemm_fma_tile(acc, as, bs, TM, TN, WM, WN, CT_GEMM_RNV, tx, ty);
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 
@@ -590,20 +600,7 @@ inline void ct_conv_tile(const int mode, const int WM, const int WN, const int R
             bs[p * (TN + 1) + col] = v;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-#pragma unroll
-        for (int p = 0; p < CT_GEMM_TK; p++) {
-            ct_gvec bv[CT_GEMM_RNV];
-#pragma unroll
-            for (int j = 0; j < RNV; j++)
-                bv[j] = ct_gvload(0, bs + p * (TN + 1) + (tx + WN * j) * CT_GEMM_VN);
-#pragma unroll
-            for (int i = 0; i < CT_GEMM_RM; i++) {
-                const ct_gvec av = (ct_gvec)as[p * (TM + 1) + ty + WM * i];
-#pragma unroll
-                for (int j = 0; j < RNV; j++)
-                    acc[i][j] = fma(av, bv[j], acc[i][j]);
-            }
-        }
+        ct_gemm_fma_tile(acc, as, bs, TM, TN, WM, WN, RNV, tx, ty);
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 

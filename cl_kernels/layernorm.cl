@@ -93,6 +93,22 @@ __kernel void ln_fwd_rows_f32(__global float *y, ulong y_off, __global float *me
     rstd[rstd_off + r] = is;
 }
 
+/* Stage two of the parameters' sums for column f: dw[f] += the S slices'
+ * sums of dy xhat, db[f] += those of dy, in slice order. part: (2, S, F) */
+inline void ln_params_final(__global float *dw, __global float *db, __global const float *part,
+                            uint f, uint F, uint S)
+{
+    __global const float *p = part + f;
+    ulong sb_off = (ulong)S * F;
+    float sw = 0.0f, sb = 0.0f;
+    for (uint s = 0; s < S; s++) {
+        sw += p[(ulong)s * F];
+        sb += p[sb_off + (ulong)s * F];
+    }
+    dw[f] += sw;
+    db[f] += sb;
+}
+
 /*
  * dx (R, F) from dy (R, F), x (R, F), w (F) and the saved mean, rstd (R):
  * with g = dy w and xhat = (x - mean) rstd,
@@ -111,17 +127,8 @@ __kernel void ln_bwd_f32(__global float *dx, ulong dx_off, __global const float 
     /* the parameters' stage two (ln_bwd_params_final_f32's sums, in its
      * order), folded in here where S > 0: a work-item per column, the
      * partials complete before this launch */
-    for (uint f = r * wg + lid; f < F && S; f += get_num_groups(0) * wg) {
-        __global const float *p = part + part_off + f;
-        ulong sb_off = (ulong)S * F;
-        float sw = 0.0f, sb = 0.0f;
-        for (uint s = 0; s < S; s++) {
-            sw += p[(ulong)s * F];
-            sb += p[sb_off + (ulong)s * F];
-        }
-        dw[dw_off + f] += sw;
-        db[db_off + f] += sb;
-    }
+    for (uint f = r * wg + lid; f < F && S; f += get_num_groups(0) * wg)
+        ln_params_final(dw + dw_off, db + db_off, part + part_off, f, F, S);
     ulong row = (ulong)r * F;
     float mu = mean[mean_off + r], is = rstd[rstd_off + r];
     float sg = 0.0f, sgx = 0.0f;
@@ -231,15 +238,6 @@ __kernel void ln_bwd_params_final_f32(__global float *dw, ulong dw_off, __global
                                       uint F, uint S)
 {
     uint f = get_global_id(0);
-    if (f >= F)
-        return;
-    __global const float *p = part + part_off + f;
-    ulong sb_off = (ulong)S * F;
-    float sw = 0.0f, sb = 0.0f;
-    for (uint s = 0; s < S; s++) {
-        sw += p[(ulong)s * F];
-        sb += p[sb_off + (ulong)s * F];
-    }
-    dw[dw_off + f] += sw;
-    db[db_off + f] += sb;
+    if (f < F)
+        ln_params_final(dw + dw_off, db + db_off, part + part_off, f, F, S);
 }

@@ -151,6 +151,26 @@ static int kernel_for(ct_context *ctx, ct_gemm_cl_tiles t, int tc, tiles_info *t
     return ct_gemm_cl_kernel(ctx, kernel_names[t][tc], t, ti, e);
 }
 
+/* The kernel for *tiles and transposition case tc, or the small tiles'
+ * where the device cannot launch the big ones' work-groups (*tiles says
+ * which); an error where it can launch neither. */
+static int launchable(ct_context *ctx, ct_gemm_cl_tiles *tiles, int tc, tiles_info *ti, const char **name)
+{
+    ct_kernel_entry *e;
+    int st = kernel_for(ctx, *tiles, tc, ti, &e);
+    if (!st && e->max_wg < ti->wm * ti->wn && *tiles == CT_GEMM_CL_BIG) {
+        *tiles = CT_GEMM_CL_SMALL;
+        st = kernel_for(ctx, *tiles, tc, ti, &e);
+    }
+    if (st)
+        return st;
+    *name = kernel_names[*tiles][tc];
+    if (e->max_wg < ti->wm * ti->wn)
+        return ct_fail(ctx, CT_ERR_UNSUPPORTED, "ct_gemm_cl: %s needs work-groups of %zu on %s, "
+                       "which allows %zu", *name, ti->wm * ti->wn, ctx->dev.name, e->max_wg);
+    return CT_OK;
+}
+
 /* The split-K workspace: one buffer per context, grown on demand, released
  * with the context (an extension slot, cl/runtime.h). */
 static const ct_ext_kind workspace_kind = { "GEMM split-K workspace", ct_scratch_release };
@@ -199,20 +219,13 @@ int ct_gemm_cl_run_epi(ct_context *ctx, ct_gemm_cl_plan plan, const ct_gemm_cl_e
     CT_VALIDATE(ctx, a && b && c && (plan.tiles == CT_GEMM_CL_BIG || plan.tiles == CT_GEMM_CL_SMALL));
     int t = (trans_a ? 2 : 0) + (trans_b ? 1 : 0);
     tiles_info ti;
-    ct_kernel_entry *e;
-    int st = kernel_for(ctx, plan.tiles, t, &ti, &e);
+    const char *name;
+    ct_gemm_cl_tiles asked = plan.tiles;
+    int st = launchable(ctx, &plan.tiles, t, &ti, &name);
     if (st)
         return st;
-    if (e->max_wg < ti.wm * ti.wn && plan.tiles == CT_GEMM_CL_BIG) {
-        /* a device that allows fewer work-items per group */
-        plan = (ct_gemm_cl_plan){ CT_GEMM_CL_SMALL, splits_for(ctx, CT_GEMM_CL_SMALL, m, n, k) };
-        if ((st = kernel_for(ctx, plan.tiles, t, &ti, &e)))
-            return st;
-    }
-    const char *name = kernel_names[plan.tiles][t];
-    if (e->max_wg < ti.wm * ti.wn)
-        return ct_fail(ctx, CT_ERR_UNSUPPORTED, "ct_gemm_cl: %s needs work-groups of %zu on %s, "
-                       "which allows %zu", name, ti.wm * ti.wn, ctx->dev.name, e->max_wg);
+    if (plan.tiles != asked)
+        plan.splits = splits_for(ctx, plan.tiles, m, n, k);
     size_t s = plan.splits ? plan.splits : 1;
     size_t kc = slice_depth(k, ti.tk, &s);
 
@@ -269,19 +282,10 @@ int ct_gemm_cl_batched(ct_context *ctx, int trans_a, int trans_b, size_t m, size
     ct_gemm_cl_plan plan = ct_gemm_cl_plan_for(ctx, m, n, k, trans_a, trans_b);
     int t = (trans_a ? 2 : 0) + (trans_b ? 1 : 0);
     tiles_info ti;
-    ct_kernel_entry *e;
-    int st = kernel_for(ctx, plan.tiles, t, &ti, &e);
+    const char *name;
+    int st = launchable(ctx, &plan.tiles, t, &ti, &name);
     if (st)
         return st;
-    if (e->max_wg < ti.wm * ti.wn && plan.tiles == CT_GEMM_CL_BIG) {
-        plan.tiles = CT_GEMM_CL_SMALL;
-        if ((st = kernel_for(ctx, plan.tiles, t, &ti, &e)))
-            return st;
-    }
-    const char *name = kernel_names[plan.tiles][t];
-    if (e->max_wg < ti.wm * ti.wn)
-        return ct_fail(ctx, CT_ERR_UNSUPPORTED, "ct_gemm_cl: %s needs work-groups of %zu on %s, "
-                       "which allows %zu", name, ti.wm * ti.wn, ctx->dev.name, e->max_wg);
     cl_ulong ao = a_off, bo = b_off, co = c_off, stride = 0, bias_off = 0;
     cl_ulong s[6] = { as[0], as[1], bs[0], bs[1], cs[0], cs[1] };
     cl_uint la = (cl_uint)lda, lb = (cl_uint)ldb, lc = (cl_uint)ldc, mm = (cl_uint)m,
