@@ -3,9 +3,12 @@
  * class (CLBlast, work-group kernels), timed side by side at the conv
  * shapes of the zoo networks, each checked against the first:
  *
- *   current   ct_conv2d_forward: im2col of a chunk of nb images into the
- *             workspace (K, nb P), one CLBlast SGEMM (c_out, nb P, K) into
- *             the workspace, a scatter (with the bias) into NCHW
+ *   current   ct_conv2d_forward: on the GPU class the implicit GEMM
+ *             (src/ops/conv_igemm.c: one kernel reading NCHW in place, the
+ *             bias in its epilogue; where the device keeps im2col, or with
+ *             CLTRAIN_CONV=im2col: im2col of a chunk of nb images into the
+ *             workspace (K, nb P), one SGEMM (c_out, nb P, K) into the
+ *             workspace, a scatter (with the bias) into NCHW)
  *   convgemm  CLBlastSconvgemm: one CLBlast kernel reading the image
  *             through im2col indices (an implicit GEMM; CLBlast 1.5's
  *             single-kernel method, no column matrix), NCHW out, then the
@@ -38,6 +41,7 @@
 #include <string.h>
 
 #include "ops/conv.h"
+#include "ops/conv_igemm.h"
 #include "ops/dense.h"
 #include "ops/ops.h"
 
@@ -108,8 +112,9 @@ static int im2col(ct_context *ctx, const geom *g, ct_buf col, ct_buf x, int cnt)
     const ct_conv2d_desc *d = &g->d;
     cl_int a[14] = { cnt, d->c_in, d->h, d->w, d->kh, d->kw, d->stride_h, d->stride_w,
                      d->pad_h, d->pad_w, d->dil_h, d->dil_w, g->oh, g->ow };
-    size_t gl[1] = { g->K * (size_t)cnt * (size_t)g->oh };
-    return CT_RUN(ctx, CT_PROG_conv, "conv_im2col_f32", 1, gl, NULL, CT_BUF(col), CT_BUF(x),
+    /* its 2-D range: the output column ox, then the column matrix's row (k, i, oy) */
+    size_t gl[2] = { (size_t)g->ow, g->K * (size_t)cnt * (size_t)g->oh };
+    return CT_RUN(ctx, CT_PROG_conv, "conv_im2col_f32", 2, gl, NULL, CT_BUF(col), CT_BUF(x),
                   CT_ARG(a[0]), CT_ARG(a[1]), CT_ARG(a[2]), CT_ARG(a[3]), CT_ARG(a[4]),
                   CT_ARG(a[5]), CT_ARG(a[6]), CT_ARG(a[7]), CT_ARG(a[8]), CT_ARG(a[9]),
                   CT_ARG(a[10]), CT_ARG(a[11]), CT_ARG(a[12]), CT_ARG(a[13]));
@@ -251,7 +256,8 @@ static int bench_shape(ct_context *ctx, const shape *s, int batch, int reps, int
     double N = d->n, K = (double)g.K, P = (double)g.P, co = d->c_out, gflop = 2 * co * K * P * N * 1e-9;
     /* bytes an ideal kernel moves to and from memory: every tensor once */
     double in = N * (double)g.in_img, out = N * co * P, cols = N * K * P, bias = s->bias ? 2 * out : 0;
-    double mb[NVAR] = { 4e-6 * (in + 2 * cols + 3 * out), 4e-6 * (in + out + bias),
+    int implicit = ct_conv2d_igemm_ok(ctx, d);
+    double mb[NVAR] = { 4e-6 * (implicit ? in + out : in + 2 * cols + 3 * out), 4e-6 * (in + out + bias),
                         4e-6 * (g.identity ? in + out + bias : in + 2 * cols + out + bias) };
     double wsmb[NVAR] = { 4e-6 * (double)g.ws_cur, 0, 4e-6 * (double)g.ws_bat };
     printf("%s (%s): N=%d C=%d->%d %dx%d k%dx%d s%d p%d -> %dx%d, K=%zu P=%zu, %.3f GFLOP, "
