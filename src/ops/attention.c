@@ -156,25 +156,13 @@ static int fused(ct_context *ctx, int pass, const ct_attention_desc *d, size_t L
 
 /* The N*H products C_nh (m, n, ldc) = alpha op(A_nh) op(B_nh) of the heads
  * in one ct_gemm_batched2: A_nh at a + n*as_n + h*as_h, likewise B and C */
-typedef struct heads {
-    size_t N, H;
-} heads;
-
-static int mm_heads(ct_context *ctx, const heads *hd, int ta, int tb, size_t m, size_t n, size_t k, float alpha,
-                    ct_buf a, size_t an, size_t ah, size_t lda, ct_buf b, size_t bn, size_t bh, size_t ldb,
-                    ct_buf c, size_t cn, size_t ch, size_t ldc)
+static int mm_heads(ct_context *ctx, const ct_attention_desc *d, int ta, int tb, size_t m, size_t n, size_t k,
+                    float alpha, ct_buf a, size_t an, size_t ah, size_t lda, ct_buf b, size_t bn, size_t bh,
+                    size_t ldb, ct_buf c, size_t cn, size_t ch, size_t ldc)
 {
     size_t as[2] = { an, ah }, bs[2] = { bn, bh }, cs[2] = { cn, ch };
     return ct_gemm_batched2(ctx, ta, tb, m, n, k, alpha, a.mem, a.off, lda, as, b.mem, b.off, ldb, bs, 0.0f,
-                            c.mem, c.off, ldc, cs, hd->N, hd->H);
-}
-
-static int heads_init(ct_context *ctx, heads *hd, const ct_attention_desc *d)
-{
-    (void)ctx;
-    hd->N = (size_t)d->N;
-    hd->H = (size_t)d->H;
-    return CT_OK;
+                            c.mem, c.off, ldc, cs, d->N, d->H);
 }
 
 int ct_attention_forward(ct_context *ctx, const ct_attention_desc *d, ct_buf y, ct_buf saved,
@@ -198,20 +186,15 @@ int ct_attention_forward(ct_context *ctx, const ct_attention_desc *d, ct_buf y, 
         return st;
     if (L) {
         /* scores, softmax and context in one pass */
-        if ((st = fused(ctx, 0, d, L, o, o, p, o, qkv)))
-            return st;
-        return ct_dense_forward(ctx, y, o, pw.w_out, pw.b_out, (int)(T * N), (int)E, (int)E);
-    }
-    heads hd;
-    if ((st = heads_init(ctx, &hd, d)))
-        return st;
-    /* S_nh (T, T) = q_nh k_nh^T / sqrt(D); q_nh, k_nh (T, D) with row stride 3 N E */
-    if (!(st = mm_heads(ctx, &hd, 0, 1, T, T, D, scale, qkv, 3 * E, D, 3 * N * E, ct_buf_at(qkv, E), 3 * E, D,
-                        3 * N * E, p, H * TT, TT, T)) &&
-        !(st = softmax(ctx, 0, d, p, (ct_buf){ NULL, 0 })))
+        st = fused(ctx, 0, d, L, o, o, p, o, qkv);
+    } else if (/* S_nh (T, T) = q_nh k_nh^T / sqrt(D); q_nh, k_nh (T, D) with row stride 3 N E */
+               !(st = mm_heads(ctx, d, 0, 1, T, T, D, scale, qkv, 3 * E, D, 3 * N * E, ct_buf_at(qkv, E),
+                               3 * E, D, 3 * N * E, p, H * TT, TT, T)) &&
+               !(st = softmax(ctx, 0, d, p, (ct_buf){ NULL, 0 }))) {
         /* o_nh (T, D), row stride N E = P_nh (T, T) v_nh (T, D) */
-        st = mm_heads(ctx, &hd, 0, 0, T, D, T, 1.0f, p, H * TT, TT, T, ct_buf_at(qkv, 2 * E), 3 * E, D, 3 * N * E,
+        st = mm_heads(ctx, d, 0, 0, T, D, T, 1.0f, p, H * TT, TT, T, ct_buf_at(qkv, 2 * E), 3 * E, D, 3 * N * E,
                       o, E, D, N * E);
+    }
     if (st)
         return st;
     /* y (T N, E) = o W_out^T + b_out */
@@ -240,25 +223,23 @@ int ct_attention_backward(ct_context *ctx, const ct_attention_desc *d, ct_buf dx
     size_t L;
     if ((st = fused_lanes(ctx, d, &L)))
         return st;
-    heads hd;
-    if ((st = heads_init(ctx, &hd, d)))
-        return st;
     size_t ld3 = 3 * N * E;
     if (L) {
         /* dS and dq from the queries' side, then dk and dv from the keys' */
         if (!(st = fused(ctx, 1, d, L, dqkv, ds, p, dout, qkv)))
             st = fused(ctx, 2, d, L, dqkv, ds, p, dout, qkv);
-    } else if (!(st = mm_heads(ctx, &hd, 0, 1, T, T, D, 1.0f, dout, E, D, N * E, ct_buf_at(qkv, 2 * E), 3 * E, D, ld3,
-                               ds, H * TT, TT, T)) &&
-        /* dP_nh (T, T) = do_nh v_nh^T; dv_nh (T, D) = P_nh^T do_nh */
-        !(st = mm_heads(ctx, &hd, 1, 0, T, D, T, 1.0f, p, H * TT, TT, T, dout, E, D, N * E,
-                        ct_buf_at(dqkv, 2 * E), 3 * E, D, ld3)) &&
-        !(st = softmax(ctx, 1, d, ds, p)) &&
-        /* dq_nh = dS k_nh / sqrt(D); dk_nh = dS^T q_nh / sqrt(D) */
-        !(st = mm_heads(ctx, &hd, 0, 0, T, D, T, scale, ds, H * TT, TT, T, ct_buf_at(qkv, E), 3 * E, D, ld3,
-                        dqkv, 3 * E, D, ld3)))
-        st = mm_heads(ctx, &hd, 1, 0, T, D, T, scale, ds, H * TT, TT, T, qkv, 3 * E, D, ld3,
+    } else if (/* dP_nh (T, T) = do_nh v_nh^T; dv_nh (T, D) = P_nh^T do_nh */
+               !(st = mm_heads(ctx, d, 0, 1, T, T, D, 1.0f, dout, E, D, N * E, ct_buf_at(qkv, 2 * E), 3 * E,
+                               D, ld3, ds, H * TT, TT, T)) &&
+               !(st = mm_heads(ctx, d, 1, 0, T, D, T, 1.0f, p, H * TT, TT, T, dout, E, D, N * E,
+                               ct_buf_at(dqkv, 2 * E), 3 * E, D, ld3)) &&
+               !(st = softmax(ctx, 1, d, ds, p)) &&
+               /* dq_nh = dS k_nh / sqrt(D); dk_nh = dS^T q_nh / sqrt(D) */
+               !(st = mm_heads(ctx, d, 0, 0, T, D, T, scale, ds, H * TT, TT, T, ct_buf_at(qkv, E), 3 * E, D,
+                               ld3, dqkv, 3 * E, D, ld3))) {
+        st = mm_heads(ctx, d, 1, 0, T, D, T, scale, ds, H * TT, TT, T, qkv, 3 * E, D, ld3,
                       ct_buf_at(dqkv, E), 3 * E, D, ld3);
+    }
     if (st)
         return st;
     /* dx = dqkv W_in; dW_in += dqkv^T x; db_in += sums of dqkv, except for

@@ -13,10 +13,10 @@
 
 enum { MODE_FWD, MODE_DX, MODE_DW };
 
-static const char *const kernel_names[3][3] = {
-    { "conv_igemm_big_fwd", "conv_igemm_big_dx", "conv_igemm_big_dw" },
-    { "conv_igemm_small_fwd", "conv_igemm_small_dx", "conv_igemm_small_dw" },
-    { "conv_igemm_narrow_fwd", "conv_igemm_narrow_dx", "conv_igemm_narrow_dw" },
+static const char *const kernel_names[3][3] = { /* by mode, then tiles */
+    { "conv_igemm_big_fwd", "conv_igemm_small_fwd", "conv_igemm_narrow_fwd" },
+    { "conv_igemm_big_dx", "conv_igemm_small_dx", "conv_igemm_narrow_dx" },
+    { "conv_igemm_big_dw", "conv_igemm_small_dw", "conv_igemm_narrow_dw" },
 };
 
 static size_t cdiv(size_t a, size_t b)
@@ -47,23 +47,15 @@ static int product(ct_context *ctx, int mode, const ct_conv2d_desc *d, int oh, i
      * fifth of the small tiles empty (a weight gradient of 9 or 144 taps) */
     ct_gemm_cl_tiles t = m <= 32 ? CT_GEMM_CL_SMALL : CT_GEMM_CL_BIG;
     ct_gemm_cl_tile ti, tn;
-    ct_kernel_entry *e, *en;
-    int st = ct_gemm_cl_kernel(ctx, kernel_names[t][mode], t, &ti, &e);
+    ct_kernel_entry *en;
+    int st = ct_gemm_cl_launchable(ctx, kernel_names[mode], &t, &ti);
     if (!st)
-        st = ct_gemm_cl_kernel(ctx, kernel_names[CT_GEMM_CL_NARROW][mode], CT_GEMM_CL_NARROW, &tn, &en);
+        st = ct_gemm_cl_kernel(ctx, kernel_names[mode][CT_GEMM_CL_NARROW], CT_GEMM_CL_NARROW, &tn, &en);
     if (st)
         return st;
-    if (t == CT_GEMM_CL_SMALL && 4 * cdiv(n, ti.tn) * ti.tn > 5 * cdiv(n, tn.tn) * tn.tn &&
+    if (m <= 32 && 4 * cdiv(n, ti.tn) * ti.tn > 5 * cdiv(n, tn.tn) * tn.tn &&
         en->max_wg >= tn.wm * tn.wn)
-        t = CT_GEMM_CL_NARROW, ti = tn, e = en;
-    if (e->max_wg < ti.wm * ti.wn && t == CT_GEMM_CL_BIG) {
-        t = CT_GEMM_CL_SMALL;
-        if ((st = ct_gemm_cl_kernel(ctx, kernel_names[t][mode], t, &ti, &e)))
-            return st;
-    }
-    if (e->max_wg < ti.wm * ti.wn)
-        return ct_fail(ctx, CT_ERR_UNSUPPORTED, "conv2d: %s needs work-groups of %zu on %s, which "
-                       "allows %zu", kernel_names[t][mode], ti.wm * ti.wn, ctx->dev.name, e->max_wg);
+        t = CT_GEMM_CL_NARROW, ti = tn;
     size_t s = mode == MODE_DW ? ct_gemm_cl_slices(ctx, t, m, n, k) : 1;
     size_t kc = ct_gemm_cl_slice_depth(k, ti.tk, &s);
     cl_mem out = c.mem;
@@ -91,7 +83,7 @@ static int product(ct_context *ctx, int mode, const ct_conv2d_desc *d, int oh, i
     ctx->lrec.mute++;
     ct_launch_bytes(ctx, (rd + (beta != 0.0f ? m * n : 0)) * sizeof(float),
                     (s > 1 ? s * m * n : wr) * sizeof(float));
-    st = CT_RUN(ctx, CT_PROG_gemm, kernel_names[t][mode], 3, global, local, CT_ARG(a.mem),
+    st = CT_RUN(ctx, CT_PROG_gemm, kernel_names[mode][t], 3, global, local, CT_ARG(a.mem),
                 CT_ARG(ao), CT_ARG(b.mem), CT_ARG(bo), CT_ARG(out), CT_ARG(out_off),
                 CT_ARG(stride), CT_ARG(ldc), CT_ARG(mm), CT_ARG(nn), CT_ARG(kk), CT_ARG(kcc),
                 CT_ARG(beta), CT_ARG(bm), CT_ARG(bias_off), CT_ARG(has_bias), CT_ARG(g));

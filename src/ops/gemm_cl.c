@@ -144,31 +144,31 @@ int ct_gemm_cl_kernel(ct_context *ctx, const char *name, ct_gemm_cl_tiles t, ct_
                    "disagree", name, wg[0], wg[1]);
 }
 
-/* The kernel of tiles t and transposition case tc */
-static int kernel_for(ct_context *ctx, ct_gemm_cl_tiles t, int tc, tiles_info *ti,
-                      ct_kernel_entry **e)
-{
-    return ct_gemm_cl_kernel(ctx, kernel_names[t][tc], t, ti, e);
-}
-
-/* The kernel for *tiles and transposition case tc, or the small tiles'
- * where the device cannot launch the big ones' work-groups (*tiles says
- * which); an error where it can launch neither. */
-static int launchable(ct_context *ctx, ct_gemm_cl_tiles *tiles, int tc, tiles_info *ti, const char **name)
+int ct_gemm_cl_launchable(ct_context *ctx, const char *const names[], ct_gemm_cl_tiles *tiles,
+                          ct_gemm_cl_tile *ti)
 {
     ct_kernel_entry *e;
-    int st = kernel_for(ctx, *tiles, tc, ti, &e);
+    int st = ct_gemm_cl_kernel(ctx, names[*tiles], *tiles, ti, &e);
     if (!st && e->max_wg < ti->wm * ti->wn && *tiles == CT_GEMM_CL_BIG) {
+        /* a device that allows fewer work-items per group */
         *tiles = CT_GEMM_CL_SMALL;
-        st = kernel_for(ctx, *tiles, tc, ti, &e);
+        st = ct_gemm_cl_kernel(ctx, names[*tiles], *tiles, ti, &e);
     }
     if (st)
         return st;
-    *name = kernel_names[*tiles][tc];
     if (e->max_wg < ti->wm * ti->wn)
         return ct_fail(ctx, CT_ERR_UNSUPPORTED, "ct_gemm_cl: %s needs work-groups of %zu on %s, "
-                       "which allows %zu", *name, ti->wm * ti->wn, ctx->dev.name, e->max_wg);
+                       "which allows %zu", names[*tiles], ti->wm * ti->wn, ctx->dev.name, e->max_wg);
     return CT_OK;
+}
+
+/* ct_gemm_cl_launchable for the SGEMM of transposition case tc, its name in *name */
+static int launchable(ct_context *ctx, ct_gemm_cl_tiles *tiles, int tc, tiles_info *ti, const char **name)
+{
+    const char *const names[2] = { kernel_names[0][tc], kernel_names[1][tc] };
+    int st = ct_gemm_cl_launchable(ctx, names, tiles, ti);
+    *name = kernel_names[*tiles][tc];
+    return st;
 }
 
 /* The split-K workspace: one buffer per context, grown on demand, released

@@ -130,6 +130,11 @@ int ct_gemm_cl_batched(ct_context *ctx, int trans_a, int trans_b, size_t m, size
  * act(alpha sum of the s slices (s, m, n) in ws + beta C + bias). */
 int ct_gemm_cl_kernel(ct_context *ctx, const char *name, ct_gemm_cl_tiles t, ct_gemm_cl_tile *ti,
                       ct_kernel_entry **e);
+/* The kernel names[*tiles] checked against its tiles and the device's
+ * work-group limit, in *ti; big tiles the device cannot launch fall back to
+ * small ones (*tiles says which); an error where neither launches. */
+int ct_gemm_cl_launchable(ct_context *ctx, const char *const names[], ct_gemm_cl_tiles *tiles,
+                          ct_gemm_cl_tile *ti);
 size_t ct_gemm_cl_slices(const ct_context *ctx, ct_gemm_cl_tiles t, size_t m, size_t n, size_t k);
 size_t ct_gemm_cl_slice_depth(size_t k, size_t tk, size_t *splits);
 int ct_gemm_cl_workspace(ct_context *ctx, size_t floats, cl_mem *out);
