@@ -3,7 +3,8 @@
 # x86-64 Linux machine with no packages installed (a GPU machine), made from
 # a meson build here:
 #
-#   OUTDIR/bin/cltrain            the CLI (and bench_conv_gpu when built)
+#   OUTDIR/bin/cltrain            the CLI (and checkcl and bench_conv_gpu
+#                                 when built)
 #   OUTDIR/lib/                   every shared library they load except
 #                                 glibc's own: libcltrain, the OpenCL ICD
 #                                 loader, CLBlast, OpenBLAS, zlib, cJSON, ...
@@ -31,7 +32,9 @@ command -v ldd >/dev/null || { echo "gpu_bundle: ldd is needed" >&2; exit 1; }
 
 mkdir -p "$out/bin" "$out/lib"
 bins=("$cltrain")
-[ -x "$build/tests/bench_conv_gpu" ] && bins+=("$build/tests/bench_conv_gpu")
+for t in checkcl bench_conv_gpu; do
+    [ -x "$build/tests/$t" ] && bins+=("$build/tests/$t")
+done
 
 # every library each binary loads, under the name the loader asks for; glibc
 # (and the dynamic loader) stay the target's own

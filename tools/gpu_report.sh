@@ -16,7 +16,9 @@
 #      device, on the CPU device instead (the report says so at the top);
 #   3. when python3 has a PyTorch that sees a GPU (CUDA or ROCm), times the
 #      same seven networks there with TF32 off (bench_peer.py --device cuda);
-#   4. runs bench_conv_gpu (the GPU class's convolution variants) if bundled;
+#   4. runs checkcl (every op against its host reference on random shapes,
+#      finite-difference gradients included) and bench_conv_gpu (the GPU
+#      class's convolution variants) if bundled;
 #   5. writes the report, and every command's output beside it.
 #
 # Nothing is fatal: a missing driver, device, dataset or PyTorch, or a
@@ -50,12 +52,14 @@ if [ -x "$src/bin/cltrain" ]; then # a bundle
     cltrain=$src/bin/cltrain
     libdir=$src/lib
     convbench=$src/bin/bench_conv_gpu
+    checkcl=$src/bin/checkcl
     peer=$src/bench_peer.py
     data=${FASHION_MNIST_DIR:-$src/data/fashion-mnist}
 elif [ -x "$src/tools/cltrain" ]; then # a meson build directory
     cltrain=$src/tools/cltrain
     libdir=
     convbench=$src/tests/bench_conv_gpu
+    checkcl=$src/tests/checkcl
     peer=$here/bench_peer.py
     data=${FASHION_MNIST_DIR:-/usr/share/datasets/fashion-mnist}
 else
@@ -270,6 +274,9 @@ if [ -n "$dev" ]; then
             --no-progress --out "$logs/cnn.safetensors" --log "$logs/train.jsonl" "${limit[@]}"
         train_wall=$(($(date +%s) - t0))
     fi
+    if [ -x "$checkcl" ]; then
+        run checkcl "$checkcl" --device "$dev"
+    fi
     if [ -x "$convbench" ]; then
         # shellcheck disable=SC2086 # CONV_ARGS is a list of words
         run conv-gpu "$convbench" --device "$dev" --reps 5 $CONV_ARGS
@@ -451,6 +458,16 @@ if [ ${#counts[@]} -gt 0 ]; then
     md "What the host asks of the device per step:" ""
     md "| network | kernel launches | blocking calls | kernels | GEMM |" "|---|---|---|---|---|"
     md "${counts[@]}" ""
+fi
+
+if [ -e "$logs/checkcl.rc" ]; then
+    md "## Kernel checks (\`checkcl\`: random shapes, both passes, finite differences)" ""
+    if [ "$(cat "$logs/checkcl.rc")" = 0 ]; then
+        md "**passed**: $(tail -n1 "$logs/checkcl.out") ($(head -n1 "$logs/checkcl.out"))." ""
+    else
+        md "**FAILED** (exit $(cat "$logs/checkcl.rc")):" "" '```'
+        md "$(grep -v '^ok ' "$logs/checkcl.out" | head -n 30)" "$(tail -n 5 "$logs/checkcl.err")" '```' ""
+    fi
 fi
 
 if [ -e "$logs/conv-gpu.rc" ]; then
