@@ -23,6 +23,20 @@ inline int ct_seqpool_real(__global const int *tok, ulong tok_off, uint t, uint 
     return !tok || tok[tok_off + (ulong)t * N + n] != CT_SEQPOOL_PAD;
 }
 
+/* the last real position of sample n, -1 if none. An ascending walk with no
+ * early exit: the descending one (t-- > 0 && found < 0) picked a wrong
+ * position on NVIDIA's OpenCL compiler (driver 580.159.04, H200) */
+inline int ct_seqpool_last(__global const int *tok, ulong tok_off, uint T, uint n, uint N)
+{
+    if (!tok)
+        return (int)T - 1;
+    int last = -1;
+    for (uint t = 0; t < T; t++)
+        if (tok[tok_off + (ulong)t * N + n] != CT_SEQPOOL_PAD)
+            last = (int)t;
+    return last;
+}
+
 /* y (N, F) = pooled x (T, N, F); argmax (N, F) int32 (max only, may be NULL);
  * tokens (T, N) int32 or NULL */
 __kernel void seqpool_fwd_f32(__global float *y, ulong y_off, __global int *argmax, ulong am_off,
@@ -58,9 +72,7 @@ __kernel void seqpool_fwd_f32(__global float *y, ulong y_off, __global int *argm
         if (argmax)
             argmax[am_off + (ulong)n * F + f] = best;
     } else {
-        for (uint t = T; t-- > 0 && best < 0;)
-            if (ct_seqpool_real(tok, tok_off, t, n, N))
-                best = (int)t;
+        best = ct_seqpool_last(tok, tok_off, T, n, N);
         out = best < 0 ? 0.0f : x[at + (uint)best * step];
     }
     y[y_off + (ulong)n * F + f] = out;
@@ -91,9 +103,7 @@ __kernel void seqpool_bwd_f32(__global float *dx, ulong dx_off, __global const f
     if (mode == 1) {
         pick = argmax[am_off + (ulong)n * F + f];
     } else {
-        for (uint t = T; t-- > 0 && pick < 0;)
-            if (ct_seqpool_real(tok, tok_off, t, n, N))
-                pick = (int)t;
+        pick = ct_seqpool_last(tok, tok_off, T, n, N);
     }
     for (uint t = 0; t < T; t++)
         dx[at + t * step] = (int)t == pick ? g : 0.0f;

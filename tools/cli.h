@@ -13,8 +13,11 @@
 /* s as a JSON string on stdout, quotes included. */
 void json_string(const char *s);
 /* A context on the device selector names, its messages logged to stderr;
- * NULL after printing the error. */
-ct_context *open_context(const char *device, int lazy);
+ * NULL after printing the error. flags: OPEN_LAZY (kernels built when
+ * first used), OPEN_PROFILING (a queue that times its commands). */
+#define OPEN_LAZY 1
+#define OPEN_PROFILING 2
+ct_context *open_context(const char *device, int flags);
 
 /* cltrain bench (cli_bench.c). */
 int cmd_bench(const cli_args *a);

@@ -75,7 +75,7 @@ int cmd_bench(const cli_args *a)
         const ct_device_info *di = &devs[picked[d]];
         char sel[32];
         snprintf(sel, sizeof sel, "%u:%u", di->platform_index, di->device_index);
-        ct_context *ctx = open_context(sel, 1);
+        ct_context *ctx = open_context(sel, OPEN_LAZY | (bo.profile ? OPEN_PROFILING : 0));
         if (!ctx) {
             failures++;
             continue;
@@ -124,6 +124,13 @@ int cmd_bench(const cli_args *a)
                                r.bytes_moved, r.bytes_floor, r.unstated_launches);
                         for (int l = 0; l < r.nlaunch_list; l++)
                             print_launch(&r.launch_list[l], l == 0);
+                        printf("], \"kernel_times\": [");
+                        for (int l = 0; l < r.nkernel_times; l++) {
+                            printf("%s{\"name\": ", l ? ", " : "");
+                            json_string(r.kernel_times[l].name);
+                            printf(", \"launches\": %.2f, \"ms\": %.4f}", r.kernel_times[l].launches,
+                                   r.kernel_times[l].ms);
+                        }
                         printf("]");
                     }
                     printf("}");
@@ -177,6 +184,16 @@ int cmd_bench(const cli_args *a)
                         printf("    by type: %-22s x%-4d fwd %9.2f ms  bwd %9.2f ms  %5.1f%%\n",
                                r.layers[l].type, nl, f, b, 100 * (f + b) / (tf + tb));
                 }
+                /* and by kernel, each launch waited for and timed */
+                double tk = 0;
+                for (int l = 0; l < r.nkernel_times; l++)
+                    tk += r.kernel_times[l].ms;
+                for (int l = 0; l < r.nkernel_times && l < 12; l++)
+                    printf("    kernel: %-32s x%-6.0f %9.3f ms  %5.1f%%\n", r.kernel_times[l].name,
+                           r.kernel_times[l].launches, r.kernel_times[l].ms,
+                           tk > 0 ? 100 * r.kernel_times[l].ms / tk : 0.0);
+                if (r.nkernel_times > 12)
+                    printf("    kernel: (%d more)\n", r.nkernel_times - 12);
             }
             if (!st)
                 ct_bench_result_free(&r);

@@ -130,8 +130,8 @@ static const char usage_text[] =
     "                      (default: per shape and device, cltrain's own where it is faster)\n"
     "  CLTRAIN_CONV        auto | im2col (im2col: no direct host convolution in the CPU class,\n"
     "                      no implicit-GEMM convolution in the GPU class)\n"
-    "  CLTRAIN_ATTENTION   unfused: the GPU class's attention as per-head products and\n"
-    "                      softmax passes (default: its fused kernels)\n"
+    "  CLTRAIN_ATTENTION   fused | unfused: the GPU class's attention as fused kernels, or as\n"
+    "                      per-head products and softmax passes (default: fused on CPU devices)\n"
     "  CLTRAIN_HOST_ISA    avx2: no AVX-512 host kernels on a CPU that has it\n"
     "  CLTRAIN_HOST_GEMM   blas: every host matrix product through the host BLAS (default:\n"
     "                      cltrain's AVX-512 SGEMM for the larger ones where the CPU has it)\n"
@@ -443,12 +443,12 @@ static void progress_bar(void *user, const ct_progress *p)
     fflush(stderr);
 }
 
-ct_context *open_context(const char *device, int lazy)
+ct_context *open_context(const char *device, int flags)
 {
     ct_context_options o;
     ct_context_defaults(&o);
     o.device = device;
-    o.lazy_kernels = lazy;
+    o.lazy_kernels = (flags & OPEN_LAZY) != 0, o.profiling = (flags & OPEN_PROFILING) != 0;
     o.log = log_line;
     ct_context *ctx = NULL;
     if (ct_context_create(&o, &ctx)) {
@@ -471,14 +471,14 @@ static size_t open_contexts(const char *selector, ct_context **ctxs, size_t max)
     }
     if (n <= 1) {
         ct_device_list_free(&devs);
-        ctxs[0] = open_context(selector, 1);
+        ctxs[0] = open_context(selector, OPEN_LAZY);
         return ctxs[0] ? 1 : 0;
     }
     size_t got = 0;
     for (; got < n; got++) {
         char sel[32];
         snprintf(sel, sizeof sel, "%u:%u", devs[idx[got]].platform_index, devs[idx[got]].device_index);
-        if (!(ctxs[got] = open_context(sel, 1)))
+        if (!(ctxs[got] = open_context(sel, OPEN_LAZY)))
             break;
     }
     ct_device_list_free(&devs);
@@ -696,7 +696,7 @@ static int cmd_run(const cli_args *a)
     long count = a->count, top = a->top, batch = a->batch;
     if (a->cmd == CLI_TRAIN)
         return cmd_train(a);
-    ct_context *ctx = open_context(a->device, 1);
+    ct_context *ctx = open_context(a->device, OPEN_LAZY);
     if (!ctx)
         return 1;
     int st;

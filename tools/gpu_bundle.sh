@@ -11,6 +11,7 @@
 #   OUTDIR/data/fashion-mnist/    the dataset, when installed here
 #   OUTDIR/gpu_report.sh          the report (run it there: OUTDIR/gpu_report.sh)
 #   OUTDIR/bench_peer.py          the PyTorch side of the seed benchmark
+#   OUTDIR/pytorch_gpt.py         the zoo gpt in PyTorch (bench_peer.py imports it)
 #   OUTDIR/BUNDLE.txt             what was bundled, from where, and the glibc
 #                                 the libraries need at least
 #
@@ -68,7 +69,7 @@ if [ -e "$data/train-images-idx3-ubyte.gz" ] || [ -e "$data/train-images-idx3-ub
     have_data=yes
 fi
 
-cp "$tools/gpu_report.sh" "$tools/bench_peer.py" "$out/"
+cp "$tools/gpu_report.sh" "$tools/bench_peer.py" "$tools/pytorch_gpt.py" "$out/"
 chmod +x "$out/gpu_report.sh"
 
 # the newest GLIBC_x.y any bundled file needs: the target's glibc must be as new

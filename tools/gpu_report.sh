@@ -73,7 +73,7 @@ logs=${OUT%.md}.logs
 mkdir -p "$logs" || exit 1
 rm -f "$logs"/*.out "$logs"/*.err "$logs"/*.rc "$logs"/train.jsonl # a previous run's
 echo "(gpu_report.sh is running; the report is written at its end)" >"$OUT" || exit 1
-MODELS=${MODELS:-fcn-s alexnet-s resnet50 fcn-r alexnet-r resnet56 lstm}
+MODELS=${MODELS:-fcn-s alexnet-s resnet50 fcn-r alexnet-r resnet56 lstm gpt}
 EPOCHS=${EPOCHS:-1}
 LIMIT=${LIMIT:-}
 TIMEOUT=${TIMEOUT:-1800}

@@ -71,7 +71,18 @@ typedef struct ct_bench_result {
     double bytes_moved;
     double bytes_floor;
     int unstated_launches;
+    /* with profile: per kernel (a CLBlast routine as one), its launches
+     * and ms per step, most time first, from steps with every launch
+     * waited for and timed (the queue's event times where it gives them) */
+    struct ct_bench_kernel *kernel_times;
+    int nkernel_times;
 } ct_bench_result;
+
+typedef struct ct_bench_kernel {
+    const char *name;   /* a kernel or CLBlast routine (a static string) */
+    double launches;    /* per step */
+    double ms;          /* per step */
+} ct_bench_kernel;
 
 /* One launch of a profiled step. */
 typedef struct ct_bench_launch {

@@ -135,6 +135,7 @@ int ct_context_create(const ct_context_options *options, ct_context **out)
         goto fail;
     }
 
+    ctx->queue_profiling = options->profiling != 0;
     ctx->transfer = clCreateCommandQueue(ctx->cl, ctx->device, 0, &err);
     if (err != CL_SUCCESS) {
         st = ct_cl_fail(ctx, err, "clCreateCommandQueue (transfers)");
@@ -202,6 +203,7 @@ void ct_context_free(ct_context **pctx)
     }
     free(ctx->kernels);
     free(ctx->lrec.recs);
+    free(ctx->ktime.t);
     if (ctx->ones)
         clReleaseMemObject(ctx->ones);
     if (ctx->gemm_tmp)

@@ -6,6 +6,9 @@
 #include <string.h>
 
 #include "cl/runtime.h"
+#include "core/util.h"
+
+static void ktime_add(struct ct_context *ctx, const char *name, double seconds);
 
 static uint64_t hash_name(int prog, const char *name)
 {
@@ -146,11 +149,71 @@ int ct_run(struct ct_context *ctx, int prog, const char *name, unsigned dims,
         gall *= gsz[d], lall *= lsz[d];
     ct_launch_record(ctx, &(ct_launch_rec){ .kernel = name, .global = gall, .local = lall,
                                             .rd = -1, .wr = -1 });
-    cl_int err = clEnqueueNDRangeKernel(ctx->queue, e->kernel, dims, NULL, gsz, lsz, 0, NULL, NULL);
+    cl_event ev = NULL;
+    double t0 = ctx->ktime.on ? ct_now() : 0;
+    cl_int err = clEnqueueNDRangeKernel(ctx->queue, e->kernel, dims, NULL, gsz, lsz, 0, NULL,
+                                        ctx->ktime.on ? &ev : NULL);
     if (err != CL_SUCCESS)
         return ct_fail(ctx, err, "launching kernel %s (global %zux%zux%zu, local %zux%zux%zu) "
                        "on %s: %s", name, gsz[0], gsz[1], gsz[2], lsz[0], lsz[1], lsz[2],
                        ctx->dev.name, ct_status_str(err));
+    if (ev) {
+        err = clWaitForEvents(1, &ev);
+        cl_ulong a = 0, b = 0;
+        double s = ct_now() - t0;
+        if (err == CL_SUCCESS && ctx->queue_profiling &&
+            clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof a, &a, NULL) == CL_SUCCESS &&
+            clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof b, &b, NULL) == CL_SUCCESS &&
+            b >= a)
+            s = (double)(b - a) * 1e-9;
+        clReleaseEvent(ev);
+        if (err != CL_SUCCESS)
+            return ct_fail(ctx, err, "kernel %s on %s: %s", name, ctx->dev.name, ct_status_str(err));
+        ktime_add(ctx, name, s);
+    }
+    return CT_OK;
+}
+
+/* ---- kernel timing ---- */
+
+static void ktime_add(ct_context *ctx, const char *name, double seconds)
+{
+    for (size_t i = 0; i < ctx->ktime.n; i++)
+        if (!strcmp(ctx->ktime.t[i].name, name)) {
+            ctx->ktime.t[i].launches++;
+            ctx->ktime.t[i].seconds += seconds;
+            return;
+        }
+    if (ctx->ktime.n == ctx->ktime.cap) {
+        size_t cap = ctx->ktime.cap ? 2 * ctx->ktime.cap : 64;
+        ct_kernel_time *p = realloc(ctx->ktime.t, cap * sizeof *p);
+        if (!p)
+            return; /* this kernel goes untimed; the launch went on */
+        ctx->ktime.t = p;
+        ctx->ktime.cap = cap;
+    }
+    ctx->ktime.t[ctx->ktime.n++] = (ct_kernel_time){ name, 1, seconds };
+}
+
+void ct_ktime_start(ct_context *ctx)
+{
+    ctx->ktime.n = 0;
+    ctx->ktime.on = 1;
+}
+
+void ct_ktime_stop(ct_context *ctx)
+{
+    ctx->ktime.on = 0;
+}
+
+int ct_ktime_end(ct_context *ctx, const char *name, double t0)
+{
+    if (!ctx->ktime.on)
+        return CT_OK;
+    cl_int err = clFinish(ctx->queue);
+    if (err != CL_SUCCESS)
+        return ct_cl_fail(ctx, err, name);
+    ktime_add(ctx, name, ct_now() - t0);
     return CT_OK;
 }
 

@@ -57,6 +57,14 @@ typedef struct ct_kernel_entry {
     size_t max_wg;  /* CL_KERNEL_WORK_GROUP_SIZE */
 } ct_kernel_entry;
 
+/* One kernel's time while kernel timing is on (name: a string that
+ * outlives the context, as kernel names and CLBlast routines' are) */
+typedef struct ct_kernel_time {
+    const char *name;
+    uint64_t launches;
+    double seconds;
+} ct_kernel_time;
+
 struct ct_context {
     ct_device_info dev;
     cl_context cl;
@@ -120,6 +128,17 @@ struct ct_context {
         ct_launch_rec *recs;
         size_t n, cap;
     } lrec;
+
+    /* Kernel timing (ct_ktime_start): while on, every launch waits for its
+     * end and adds its time to its name's entry; queue_profiling: the queue
+     * gives event times (CL_QUEUE_PROFILING_ENABLE), else the host clock
+     * times each launch from enqueue to end. */
+    int queue_profiling;
+    struct {
+        int on;
+        ct_kernel_time *t;
+        size_t n, cap;
+    } ktime;
 
     char last_error[CT_ERROR_MAX];
 };
@@ -236,6 +255,13 @@ static inline void ct_launch_layer(struct ct_context *ctx, const char *layer)
 void ct_launch_record(struct ct_context *ctx, const ct_launch_rec *r);
 /* Starts (on = 1: drops earlier records) or stops recording. */
 int ct_launch_recording(struct ct_context *ctx, int on);
+
+/* Kernel timing: start (drops earlier entries) and stop; ct_ktime_end
+ * times a launch made outside ct_run (a CLBlast routine) from t0, the
+ * ct_now() before it was enqueued, to the queue's end. */
+void ct_ktime_start(struct ct_context *ctx);
+void ct_ktime_stop(struct ct_context *ctx);
+int ct_ktime_end(struct ct_context *ctx, const char *name, double t0);
 
 /* Turns an OpenCL error into a context error naming what failed. */
 int ct_cl_fail(struct ct_context *ctx, cl_int err, const char *what);

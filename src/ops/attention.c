@@ -95,15 +95,19 @@ static int softmax(ct_context *ctx, int bwd, const ct_attention_desc *d, ct_buf 
 /* The fused kernels' work-groups (cl_kernels/attention.cl): L lanes per
  * row x QB rows, 64 work-items, or 32 where the device allows no more;
  * 0 when the fused path does not run: the CPU class,
- * CLTRAIN_ATTENTION=unfused, Mesa's llvmpipe (ct_gemm_cl_device_ok: 1.3x
- * slower there than the products), or a head too wide for the queries'
- * block in half the local memory. */
+ * CLTRAIN_ATTENTION=unfused, GPU-type devices unless CLTRAIN_ATTENTION=fused
+ * (an H200 ran the gpt step in 11.3 ms fused against 9.6 ms with the
+ * products: the fused kernels' per-row loops leave its cores idle), Mesa's
+ * llvmpipe (ct_gemm_cl_device_ok: 1.3x slower there than the products), or
+ * a head too wide for the queries' block in half the local memory. */
 #define FUSED_QB 8
 static int fused_lanes(ct_context *ctx, const ct_attention_desc *d, size_t *L)
 {
     *L = 0;
     const char *env = getenv("CLTRAIN_ATTENTION");
-    if (ctx->cls.kernels != CT_KERNELS_GPU || (env && !strcmp(env, "unfused")) || !ct_gemm_cl_device_ok(ctx))
+    int forced = env && !strcmp(env, "fused");
+    if (ctx->cls.kernels != CT_KERNELS_GPU || (env && !strcmp(env, "unfused")) || !ct_gemm_cl_device_ok(ctx) ||
+        (ctx->dev.type != CT_DEVICE_CPU && !forced))
         return CT_OK;
     size_t D = d->E / d->H;
     if ((FUSED_QB * D + FUSED_QB * 8) * sizeof(float) > ctx->dev.local_mem_bytes / 2)

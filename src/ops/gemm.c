@@ -268,11 +268,14 @@ static int device_gemm(ct_context *ctx, int ta, int tb, size_t m, size_t n, size
         goto done;
     ctx->count.launches++;
     gemm_record(ctx, m, n, k, 1, 1, beta, 0);
+    double t0 = ctx->ktime.on ? ct_now() : 0;
     s = CLBlastSgemmWithTempBuffer(CLBlastLayoutColMajor, tr(tb), tr(ta), n, m, k, alpha, ops[1].buf, ops[1].off,
                                    ops[1].ld, ops[0].buf, ops[0].off, ops[0].ld, beta, ops[2].buf, ops[2].off,
                                    ops[2].ld, &q, NULL, tmp);
     if (s != CLBlastSuccess)
         st = clblast_fail(ctx, s, "SGEMM", ta, tb, 1, m, n, k);
+    else
+        st = ct_ktime_end(ctx, "CLBlastSgemm", t0);
 done:
     release_subs(sub);
     return st;
@@ -293,12 +296,15 @@ static int device_strided(ct_context *ctx, int ta, int tb, size_t m, size_t n, s
     cl_command_queue q = ctx->queue;
     ctx->count.launches++;
     gemm_record(ctx, m, n, k, count, 1, beta, 0);
+    double t0 = ctx->ktime.on ? ct_now() : 0;
     CLBlastStatusCode s = CLBlastSgemmStridedBatched(CLBlastLayoutColMajor, tr(tb), tr(ta), n, m, k, alpha,
                                                      ops[1].buf, ops[1].off, ops[1].ld, stride[1], ops[0].buf,
                                                      ops[0].off, ops[0].ld, stride[0], beta, ops[2].buf,
                                                      ops[2].off, ops[2].ld, stride[2], count, &q, NULL);
     if (s != CLBlastSuccess)
         st = clblast_fail(ctx, s, "SGEMM strided batched", ta, tb, count, m, n, k);
+    else
+        st = ct_ktime_end(ctx, "CLBlastSgemmStridedBatched", t0);
 done:
     release_subs(sub);
     return st;

@@ -86,24 +86,62 @@ typedef struct bench_step {
     const int32_t *y; /* (batch) */
     uint64_t seed;
     double *prof;     /* NULL, or seconds of zero-grad [0] and the optimizer [1] */
+    cl_event wrote[2]; /* slot k's upload done */
+    cl_event used[2];  /* the last step that read slot k done */
 } bench_step;
 
-/* One training step on slot step % 2: upload (not blocking: the host copy
- * never changes), zero-grad, forward, backward, SGD, accumulators. */
-static int run_step(const bench_step *b, long step)
+/* Step `step`'s batch into slot step % 2 on the transfer queue, after the
+ * step that last read that slot, as training uploads (src/train/trainer.c):
+ * the next batch crosses the bus while this step computes. */
+static int upload(bench_step *b, long step)
 {
     ct_net *net = b->net;
     ct_context *ctx = net->ctx;
     int k = (int)(step & 1);
+    cl_command_queue q = ctx->transfer ? ctx->transfer : ctx->queue;
     size_t nin = net->rt[0].out_n, nlab = ct_net_label_elems(net);
+    cl_event after = b->used[k], x_done = NULL;
+    if (b->wrote[k])
+        clReleaseEvent(b->wrote[k]);
+    b->wrote[k] = NULL;
     ct_count_h2d(ctx, nin * sizeof(float) + nlab * sizeof(int32_t));
-    cl_int err = clEnqueueWriteBuffer(ctx->queue, net->slot[k], CL_FALSE, 0, nin * sizeof(float), b->x,
-                                      0, NULL, NULL);
+    cl_int err = clEnqueueWriteBuffer(q, net->slot[k], CL_FALSE, 0, nin * sizeof(float), b->x,
+                                      after ? 1 : 0, after ? &after : NULL, &x_done);
+    if (err == CL_SUCCESS) {
+        err = clEnqueueWriteBuffer(q, net->slot[k], CL_FALSE, net->slot_label_off * sizeof(float),
+                                   nlab * sizeof(int32_t), b->y, 1, &x_done, &b->wrote[k]);
+        clReleaseEvent(x_done);
+    }
     if (err == CL_SUCCESS)
-        err = clEnqueueWriteBuffer(ctx->queue, net->slot[k], CL_FALSE, net->slot_label_off * sizeof(float),
-                                   nlab * sizeof(int32_t), b->y, 0, NULL, NULL);
+        err = clFlush(q);
+    return err == CL_SUCCESS ? CT_OK : ct_cl_fail(ctx, err, "uploading a batch");
+}
+
+/* Waits for both slots' uploads and drops the events. */
+static void upload_drain(bench_step *b)
+{
+    for (int k = 0; k < 2; k++) {
+        if (b->wrote[k]) {
+            clWaitForEvents(1, &b->wrote[k]);
+            clReleaseEvent(b->wrote[k]);
+        }
+        if (b->used[k])
+            clReleaseEvent(b->used[k]);
+        b->wrote[k] = b->used[k] = NULL;
+    }
+}
+
+/* One training step on slot step % 2, whose upload upload() enqueued
+ * before: zero-grad, forward, backward, SGD, accumulators; then the next
+ * step's upload (not blocking: the host copy never changes). */
+static int run_step(bench_step *b, long step)
+{
+    ct_net *net = b->net;
+    ct_context *ctx = net->ctx;
+    int k = (int)(step & 1);
+    cl_int err = clEnqueueBarrierWithWaitList(ctx->queue, 1, &b->wrote[k], NULL);
     if (err != CL_SUCCESS)
-        return ct_cl_fail(ctx, err, "uploading a batch");
+        return ct_cl_fail(ctx, err, "waiting for a batch upload");
     ct_net_use_slot(net, k);
     int st;
     double t0 = b->prof ? ct_now() : 0; /* with prof: each phase timed, serialized */
@@ -128,7 +166,13 @@ static int run_step(const bench_step *b, long step)
     if ((st = ct_axpy(ctx, (ct_buf){ b->acc, 0 }, (float)net->batch, net->loss, 1)) ||
         (st = ct_add_accumulate(ctx, (ct_buf){ b->acc, 1 }, net->correct, 1)))
         return st;
-    return CT_OK;
+    if (b->used[k])
+        clReleaseEvent(b->used[k]);
+    b->used[k] = NULL;
+    if ((err = clEnqueueMarkerWithWaitList(ctx->queue, 0, NULL, &b->used[k])) != CL_SUCCESS ||
+        (err = clFlush(ctx->queue)) != CL_SUCCESS)
+        return ct_cl_fail(ctx, err, "marking a step");
+    return upload(b, step + 1);
 }
 
 /* The floor of one step (bytes): see ct_bench_result. */
@@ -156,8 +200,39 @@ static double floor_bytes(const ct_net *net, size_t state_n)
     return f * sizeof(float);
 }
 
+static int by_time(const void *a, const void *b)
+{
+    double x = ((const ct_bench_kernel *)a)->ms, y = ((const ct_bench_kernel *)b)->ms;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* `steps` more steps with every launch timed (res->kernel_times). */
+static int kernel_times(bench_step *b, long *step, int steps, ct_bench_result *res)
+{
+    ct_context *ctx = b->net->ctx;
+    int st = CT_OK;
+    ct_ktime_start(ctx);
+    for (int i = 0; i < steps && !st; i++)
+        if (!(st = run_step(b, ++*step)))
+            st = ct_context_finish(ctx);
+    ct_ktime_stop(ctx);
+    if (st)
+        return st;
+    size_t n = ctx->ktime.n;
+    res->kernel_times = calloc(n ? n : 1, sizeof *res->kernel_times);
+    if (!res->kernel_times)
+        return ct_fail(ctx, CT_ERR_NO_MEMORY, "out of host memory");
+    for (size_t i = 0; i < n; i++)
+        res->kernel_times[i] = (ct_bench_kernel){ ctx->ktime.t[i].name,
+                                                  (double)ctx->ktime.t[i].launches / steps,
+                                                  1e3 * ctx->ktime.t[i].seconds / steps };
+    qsort(res->kernel_times, n, sizeof *res->kernel_times, by_time);
+    res->nkernel_times = (int)n;
+    return CT_OK;
+}
+
 /* One more step with every launch recorded (res->launch_list). */
-static int record_step(const bench_step *b, long step, ct_bench_result *res)
+static int record_step(bench_step *b, long step, ct_bench_result *res)
 {
     ct_context *ctx = b->net->ctx;
     int st = ct_launch_recording(ctx, 1);
@@ -202,6 +277,8 @@ int ct_bench_run(ct_context *ctx, const ct_bench_options *opt, ct_bench_result *
     ct_net net;
     memset(&net, 0, sizeof net);
     cl_mem state = NULL, acc = NULL;
+    bench_step bs;
+    memset(&bs, 0, sizeof bs);
     float *x = NULL;
     int32_t *y = NULL;
     double *t = NULL;
@@ -233,7 +310,9 @@ int ct_bench_run(ct_context *ctx, const ct_bench_options *opt, ct_bench_result *
     res->kernels = ct_context_kernels(ctx);
     res->gemm = ct_gemm_get_path(ctx);
     res->batch_bytes = (double)(net.rt[0].out_n * sizeof(float) + ct_net_label_elems(&net) * sizeof(int32_t));
-    bench_step bs = { &net, od, NULL, NULL, NULL, NULL, opt->seed, NULL };
+    bs.net = &net;
+    bs.od = od;
+    bs.seed = opt->seed;
     if ((st = ct_net_alloc(&net)) || (st = ct_net_init_params(&net, opt->seed)) ||
         (st = make_batch(&net, opt->seed, &x, &y)) ||
         (state_n && (st = ct_buffer_create(ctx, state_n * sizeof(float), &state))) ||
@@ -251,6 +330,8 @@ int ct_bench_run(ct_context *ctx, const ct_bench_options *opt, ct_bench_result *
         goto done;
     }
     long step = 0;
+    if ((st = upload(&bs, step + 1)))
+        goto done;
     for (int i = 0; i < warmup + steps; i++) {
         double t0 = ct_now();
         if ((st = run_step(&bs, ++step)) || (st = ct_context_finish(ctx)))
@@ -291,6 +372,8 @@ int ct_bench_run(ct_context *ctx, const ct_bench_options *opt, ct_bench_result *
             goto done;
         }
         res->nlayers = (int)m->count;
+        if ((st = kernel_times(&bs, &step, steps, res)))
+            goto done;
         for (size_t i = 0; i < m->count; i++) {
             res->layers[i].name = m->layers[i].name;
             res->layers[i].type = m->layers[i].type->name;
@@ -315,6 +398,7 @@ int ct_bench_run(ct_context *ctx, const ct_bench_options *opt, ct_bench_result *
 done:
     if (planned)
         ct_context_finish(ctx); /* nothing may still read x and y */
+    upload_drain(&bs);
     free(t);
     free(x);
     free(y);
@@ -335,6 +419,9 @@ void ct_bench_result_free(ct_bench_result *r)
         return;
     free(r->layers);
     free(r->launch_list);
+    free(r->kernel_times);
+    r->kernel_times = NULL;
+    r->nkernel_times = 0;
     r->launch_list = NULL;
     r->nlaunch_list = 0;
     ct_model_free(&r->model_keep);
