@@ -460,6 +460,25 @@ if [ ${#counts[@]} -gt 0 ]; then
     md "${counts[@]}" ""
 fi
 
+# the kernels that took the most time (bench --profile's kernel_times)
+if [ $any_profile = yes ] && command -v "$PYTHON" >/dev/null; then
+    md "## Where the time goes by kernel (each launch timed; top 6 per network)" ""
+    md "| network | kernel | launches per step | ms per step | share |" "|---|---|---|---|---|"
+    for m in $MODELS; do
+        "$PYTHON" - "$m" "$logs/bench-$m.out" >>"$OUT" 2>/dev/null <<'PY'
+import json, sys
+name, path = sys.argv[1], sys.argv[2]
+r = json.load(open(path))[0]
+ks = r.get("kernel_times", [])
+tot = sum(k["ms"] for k in ks) or 1.0
+for i, k in enumerate(ks[:6]):
+    print("| %s | %s | %.0f | %.3f | %.1f %% |" % (name if i == 0 else "", k["name"], k["launches"],
+                                              k["ms"], 100 * k["ms"] / tot))
+PY
+    done
+    md ""
+fi
+
 if [ -e "$logs/checkcl.rc" ]; then
     md "## Kernel checks (\`checkcl\`: random shapes, both passes, finite differences)" ""
     if [ "$(cat "$logs/checkcl.rc")" = 0 ]; then
