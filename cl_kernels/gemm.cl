@@ -247,6 +247,9 @@ __kernel void gemm_splitk_sum(__global const float *w, uint slices, __global flo
     const ulong mn = (ulong)m * n;
     __global const float *p = w + (ulong)i * n + j;
     float s = 0.0f;
+    /* in slice order; unrolled so that the loads of several slices are in
+     * flight at once (up to 512 slices on GPUs) */
+#pragma unroll 8
     for (uint z = 0; z < slices; z++)
         s += p[z * mn];
     __global float *q = c + c_off + (ulong)i * ldc + j;

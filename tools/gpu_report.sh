@@ -439,6 +439,8 @@ for m in $MODELS; do
         n = split($0, parts, /\{"name": /)
         for (i = 2; i <= n; i++) {
             p = parts[i]
+            if (p !~ /"forward_ms": /)
+                continue # a kernel_times entry, not a layer
             t = p; sub(/^.*"type": "/, "", t); sub(/".*$/, "", t)
             fw = p; sub(/^.*"forward_ms": /, "", fw); sub(/[,}].*$/, "", fw)
             bw = p; sub(/^.*"backward_ms": /, "", bw); sub(/[,}].*$/, "", bw)

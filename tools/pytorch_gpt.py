@@ -143,7 +143,7 @@ class GPT(nn.Module):
         t = ids.shape[0]
         x = self.wte(ids) + self.wpe.weight[:t].unsqueeze(1)  # (T, N, E)
         # True above the diagonal: query i does not see keys after i
-        mask = torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)
+        mask = torch.triu(torch.ones(t, t, dtype=torch.bool, device=ids.device), diagonal=1)
         for k in range(self.blocks):
             a = getattr(self, f"h{k}_ln1")(x)
             a, _ = getattr(self, f"h{k}_attn")(a, a, a, attn_mask=mask, need_weights=False)

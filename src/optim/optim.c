@@ -71,6 +71,10 @@ size_t ct_optim_state_size(const ct_optim_desc *d, size_t n)
     return 2 * n;
 }
 
+/* Elements per work-item of the step kernels (CT_OPT_PER in
+ * cl_kernels/optim.cl) */
+#define OPT_PER 4
+
 static int optim_sgd(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct_buf grads,
                      ct_buf state, cl_uint n, long step, float lr, int host, int zero)
 {
@@ -82,7 +86,7 @@ static int optim_sgd(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct_
     if (host)
         return ct_host_sgd_step(ctx, params, grads, b, n, lr, wd, mu, one_minus_damp, nesterov, first,
                                 zero);
-    size_t g[1] = { n }, nb = (size_t)n * sizeof(float);
+    size_t g[1] = { (n + OPT_PER - 1) / OPT_PER }, nb = (size_t)n * sizeof(float);
     /* p and grad read; p written, grad when zeroing; b read after the
      * first step and written, with momentum */
     size_t brd = mu != 0 && !first ? nb : 0, bwr = mu != 0 ? nb : 0;
@@ -108,7 +112,7 @@ static int optim_adam(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct
     if (host)
         return ct_host_adam_step(ctx, params, grads, m, v, n, decay, l2, beta1, omb1, beta2, omb2,
                                  step_size, bc2_sqrt, eps, first, zero);
-    size_t g[1] = { n }, nb = (size_t)n * sizeof(float);
+    size_t g[1] = { (n + OPT_PER - 1) / OPT_PER }, nb = (size_t)n * sizeof(float);
     /* p, grad, and m, v after the first step read; p, m, v written, grad
      * when zeroing */
     ct_launch_bytes(ctx, (first ? 2 : 4) * nb, 3 * nb + (zero ? nb : 0));
