@@ -172,7 +172,12 @@ static int run_step(bench_step *b, long step)
     if ((err = clEnqueueMarkerWithWaitList(ctx->queue, 0, NULL, &b->used[k])) != CL_SUCCESS ||
         (err = clFlush(ctx->queue)) != CL_SUCCESS)
         return ct_cl_fail(ctx, err, "marking a step");
-    return upload(b, step + 1);
+    int st2 = upload(b, step + 1);
+    /* profiled: the next step's phases time the device's work, not the
+     * wait for its batch */
+    if (!st2 && b->prof)
+        st2 = ct_event_wait(ctx, b->wrote[(step + 1) & 1], "waiting for a batch upload");
+    return st2;
 }
 
 /* The floor of one step (bytes): see ct_bench_result. */
@@ -372,8 +377,6 @@ int ct_bench_run(ct_context *ctx, const ct_bench_options *opt, ct_bench_result *
             goto done;
         }
         res->nlayers = (int)m->count;
-        if ((st = kernel_times(&bs, &step, steps, res)))
-            goto done;
         for (size_t i = 0; i < m->count; i++) {
             res->layers[i].name = m->layers[i].name;
             res->layers[i].type = m->layers[i].type->name;
@@ -382,6 +385,8 @@ int ct_bench_run(ct_context *ctx, const ct_bench_options *opt, ct_bench_result *
             res->layers[i].forward_launches = net.prof_fwd[m->count + i] / steps;
             res->layers[i].backward_launches = net.prof_bwd[m->count + i] / steps;
         }
+        if ((st = ct_net_profile(&net, 0)) || (st = kernel_times(&bs, &step, steps, res)))
+            goto done;
     }
     float loss = 0;
     if ((st = ct_buffer_read(ctx, net.loss.mem, net.loss.off * sizeof(float), sizeof loss, &loss)))
