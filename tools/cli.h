@@ -19,6 +19,9 @@ void json_string(const char *s);
 #define OPEN_PROFILING 2
 ct_context *open_context(const char *device, int flags);
 
+/* The text of `cltrain --help` (cli_usage.c). */
+extern const char cli_usage_text[];
+
 /* cltrain bench (cli_bench.c). */
 int cmd_bench(const cli_args *a);
 
