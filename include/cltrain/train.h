@@ -90,6 +90,9 @@ typedef struct ct_plan_report {
 
 typedef void (*ct_plan_fn)(void *user, const ct_plan_report *plan);
 
+/* ct_train_options.verify */
+enum { CT_VERIFY_AUTO = 0, CT_VERIFY_ALWAYS = 1, CT_VERIFY_OFF = 2 };
+
 typedef struct ct_train_options {
     const char *model;       /* zoo name or model file; default "cnn" */
     const char *data;        /* dataset spec; default "fashion-mnist" */
@@ -131,6 +134,12 @@ typedef struct ct_train_options {
     size_t test_limit;
     int augment;             /* -1 auto (random crop + flip for cifar10), 0 off, 1 on */
     int dry_run;             /* plan only: report the plan through on_plan, do not train */
+    int verify;              /* CT_VERIFY_AUTO (default): before training, check each op family
+                                the model uses on each device against the host reference, once
+                                per device, driver, kernel sources and class (the verdict is
+                                kept in the kernel cache); a family that computes wrong numbers
+                                stops the run. CT_VERIFY_ALWAYS checks every run, CT_VERIFY_OFF
+                                never. The environment's CLTRAIN_VERIFY=auto|always|off wins */
     /* Callbacks, each given `user`; NULL: not called. The library itself
      * writes nothing to stdout or stderr. Under MPI only rank 0 calls them. */
     ct_epoch_fn on_epoch;    /* after each epoch's evaluation and checkpoint */

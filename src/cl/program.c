@@ -150,6 +150,25 @@ static void make_key(const struct ct_context *ctx, const char *name, const char 
     ct_sha256_final(&s, key);
 }
 
+int ct_sources_digest(struct ct_context *ctx, uint8_t out[32])
+{
+    ct_sha256 s;
+    ct_sha256_init(&s);
+    for (int prog = 0; prog < CT_PROG_COUNT; prog++) {
+        size_t len = 0;
+        int from_disk = 0;
+        char *src = assemble_source(ctx, prog, &len, &from_disk);
+        if (!src)
+            return ct_fail(ctx, CT_ERR_NO_MEMORY, "out of host memory");
+        uint8_t key[32];
+        make_key(ctx, ct_program_names[prog], src, key);
+        ct_sha256_update(&s, key, sizeof key);
+        free(src);
+    }
+    ct_sha256_final(&s, out);
+    return CT_OK;
+}
+
 static char *build_log(struct ct_context *ctx, cl_program p)
 {
     size_t n = 0;

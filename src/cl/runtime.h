@@ -193,6 +193,9 @@ int ct_device_query(cl_platform_id platform, cl_device_id device, unsigned p, un
 /* src/cl/program.c */
 extern const char *const ct_program_names[CT_PROG_COUNT];
 int ct_program_get(struct ct_context *ctx, int prog, cl_program *out);
+/* A digest of every program's source as this context would build it
+ * (disk kernels included), its build options and the device and driver. */
+int ct_sources_digest(struct ct_context *ctx, uint8_t out[32]);
 void ct_programs_release(struct ct_context *ctx);
 char *ct_prelude_make(const ct_device_info *dev);
 

@@ -39,6 +39,7 @@
 #include "train/parallel.h"
 #include "train/session.h"
 #include "train/tboard.h"
+#include "train/verify.h"
 
 void ct_train_defaults(ct_train_options *o)
 {
@@ -411,6 +412,21 @@ static int open_data(run *t)
     return optim_from(t->ctx, o, &t->od);
 }
 
+/* Each replica's device verified for the model's ops (train/verify.c),
+ * and what that did in the --log file. */
+static int verify_devices(run *t)
+{
+    for (size_t i = 0; i < t->g.count; i++) {
+        ct_verify_report r;
+        int st = ct_verify_model(t->g.rep[i].ctx, t->s.model, t->o.verify, &r);
+        if (st)
+            return i ? ct_fail_keep(t->ctx, st) : st;
+        if (t->lead)
+            ct_verify_log(t->o.log, t->g.rep[i].ctx, &r);
+    }
+    return CT_OK;
+}
+
 /* Every rank must train the same thing, or the collectives would mix
  * unequal buffers. */
 static int agree_across_ranks(run *t)
@@ -678,7 +694,7 @@ int ct_train_parallel(ct_context *const *ctxs, size_t count, const double *share
             st = report_plan(t.ctx, &t.s.net, &t.o);
         goto done;
     }
-    if ((st = open_data(&t)) || (st = agree_across_ranks(&t)) || (st = allocate(&t)) ||
+    if ((st = verify_devices(&t)) || (st = open_data(&t)) || (st = agree_across_ranks(&t)) || (st = allocate(&t)) ||
         (st = start_state(&t)) || (st = make_loader(&t)) ||
         (st = ct_tboard_open(&t.tb, &t.o, &t.g, t.lead, t.tokens, t.regression)))
         goto done;

@@ -3,8 +3,10 @@
  * file a program's cache lookup finds. A file that does not check out must
  * be rejected, never handed on; one that does must give back exactly the
  * payload it holds. Then the input is stored as a payload and must load
- * back unchanged. Needs no device: the context only carries the cache
- * directory and a silent logger.
+ * back unchanged. The same bytes are then read as a verified-kernels
+ * verdict (the payload of a "verified-" entry, src/train/verify.c): it
+ * parses or is refused, and a parsed one holds sane fields. Needs no
+ * device: the context only carries the cache directory and a silent logger.
  */
 #include <string.h>
 #include <unistd.h>
@@ -12,6 +14,7 @@
 #include "cl/runtime.h"
 #include "core/sha256.h"
 #include "fuzz.h"
+#include "train/verify.h"
 
 static void quiet(void *user, int level, const char *msg)
 {
@@ -56,5 +59,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     unlink(path);
     free(path);
     ctx.cache_dir = NULL;
+
+    ct_verdict v;
+    if (!ct_verdict_parse(data, size, &v)) {
+        FUZZ_CHECK(memchr(v.message, '\0', sizeof v.message) != NULL, "an unterminated verdict message");
+        FUZZ_CHECK(v.when >= 0 && v.cases >= 0, "a verdict with a negative time or case count");
+        FUZZ_CHECK(v.passed || v.message[0], "a failed verdict without its message");
+    }
     return 0;
 }
