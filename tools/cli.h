@@ -24,5 +24,9 @@ extern const char cli_usage_text[];
 
 /* cltrain bench (cli_bench.c). */
 int cmd_bench(const cli_args *a);
+/* cltrain verify (cli_verify.c), and train's line after each device's
+ * verification. */
+int cmd_verify(const cli_args *a);
+void verify_line(void *user, ct_context *ctx, const ct_verify_result *r);
 
 #endif /* CLTRAIN_TOOLS_CLI_H */

@@ -62,6 +62,29 @@ static int parse_kernels(int argc, char **argv, cli_args *a, char *err, size_t e
     return 0;
 }
 
+static int parse_verify(int argc, char **argv, cli_args *a, char *err, size_t errlen)
+{
+    for (int i = 0; i < argc; i++) {
+        const char *f = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(f, "--device") && val) {
+            a->device = val;
+            i++;
+        } else if (!strcmp(f, "--model") && val) {
+            if (a->nmodels >= CLI_MAX_MODELS)
+                return usage(err, errlen, "verify: at most %d --model", CLI_MAX_MODELS);
+            a->models[a->nmodels++] = val;
+            i++;
+        } else if (!strcmp(f, "--always")) {
+            a->verify_mode = CT_VERIFY_ALWAYS;
+        } else if (!strcmp(f, "--json")) {
+            a->json = 1;
+        } else {
+            return usage(err, errlen, "verify: unknown or incomplete option '%s'", f);
+        }
+    }
+    return 0;
+}
+
 static int parse_selftest(int argc, char **argv, cli_args *a, char *err, size_t errlen)
 {
     ct_selftest_options *so = &a->selftest;
@@ -288,6 +311,10 @@ int cli_parse(int argc, char **argv, cli_args *a, char *err, size_t errlen)
     if (!strcmp(cmd, "selftest")) {
         a->cmd = CLI_SELFTEST;
         return parse_selftest(n, rest, a, err, errlen);
+    }
+    if (!strcmp(cmd, "verify")) {
+        a->cmd = CLI_VERIFY;
+        return parse_verify(n, rest, a, err, errlen);
     }
     if (!strcmp(cmd, "train") || !strcmp(cmd, "eval") || !strcmp(cmd, "predict") || !strcmp(cmd, "generate")) {
         a->cmd = !strcmp(cmd, "train") ? CLI_TRAIN : !strcmp(cmd, "eval") ? CLI_EVAL

@@ -28,12 +28,14 @@ typedef enum cli_command {
     CLI_BENCH,
     CLI_ZOO,
     CLI_MODEL,
+    CLI_VERIFY,
 } cli_command;
 
 typedef struct cli_args {
     cli_command cmd;
     const char *cmd_name;           /* argv[1] */
-    int json;                       /* devices, kernels, bench */
+    int json;                       /* devices, kernels, bench, verify */
+    int verify_mode;                /* verify: CT_VERIFY_AUTO, or CT_VERIFY_ALWAYS (--always) */
     const char *device;             /* kernels, selftest, train, eval, predict */
     const char *name;               /* zoo: the model to print (NULL: list); model: NAME|FILE */
     ct_selftest_options selftest;

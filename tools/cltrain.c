@@ -396,6 +396,7 @@ static int cmd_train(const cli_args *a)
     memset(&last, 0, sizeof last);
     o.on_epoch = epoch_line;
     o.on_plan = plan_table;
+    o.on_verify = verify_line;
     if (a->progress > 0 || (a->progress < 0 && isatty(2)))
         o.on_progress = progress_bar;
     o.user = &last;
@@ -675,6 +676,8 @@ int main(int argc, char **argv)
         return cmd_bench(&a);
     case CLI_ZOO:
         return cmd_zoo(&a);
+    case CLI_VERIFY:
+        return cmd_verify(&a);
     case CLI_MODEL: {
         ct_model *m = NULL;
         if (ct_model_open(a.name, &m)) {

@@ -90,8 +90,29 @@ typedef struct ct_plan_report {
 
 typedef void (*ct_plan_fn)(void *user, const ct_plan_report *plan);
 
-/* ct_train_options.verify */
+/* Kernels verified on first contact (ct_train_options.verify, ct_verify) */
 enum { CT_VERIFY_AUTO = 0, CT_VERIFY_ALWAYS = 1, CT_VERIFY_OFF = 2 };
+
+typedef struct ct_verify_result {
+    int mode;               /* the CT_VERIFY_* used (CLTRAIN_VERIFY wins over the caller's) */
+    char checked[256];      /* op families checked now, comma-separated ("dense, optim") */
+    char cached[256];       /* op families whose verdict was read back from the kernel cache */
+    char failed[32];        /* the family that computed wrong numbers; "" when all passed */
+    int64_t cached_since;   /* unix time of the oldest verdict read back; 0: none */
+    int kept;               /* the verdicts of the families checked now are in the kernel cache */
+    double seconds;         /* spent checking and reading verdicts */
+} ct_verify_result;
+
+typedef void (*ct_verify_fn)(void *user, ct_context *ctx, const ct_verify_result *result);
+
+/* Verifies the op families `model` (a zoo name or model file) uses on ctx:
+ * each is checked against the host reference on random shapes, both
+ * passes, unless (mode CT_VERIFY_AUTO) a verdict for this device, driver,
+ * kernel sources and class is in the kernel cache; verdicts of checks run
+ * are stored there. CT_OK when every family passes; CT_ERR_CORRUPT when one
+ * computes wrong numbers, the context's error naming it, its case, and the
+ * ways out. result is filled either way. ct_train does this first. */
+CT_API int ct_verify(ct_context *ctx, const char *model, int mode, ct_verify_result *result);
 
 typedef struct ct_train_options {
     const char *model;       /* zoo name or model file; default "cnn" */
@@ -149,6 +170,7 @@ typedef struct ct_train_options {
     double progress_interval; /* default 0.5; each call reads the device's running
                                  totals back, which waits for the queued steps */
     ct_plan_fn on_plan;      /* the dry run's plan */
+    ct_verify_fn on_verify;  /* after each device's verification (not with CT_VERIFY_OFF) */
     void *user;
 } ct_train_options;
 

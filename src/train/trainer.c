@@ -413,16 +413,16 @@ static int open_data(run *t)
 }
 
 /* Each replica's device verified for the model's ops (train/verify.c),
- * and what that did in the --log file. */
+ * each result passed to on_verify. */
 static int verify_devices(run *t)
 {
     for (size_t i = 0; i < t->g.count; i++) {
-        ct_verify_report r;
+        ct_verify_result r;
         int st = ct_verify_model(t->g.rep[i].ctx, t->s.model, t->o.verify, &r);
         if (st)
             return i ? ct_fail_keep(t->ctx, st) : st;
-        if (t->lead)
-            ct_verify_log(t->o.log, t->g.rep[i].ctx, &r);
+        if (t->lead && t->o.on_verify && r.mode != CT_VERIFY_OFF)
+            t->o.on_verify(t->o.user, t->g.rep[i].ctx, &r);
     }
     return CT_OK;
 }

@@ -194,7 +194,7 @@ static void add_name(char *list, size_t cap, const char *name)
         snprintf(list + n, cap - n, "%s%s", n ? ", " : "", name);
 }
 
-int ct_verify_model(ct_context *ctx, const ct_model *m, int mode, ct_verify_report *rep)
+int ct_verify_model(ct_context *ctx, const ct_model *m, int mode, ct_verify_result *rep)
 {
     memset(rep, 0, sizeof *rep);
     const char *env = getenv("CLTRAIN_VERIFY");
@@ -245,8 +245,8 @@ int ct_verify_model(ct_context *ctx, const ct_model *m, int mode, ct_verify_repo
         }
         if (have) {
             add_name(rep->cached, sizeof rep->cached, all[f]);
-            if (!rep->oldest || v.when < rep->oldest)
-                rep->oldest = v.when;
+            if (!rep->cached_since || v.when < rep->cached_since)
+                rep->cached_since = v.when;
         } else {
             if ((st = check_family(ctx, all[f], &v)))
                 return st;
@@ -284,13 +284,14 @@ int ct_verify_model(ct_context *ctx, const ct_model *m, int mode, ct_verify_repo
         }
     }
     rep->seconds = ct_now() - t0;
+    rep->kept = ctx->cache_dir != NULL;
     if (rep->checked[0])
         ct_log(ctx, CT_LOG_INFO, "verified kernels on %s (driver %s, %s class): %s checked in %.2f s%s",
                ctx->dev.name, ctx->dev.driver_version, ct_kernels_str(ctx->cls.kernels), rep->checked,
                rep->seconds, ctx->cache_dir ? "" : " (the kernel cache is off: not kept)");
     if (rep->cached[0]) {
         char when[32] = "?";
-        time_t w = (time_t)rep->oldest;
+        time_t w = (time_t)rep->cached_since;
         struct tm tmv;
         if (gmtime_r(&w, &tmv))
             strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", &tmv);
@@ -300,35 +301,15 @@ int ct_verify_model(ct_context *ctx, const ct_model *m, int mode, ct_verify_repo
     return CT_OK;
 }
 
-/* s into out as a JSON string body (quotes and backslashes escaped,
- * control characters dropped) */
-static void json_body(char *out, size_t cap, const char *s)
+int ct_verify(ct_context *ctx, const char *model, int mode, ct_verify_result *result)
 {
-    size_t n = 0;
-    for (; *s && n + 3 < cap; s++) {
-        if (*s == '"' || *s == '\\')
-            out[n++] = '\\';
-        if ((unsigned char)*s >= 0x20)
-            out[n++] = *s;
-    }
-    out[n] = '\0';
-}
-
-void ct_verify_log(const char *path, ct_context *ctx, const ct_verify_report *r)
-{
-    if (!path)
-        return;
-    static const char *const modes[] = { "auto", "always", "off" };
-    char dev[256], drv[128];
-    json_body(dev, sizeof dev, ctx->dev.name);
-    json_body(drv, sizeof drv, ctx->dev.driver_version);
-    FILE *f = fopen(path, "a");
-    if (!f)
-        return;
-    fprintf(f, "{\"event\": \"verify\", \"device\": \"%s\", \"driver\": \"%s\", \"class\": \"%s\", "
-            "\"mode\": \"%s\", \"checked\": \"%s\", \"cached\": \"%s\", \"cached_since\": %lld, "
-            "\"seconds\": %.3f}\n", dev, drv, ct_kernels_str(ctx->cls.kernels),
-            r->mode >= 0 && r->mode < 3 ? modes[r->mode] : "?", r->checked, r->cached, (long long)r->oldest,
-            r->seconds);
-    fclose(f);
+    CT_VALIDATE(ctx, ctx && model && result);
+    memset(result, 0, sizeof *result);
+    ct_model *m = NULL;
+    int st = ct_model_open(model, &m);
+    if (st)
+        return ct_fail_keep(ctx, st);
+    st = ct_verify_model(ctx, m, mode, result);
+    ct_model_free(&m);
+    return st;
 }

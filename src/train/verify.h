@@ -21,16 +21,6 @@ typedef struct ct_verdict {
     char message[1024]; /* the first failure with its case (failed) */
 } ct_verdict;
 
-/* What one context's verification did. */
-typedef struct ct_verify_report {
-    int mode;           /* CT_VERIFY_*, after CLTRAIN_VERIFY */
-    char checked[256];  /* families checked now, comma-separated */
-    char cached[256];   /* families whose verdict was read from the cache */
-    char failed[32];    /* the family that failed, or "" */
-    int64_t oldest;     /* the oldest cached verdict's time */
-    double seconds;     /* spent checking and reading */
-} ct_verify_report;
-
 /* "auto", "always", "off" -> CT_VERIFY_*; CT_ERR_INVALID_ARG otherwise. */
 int ct_verify_mode_parse(const char *s, int *mode);
 /* Parses a verdict payload (CT_ERR_CORRUPT when it is not one). */
@@ -38,9 +28,6 @@ int ct_verdict_parse(const uint8_t *p, size_t n, ct_verdict *v);
 /* Verifies the op families model m uses on ctx (mode, or CLTRAIN_VERIFY
  * when set): CT_OK when all pass, CT_ERR_CORRUPT naming the failing family,
  * its case and the ways out when one computes wrong numbers. */
-int ct_verify_model(ct_context *ctx, const struct ct_model *m, int mode, ct_verify_report *report);
-
-/* Appends {"event": "verify", ...} to the --log file (path NULL: nothing). */
-void ct_verify_log(const char *path, ct_context *ctx, const ct_verify_report *report);
+int ct_verify_model(ct_context *ctx, const struct ct_model *m, int mode, ct_verify_result *result);
 
 #endif /* CT_TRAIN_VERIFY_H */

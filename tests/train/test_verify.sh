@@ -3,8 +3,9 @@
 # a kernel directory with an off-by-one planted in the optimizer's kernels
 # makes training refuse, naming the op, its case and the ways out; the
 # failure is cached and read back; without the bug the model's op families
-# are checked once, the verdict is cached, and the next start reads it (the
-# --log file says which); a corrupt verdict is checked again;
+# are checked once (train says so), the verdict is cached, and the next
+# start reads it (`cltrain verify --json` says which); a corrupt verdict is
+# checked again;
 # CLTRAIN_VERIFY=off skips the check, =always repeats it, a bad value is an
 # error naming the variable.
 set -u
@@ -30,7 +31,50 @@ fi
 
 expect "a planted bug stops training" 1 \
     "op 'optim' computes wrong numbers on .*checked now.*\\[case .*\\]. Training stops here. Ways out: another device \(the other class's kernels fail here too\)" -- \
-    env CLTRAIN_KERNEL_DIR="$tmp/kernels" "$cltrain" "${common[@]}" --out "$tmp/bug.ckpt" --log "$tmp/bug.jsonl"
+    env CLTRAIN_KERNEL_DIR="$tmp/kernels" "$cltrain" "${common[@]}" --out "$tmp/bug.ckpt"
+if [ -e "$tmp/bug.ckpt" ]; then bad "a checkpoint was written"; else ok "no checkpoint from the refused run"; fi
+expect "the failure is cached" 1 "op 'optim' computes wrong numbers on .*checked on [0-9]{4}-" -- \
+    env CLTRAIN_KERNEL_DIR="$tmp/kernels" "$cltrain" "${common[@]}"
+expect "CLTRAIN_VERIFY=off trains anyway" 0 "epoch 1/1" -- \
+    env CLTRAIN_KERNEL_DIR="$tmp/kernels" CLTRAIN_VERIFY=off "$cltrain" "${common[@]}"
+expect "a bad CLTRAIN_VERIFY is an error" 1 "CLTRAIN_VERIFY=sometimes: expected auto, always or off" -- \
+    env CLTRAIN_VERIFY=sometimes "$cltrain" "${common[@]}"
+
+# a bug in a GPU-class kernel only (the loss's backward): the way out names
+# the CPU class where its kernels (or host code) pass here
+mkdir -p "$tmp/kernels2"
+cp "$src"/cl_kernels/*.cl "$tmp/kernels2/"
+sed -i 's/K, labels\[labels_off + r\],/K, labels[labels_off + (r + 1 < N ? r + 1 : r)],/' "$tmp/kernels2/loss.cl"
+if cmp -s "$src/cl_kernels/loss.cl" "$tmp/kernels2/loss.cl"; then bad "the loss bug could not be planted"; fi
+expect "a GPU-class bug names the way out" 1 \
+    "op 'loss' computes wrong numbers .*Ways out: (CLTRAIN_KERNELS=cpu \(the CPU class's kernels pass this check here\)|another device)" -- \
+    env CLTRAIN_KERNEL_DIR="$tmp/kernels2" "$cltrain" "${common[@]}"
+
+# without the bug: checked once, then read from the cache
+expect "the first start checks" 0 "verified kernels on .*: [a-z, ]*optim[a-z, ]* checked in [0-9.]+ s, the verdicts kept" -- \
+    "$cltrain" "${common[@]}"
+n=$(ls "$tmp/cache" | grep -c '^verified-')
+if [ "$n" -ge 4 ]; then ok "verdicts cached ($n files)"; else bad "only $n verdicts cached"; fi
+expect "the second start trains" 0 "epoch 1/1" -- "$cltrain" "${common[@]}"
+if grep -q "verified kernels" "$tmp/out" "$tmp/err"; then bad "the second start checked again"; else ok "the second start read the verdicts"; fi
+expect "verify --json: read back" 0 '"model": "mlp".*"ok": true, "checked": "", "cached": "[a-z, ]*optim[a-z, ]*", "cached_since": [1-9]' -- \
+    "$cltrain" verify --model mlp --json
+expect "verify --always checks again" 0 "mlp on .*: ok; checked now: [a-z, ]*optim" -- "$cltrain" verify --model mlp --always
+expect "CLTRAIN_VERIFY=always checks again in train" 0 "verified kernels on .*optim" -- \
+    env CLTRAIN_VERIFY=always "$cltrain" "${common[@]}"
+expect "verify: a planted bug fails" 1 '"ok": false.*"failed": "optim".*computes wrong numbers' -- \
+    env CLTRAIN_KERNEL_DIR="$tmp/kernels" "$cltrain" verify --model mlp --json
+
+# a corrupt verdict is not trusted: checked again, and training runs
+for f in "$tmp"/cache/verified-*.clbin; do printf 'garbage' >"$f"; done
+expect "corrupt verdicts are checked again" 0 "verified kernels on .*optim.* checked in" -- "$cltrain" "${common[@]}"
+
+finish verify
+fi
+
+expect "a planted bug stops training" 1 \
+    "op 'optim' computes wrong numbers on .*checked now.*\\[case .*\\]. Training stops here. Ways out: another device \(the other class's kernels fail here too\)" -- \
+    env CLTRAIN_KERNEL_DIR="$tmp/kernels" "$cltrain" "${common[@]}" --out "$tmp/bug.ckpt"
 if [ -e "$tmp/bug.ckpt" ]; then bad "a checkpoint was written"; else ok "no checkpoint from the refused run"; fi
 expect "the failure is cached" 1 "op 'optim' computes wrong numbers on .*checked on [0-9]{4}-" -- \
     env CLTRAIN_KERNEL_DIR="$tmp/kernels" "$cltrain" "${common[@]}"
