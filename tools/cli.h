@@ -27,6 +27,8 @@ int cmd_bench(const cli_args *a);
 /* cltrain verify (cli_verify.c), and train's line after each device's
  * verification. */
 int cmd_verify(const cli_args *a);
+/* cltrain doctor (cli_doctor.c). */
+int cmd_doctor(const cli_args *a);
 void verify_line(void *user, ct_context *ctx, const ct_verify_result *r);
 
 #endif /* CLTRAIN_TOOLS_CLI_H */

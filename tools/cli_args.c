@@ -56,7 +56,7 @@ static int parse_kernels(int argc, char **argv, cli_args *a, char *err, size_t e
         } else if (!strcmp(argv[i], "--json")) {
             a->json = 1;
         } else {
-            return usage(err, errlen, "kernels: unknown option '%s'", argv[i]);
+            return usage(err, errlen, "%s: unknown option '%s'", a->cmd_name, argv[i]);
         }
     }
     return 0;
@@ -311,6 +311,10 @@ int cli_parse(int argc, char **argv, cli_args *a, char *err, size_t errlen)
     if (!strcmp(cmd, "selftest")) {
         a->cmd = CLI_SELFTEST;
         return parse_selftest(n, rest, a, err, errlen);
+    }
+    if (!strcmp(cmd, "doctor")) {
+        a->cmd = CLI_DOCTOR;
+        return parse_kernels(n, rest, a, err, errlen); /* --device, --json */
     }
     if (!strcmp(cmd, "verify")) {
         a->cmd = CLI_VERIFY;

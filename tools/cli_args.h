@@ -29,6 +29,7 @@ typedef enum cli_command {
     CLI_ZOO,
     CLI_MODEL,
     CLI_VERIFY,
+    CLI_DOCTOR,
 } cli_command;
 
 typedef struct cli_args {

@@ -676,6 +676,8 @@ int main(int argc, char **argv)
         return cmd_bench(&a);
     case CLI_ZOO:
         return cmd_zoo(&a);
+    case CLI_DOCTOR:
+        return cmd_doctor(&a);
     case CLI_VERIFY:
         return cmd_verify(&a);
     case CLI_MODEL: {

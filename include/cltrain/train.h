@@ -91,13 +91,15 @@ typedef struct ct_plan_report {
 typedef void (*ct_plan_fn)(void *user, const ct_plan_report *plan);
 
 /* Kernels verified on first contact (ct_train_options.verify, ct_verify) */
-enum { CT_VERIFY_AUTO = 0, CT_VERIFY_ALWAYS = 1, CT_VERIFY_OFF = 2 };
+enum { CT_VERIFY_AUTO = 0, CT_VERIFY_ALWAYS = 1, CT_VERIFY_OFF = 2,
+       CT_VERIFY_READ = 3 /* ct_verify only: read the cached verdicts, check nothing */ };
 
 typedef struct ct_verify_result {
     int mode;               /* the CT_VERIFY_* used (CLTRAIN_VERIFY wins over the caller's) */
     char checked[256];      /* op families checked now, comma-separated ("dense, optim") */
     char cached[256];       /* op families whose verdict was read back from the kernel cache */
     char failed[32];        /* the family that computed wrong numbers; "" when all passed */
+    char unverified[256];   /* CT_VERIFY_READ: families with no verdict in the cache */
     int64_t cached_since;   /* unix time of the oldest verdict read back; 0: none */
     int kept;               /* the verdicts of the families checked now are in the kernel cache */
     double seconds;         /* spent checking and reading verdicts */
@@ -105,7 +107,8 @@ typedef struct ct_verify_result {
 
 typedef void (*ct_verify_fn)(void *user, ct_context *ctx, const ct_verify_result *result);
 
-/* Verifies the op families `model` (a zoo name or model file) uses on ctx:
+/* Verifies the op families `model` (a zoo name or model file; NULL: every
+ * family) uses on ctx:
  * each is checked against the host reference on random shapes, both
  * passes, unless (mode CT_VERIFY_AUTO) a verdict for this device, driver,
  * kernel sources and class is in the kernel cache; verdicts of checks run

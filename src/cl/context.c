@@ -8,6 +8,15 @@
 
 #include "cl/runtime.h"
 
+#include <clblast_c.h>
+#include <stdatomic.h>
+
+/* Contexts alive in this process: CLBlast caches its programs and kernels
+ * per context in static tables; the last context to go clears them, or
+ * they would be released at exit, after the OpenCL runtime may have gone
+ * (Oclgrind's heap was corrupted that way). */
+static atomic_int live_contexts;
+
 /* the sink ct_fail copies messages through (core/error.h) */
 static void store_error(struct ct_context *ctx, const char *message)
 {
@@ -179,6 +188,8 @@ int ct_context_create(const ct_context_options *options, ct_context **out)
 
     if (!options->lazy_kernels && (st = ct_context_build_all(ctx)) != CT_OK)
         goto fail;
+    atomic_fetch_add(&live_contexts, 1);
+    ctx->live = 1;
     *out = ctx;
     return CT_OK;
 
@@ -212,6 +223,8 @@ void ct_context_free(ct_context **pctx)
         if (ctx->ext[i].kind && ctx->ext[i].state)
             ctx->ext[i].kind->release(ctx->ext[i].state);
     ct_programs_release(ctx);
+    if (ctx->live && atomic_fetch_sub(&live_contexts, 1) == 1)
+        CLBlastClearCache();
     if (ctx->transfer) {
         clFinish(ctx->transfer);
         clReleaseCommandQueue(ctx->transfer);

@@ -116,7 +116,8 @@ static const char no_platform_hint[] =
     "HINT: install an OpenCL driver. On Debian or Ubuntu, `apt-get install pocl-opencl-icd` "
     "gives a CPU device; for a GPU install its vendor's OpenCL driver (mesa-opencl-icd or "
     "rocm-opencl-icd for AMD, intel-opencl-icd for Intel, nvidia-opencl-icd for NVIDIA). "
-    "The ICD loader looks for .icd files in /etc/OpenCL/vendors (or in $OCL_ICD_VENDORS).";
+    "The ICD loader looks for .icd files in /etc/OpenCL/vendors (or in $OCL_ICD_VENDORS); "
+    "`cltrain doctor` checks each one.";
 
 int ct_device_list(ct_device_info **devices, size_t *count)
 {

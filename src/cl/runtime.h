@@ -134,6 +134,7 @@ struct ct_context {
      * gives event times (CL_QUEUE_PROFILING_ENABLE), else the host clock
      * times each launch from enqueue to end. */
     int queue_profiling;
+    int live;               /* counted among the live contexts (cl/context.c) */
     struct {
         int on;
         ct_kernel_time *t;

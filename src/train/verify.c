@@ -196,8 +196,9 @@ static void add_name(char *list, size_t cap, const char *name)
 
 int ct_verify_model(ct_context *ctx, const ct_model *m, int mode, ct_verify_result *rep)
 {
+    /* m NULL: every family */
     memset(rep, 0, sizeof *rep);
-    const char *env = getenv("CLTRAIN_VERIFY");
+    const char *env = mode == CT_VERIFY_READ ? NULL : getenv("CLTRAIN_VERIFY");
     if (env && ct_verify_mode_parse(env, &mode))
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "CLTRAIN_VERIFY=%s: expected auto, always or off", env);
     rep->mode = mode;
@@ -213,8 +214,8 @@ int ct_verify_model(ct_context *ctx, const ct_model *m, int mode, ct_verify_resu
     if (nall > sizeof want)
         nall = sizeof want;
     for (size_t f = 0; f < nall; f++)
-        want[f] = !strcmp(all[f], "optim") || !strcmp(all[f], "eltwise");
-    for (size_t i = 0; i < m->count; i++) {
+        want[f] = !m || !strcmp(all[f], "optim") || !strcmp(all[f], "eltwise");
+    for (size_t i = 0; m && i < m->count; i++) {
         const char *t = m->layers[i].type->name, *fam = NULL;
         for (size_t k = 0; k < CT_ARRAY_LEN(type_family) && !fam; k++)
             if (!strcmp(type_family[k].type, t))
@@ -233,7 +234,7 @@ int ct_verify_model(ct_context *ctx, const ct_model *m, int mode, ct_verify_resu
             return st;
         ct_verdict v;
         int have = 0;
-        if (mode == CT_VERIFY_AUTO && ctx->cache_dir) {
+        if ((mode == CT_VERIFY_AUTO || mode == CT_VERIFY_READ) && ctx->cache_dir) {
             size_t n = 0;
             int rejected = 0;
             uint8_t *p = ct_cache_load(ctx, "verified", key, &n, &rejected);
@@ -242,6 +243,10 @@ int ct_verify_model(ct_context *ctx, const ct_model *m, int mode, ct_verify_resu
                 ct_log(ctx, CT_LOG_INFO, "verified kernels: an unreadable verdict for %s; checking again",
                        all[f]);
             free(p);
+        }
+        if (!have && mode == CT_VERIFY_READ) {
+            add_name(rep->unverified, sizeof rep->unverified, all[f]);
+            continue;
         }
         if (have) {
             add_name(rep->cached, sizeof rep->cached, all[f]);
@@ -261,8 +266,8 @@ int ct_verify_model(ct_context *ctx, const ct_model *m, int mode, ct_verify_resu
         if (!v.passed) {
             rep->seconds = ct_now() - t0;
             snprintf(rep->failed, sizeof rep->failed, "%s", all[f]);
-            ct_kernels other;
-            int alt = other_class_passes(ctx, all[f], &other);
+            ct_kernels other = ctx->cls.kernels;
+            int alt = mode != CT_VERIFY_READ && other_class_passes(ctx, all[f], &other);
             char when[32] = "now";
             if (have) {
                 time_t w = (time_t)v.when;
@@ -303,8 +308,10 @@ int ct_verify_model(ct_context *ctx, const ct_model *m, int mode, ct_verify_resu
 
 int ct_verify(ct_context *ctx, const char *model, int mode, ct_verify_result *result)
 {
-    CT_VALIDATE(ctx, ctx && model && result);
+    CT_VALIDATE(ctx, ctx && result && mode >= CT_VERIFY_AUTO && mode <= CT_VERIFY_READ);
     memset(result, 0, sizeof *result);
+    if (!model)
+        return ct_verify_model(ctx, NULL, mode, result);
     ct_model *m = NULL;
     int st = ct_model_open(model, &m);
     if (st)
