@@ -23,6 +23,7 @@
 #include "nn/net.h"
 #include "ops/eltwise.h"
 #include "optim/optim.h"
+#include "train/parallel.h"
 
 static const struct {
     const char *model;
@@ -115,20 +116,6 @@ static int upload(bench_step *b, long step)
     if (err == CL_SUCCESS)
         err = clFlush(q);
     return err == CL_SUCCESS ? CT_OK : ct_cl_fail(ctx, err, "uploading a batch");
-}
-
-/* Waits for both slots' uploads and drops the events. */
-static void upload_drain(bench_step *b)
-{
-    for (int k = 0; k < 2; k++) {
-        if (b->wrote[k]) {
-            clWaitForEvents(1, &b->wrote[k]);
-            clReleaseEvent(b->wrote[k]);
-        }
-        if (b->used[k])
-            clReleaseEvent(b->used[k]);
-        b->wrote[k] = b->used[k] = NULL;
-    }
 }
 
 /* One training step on slot step % 2, whose upload upload() enqueued
@@ -403,7 +390,7 @@ int ct_bench_run(ct_context *ctx, const ct_bench_options *opt, ct_bench_result *
 done:
     if (planned)
         ct_context_finish(ctx); /* nothing may still read x and y */
-    upload_drain(&bs);
+    ct_slot_events_settle(bs.wrote, bs.used);
     free(t);
     free(x);
     free(y);

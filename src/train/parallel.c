@@ -397,3 +397,16 @@ int ct_group_check_same(ct_group *g, const char *model_text, const uint64_t *fac
     free(all);
     return st;
 }
+
+void ct_slot_events_settle(cl_event wrote[2], cl_event used[2])
+{
+    for (int k = 0; k < 2; k++) {
+        if (wrote[k]) {
+            clWaitForEvents(1, &wrote[k]);
+            clReleaseEvent(wrote[k]);
+        }
+        if (used[k])
+            clReleaseEvent(used[k]);
+        wrote[k] = used[k] = NULL;
+    }
+}

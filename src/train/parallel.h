@@ -48,6 +48,10 @@ int ct_group_init(ct_group *g, ct_context *const *ctxs, size_t count, const doub
                   size_t batch);
 void ct_group_free(ct_group *g);
 
+/* Two batch slots' events (uploads done, last reads done): waits for the
+ * uploads still in flight and releases both, leaving NULLs. */
+void ct_slot_events_settle(cl_event wrote[2], cl_event used[2]);
+
 /* Whether any reduction is needed: more than one replica or rank. */
 int ct_group_parallel(const ct_group *g);
 

@@ -287,16 +287,7 @@ static int replica_update(ct_replica *r, const ct_train_options *o, const ct_opt
 static void settle_events(ct_group *g)
 {
     for (size_t i = 0; i < g->count; i++)
-        for (int k = 0; k < 2; k++) {
-            ct_replica *r = &g->rep[i];
-            if (r->wrote[k]) {
-                clWaitForEvents(1, &r->wrote[k]);
-                clReleaseEvent(r->wrote[k]);
-            }
-            if (r->used[k])
-                clReleaseEvent(r->used[k]);
-            r->wrote[k] = r->used[k] = NULL;
-        }
+        ct_slot_events_settle(g->rep[i].wrote, g->rep[i].used);
 }
 
 /* Each replica's optimizer state, gradient-norm workspace and accumulators. */
