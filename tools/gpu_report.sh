@@ -10,7 +10,7 @@
 #      (or $OCL_ICD_VENDORS) does not name it, it writes an ICD file for it
 #      into a temporary directory (beside copies of those already there) and
 #      points the ICD loader at that directory with OCL_ICD_VENDORS;
-#   2. runs `cltrain --devices --json`, `cltrain selftest`, `cltrain bench
+#   2. runs `cltrain --devices --json`, `cltrain doctor`, `cltrain selftest`, `cltrain bench
 #      --profile --json` for each of the seven seed networks, and one epoch
 #      of the default CNN on Fashion-MNIST, on the best GPU; with no GPU
 #      device, on the CPU device instead (the report says so at the top);
@@ -228,6 +228,7 @@ if ! run version "$cltrain" --version; then
 else
     run devices-json "$cltrain" --devices --json || dev_rc=$?
     run devices "$cltrain" --devices
+    run doctor "$cltrain" doctor ${DEVICE:+--device "$DEVICE"}
     if [ "$dev_rc" != 0 ]; then
         notes+=("**\`cltrain --devices\` failed** (exit $dev_rc): no OpenCL device is usable; its messages are below.")
         # why the ICD loader did not load a driver
@@ -344,6 +345,10 @@ else
     err_tail devices 12
     [ -e "$logs/devices-debug.err" ] && { md "" "With OCL_ICD_DEBUG=7:"; err_tail devices-debug 30; }
     md ""
+fi
+
+if [ -s "$logs/doctor.out" ]; then
+    md "\`cltrain doctor\` (exit $(cat "$logs/doctor.rc")):" "" '```' "$(cat "$logs/doctor.out")" '```' ""
 fi
 
 md "## Seed benchmark" ""
