@@ -112,19 +112,16 @@ static size_t verdict_format(const ct_verdict *v, char *out, size_t cap)
     return k > 0 && (size_t)k < cap ? (size_t)k : 0;
 }
 
-/* The key of one family's verdict on this context. */
-static int family_key(ct_context *ctx, const char *family, uint8_t key[32])
+/* The key of one family's verdict on this context (src: the context's
+ * ct_sources_digest). */
+static void family_key(const ct_context *ctx, const uint8_t src[32], const char *family, uint8_t key[32])
 {
-    uint8_t src[32];
-    int st = ct_sources_digest(ctx, src);
-    if (st)
-        return st;
     static const char *const envs[] = { "CLTRAIN_CONV", "CLTRAIN_ATTENTION", "CLTRAIN_GPU_GEMM",
                                         "CLTRAIN_HOST_GEMM", "CLTRAIN_HOST_ISA" };
     ct_sha256 s;
     ct_sha256_init(&s);
     ct_sha256_field(&s, "cltrain verified kernels 1");
-    ct_sha256_update(&s, src, sizeof src);
+    ct_sha256_update(&s, src, 32);
     ct_sha256_field(&s, ct_kernels_str(ctx->cls.kernels));
     ct_sha256_field(&s, ct_gemm_path_str(ct_gemm_get_path(ctx)));
     for (size_t i = 0; i < CT_ARRAY_LEN(envs); i++) {
@@ -134,7 +131,6 @@ static int family_key(ct_context *ctx, const char *family, uint8_t key[32])
     }
     ct_sha256_field(&s, family);
     ct_sha256_final(&s, key);
-    return CT_OK;
 }
 
 typedef struct capture {
@@ -225,13 +221,15 @@ int ct_verify_model(ct_context *ctx, const ct_model *m, int mode, ct_verify_resu
                 want[f] = 1;
     }
     double t0 = ct_now();
+    uint8_t src[32];
+    int st = ct_sources_digest(ctx, src);
+    if (st)
+        return st;
     for (size_t f = 0; f < nall; f++) {
         if (!want[f])
             continue;
         uint8_t key[32];
-        int st = family_key(ctx, all[f], key);
-        if (st)
-            return st;
+        family_key(ctx, src, all[f], key);
         ct_verdict v;
         int have = 0;
         if ((mode == CT_VERIFY_AUTO || mode == CT_VERIFY_READ) && ctx->cache_dir) {
