@@ -97,25 +97,12 @@ typedef struct bench_step {
 static int upload(bench_step *b, long step)
 {
     ct_net *net = b->net;
-    ct_context *ctx = net->ctx;
     int k = (int)(step & 1);
-    cl_command_queue q = ctx->transfer ? ctx->transfer : ctx->queue;
-    size_t nin = net->rt[0].out_n, nlab = ct_net_label_elems(net);
-    cl_event after = b->used[k], x_done = NULL;
     if (b->wrote[k])
         clReleaseEvent(b->wrote[k]);
     b->wrote[k] = NULL;
-    ct_count_h2d(ctx, nin * sizeof(float) + nlab * sizeof(int32_t));
-    cl_int err = clEnqueueWriteBuffer(q, net->slot[k], CL_FALSE, 0, nin * sizeof(float), b->x,
-                                      after ? 1 : 0, after ? &after : NULL, &x_done);
-    if (err == CL_SUCCESS) {
-        err = clEnqueueWriteBuffer(q, net->slot[k], CL_FALSE, net->slot_label_off * sizeof(float),
-                                   nlab * sizeof(int32_t), b->y, 1, &x_done, &b->wrote[k]);
-        clReleaseEvent(x_done);
-    }
-    if (err == CL_SUCCESS)
-        err = clFlush(q);
-    return err == CL_SUCCESS ? CT_OK : ct_cl_fail(ctx, err, "uploading a batch");
+    return ct_slot_upload(net->ctx, net, k, b->x, net->rt[0].out_n * sizeof(float), b->y,
+                          ct_net_label_elems(net) * sizeof(int32_t), b->used[k], &b->wrote[k]);
 }
 
 /* One training step on slot step % 2, whose upload upload() enqueued

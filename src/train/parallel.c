@@ -410,3 +410,21 @@ void ct_slot_events_settle(cl_event wrote[2], cl_event used[2])
         wrote[k] = used[k] = NULL;
     }
 }
+
+int ct_slot_upload(ct_context *ctx, ct_net *net, int k, const void *x, size_t xn, const void *y, size_t yn,
+                   cl_event after, cl_event *wrote)
+{
+    cl_command_queue q = ctx->transfer;
+    cl_event x_done = NULL;
+    ct_count_h2d(ctx, xn + yn);
+    cl_int err = clEnqueueWriteBuffer(q, net->slot[k], CL_FALSE, 0, xn, x, after ? 1 : 0, after ? &after : NULL,
+                                      &x_done);
+    if (err == CL_SUCCESS) {
+        err = clEnqueueWriteBuffer(q, net->slot[k], CL_FALSE, net->slot_label_off * sizeof(float), yn, y, 1,
+                                   &x_done, wrote);
+        clReleaseEvent(x_done);
+    }
+    if (err == CL_SUCCESS)
+        err = clFlush(q);
+    return err == CL_SUCCESS ? CT_OK : ct_cl_fail(ctx, err, "uploading a batch");
+}

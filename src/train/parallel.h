@@ -48,6 +48,12 @@ int ct_group_init(ct_group *g, ct_context *const *ctxs, size_t count, const doub
                   size_t batch);
 void ct_group_free(ct_group *g);
 
+/* A batch's inputs (xn bytes at x) and labels (yn bytes at y) into net's
+ * slot k on ctx's transfer queue, after `after` (the last step that read
+ * the slot; NULL: none), counted as host-to-device bytes and flushed, not
+ * waited for; *wrote signals both done. */
+int ct_slot_upload(ct_context *ctx, ct_net *net, int k, const void *x, size_t xn, const void *y, size_t yn,
+                   cl_event after, cl_event *wrote);
 /* Two batch slots' events (uploads done, last reads done): waits for the
  * uploads still in flight and releases both, leaving NULLs. */
 void ct_slot_events_settle(cl_event wrote[2], cl_event used[2]);

@@ -186,7 +186,6 @@ static void log_json(const char *path, const ct_epoch_report *r, const char *kin
 static int upload_async(ct_replica *r, const ct_batch *b, int k)
 {
     ct_net *net = r->net;
-    cl_command_queue q = r->ctx->transfer;
     size_t per = net->rt[0].out_n / (size_t)net->batch;
     /* images and tables: this replica's rows (their labels, or K float
      * targets each); text (one replica): the whole (T, N) block of token
@@ -196,18 +195,8 @@ static int upload_async(ct_replica *r, const ct_batch *b, int k)
     size_t yn = b->tokens ? ct_batch_label_bytes(b, net)
                 : b->t    ? r->rows * b->ntargets * sizeof(float)
                           : r->rows * sizeof(int32_t);
-    cl_event after = r->used[k], x_done = NULL;
-    ct_count_h2d(r->ctx, xin + yn);
-    cl_int err = clEnqueueWriteBuffer(q, net->slot[k], CL_FALSE, 0, xin, x, after ? 1 : 0,
-                                      after ? &after : NULL, &x_done);
-    if (err == CL_SUCCESS) {
-        err = clEnqueueWriteBuffer(q, net->slot[k], CL_FALSE, net->slot_label_off * sizeof(float), yn,
-                                   ct_batch_labels(b, b->tokens ? 0 : r->row0), 1, &x_done, &r->wrote[k]);
-        clReleaseEvent(x_done);
-    }
-    if (err == CL_SUCCESS)
-        err = clFlush(q);
-    return err == CL_SUCCESS ? CT_OK : ct_cl_fail(r->ctx, err, "uploading a batch");
+    return ct_slot_upload(r->ctx, net, k, x, xin, ct_batch_labels(b, b->tokens ? 0 : r->row0), yn, r->used[k],
+                          &r->wrote[k]);
 }
 
 static int upload_all(ct_group *g, const ct_batch *b, int k)
