@@ -30,5 +30,9 @@ int cmd_verify(const cli_args *a);
 /* cltrain doctor (cli_doctor.c). */
 int cmd_doctor(const cli_args *a);
 void verify_line(void *user, ct_context *ctx, const ct_verify_result *r);
+/* cltrain tune (cli_tune.c), and train --tune's tuning of one device's
+ * products before training: 0, 1 on an error (printed), 130 on Ctrl-C. */
+int cmd_tune(const cli_args *a);
+int tune_before_train(ct_context *ctx, const char *model, int batch);
 
 #endif /* CLTRAIN_TOOLS_CLI_H */

@@ -85,6 +85,54 @@ static int parse_verify(int argc, char **argv, cli_args *a, char *err, size_t er
     return 0;
 }
 
+static int parse_tune(int argc, char **argv, cli_args *a, char *err, size_t errlen)
+{
+    ct_tune_options *o = &a->tune;
+    long v = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *f = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(f, "--device") && val) {
+            a->device = val;
+            i++;
+        } else if (!strcmp(f, "--model") && val) {
+            if (a->nmodels >= CLI_MAX_MODELS)
+                return usage(err, errlen, "tune: at most %d --model", CLI_MAX_MODELS);
+            a->models[a->nmodels++] = val;
+            i++;
+        } else if (!strcmp(f, "--batch")) {
+            if (parse_count(f, val, 1, 1 << 20, &v, err, errlen))
+                return 2;
+            o->batch = (int)v;
+            i++;
+        } else if (!strcmp(f, "--budget")) {
+            float b = 0;
+            if (parse_float(f, val, 1, 86400, &b, err, errlen))
+                return 2;
+            o->budget = b;
+            i++;
+        } else if (!strcmp(f, "--export") && val) {
+            a->tune_export = val;
+            i++;
+        } else if (!strcmp(f, "--import") && val) {
+            a->tune_import = val;
+            i++;
+        } else if (!strcmp(f, "--retune")) {
+            o->retune = 1;
+        } else if (!strcmp(f, "--no-clblast")) {
+            o->clblast = 0;
+        } else if (!strcmp(f, "--json")) {
+            a->json = 1;
+        } else {
+            return usage(err, errlen, "tune: unknown or incomplete option '%s'", f);
+        }
+    }
+    if (!a->nmodels && !a->tune_export && !a->tune_import)
+        return usage(err, errlen, "tune: needs --model M (one or more), --export FILE or --import FILE");
+    if (a->tune_export && a->tune_import)
+        return usage(err, errlen, "tune: --export and --import are separate runs");
+    return 0;
+}
+
 static int parse_selftest(int argc, char **argv, cli_args *a, char *err, size_t errlen)
 {
     ct_selftest_options *so = &a->selftest;
@@ -194,6 +242,7 @@ static int parse_run(const char *cmd, int argc, char **argv, cli_args *a, char *
             else if (!strcmp(f, "--dry-run") && is_train) o->dry_run = 1;
             else if (!strcmp(f, "--augment") && is_train) o->augment = 1;
             else if (!strcmp(f, "--no-augment") && is_train) o->augment = 0;
+            else if (!strcmp(f, "--tune") && is_train) a->tune_first = 1;
             else if (!strcmp(f, "--progress") && is_train) a->progress = 1;
             else if (!strcmp(f, "--tensorboard-histograms") && is_train) o->tensorboard_histograms = 1, tb_flag = f;
             else if (!strcmp(f, "--no-progress") && is_train) a->progress = 0;
@@ -277,6 +326,7 @@ int cli_parse(int argc, char **argv, cli_args *a, char *err, size_t errlen)
     ct_selftest_defaults(&a->selftest);
     ct_train_defaults(&a->train);
     ct_bench_defaults(&a->bench);
+    ct_tune_defaults(&a->tune);
     a->count = 10;
     a->top = 3;
     a->progress = -1;
@@ -315,6 +365,10 @@ int cli_parse(int argc, char **argv, cli_args *a, char *err, size_t errlen)
     if (!strcmp(cmd, "doctor")) {
         a->cmd = CLI_DOCTOR;
         return parse_kernels(n, rest, a, err, errlen); /* --device, --json */
+    }
+    if (!strcmp(cmd, "tune")) {
+        a->cmd = CLI_TUNE;
+        return parse_tune(n, rest, a, err, errlen);
     }
     if (!strcmp(cmd, "verify")) {
         a->cmd = CLI_VERIFY;

@@ -30,6 +30,7 @@ typedef enum cli_command {
     CLI_MODEL,
     CLI_VERIFY,
     CLI_DOCTOR,
+    CLI_TUNE,
 } cli_command;
 
 typedef struct cli_args {
@@ -56,6 +57,10 @@ typedef struct cli_args {
     const char *models[CLI_MAX_MODELS];
     const char *devices[CLI_MAX_DEVICES];
     int nmodels, ndevices;
+    /* tune; train --tune */
+    ct_tune_options tune;
+    const char *tune_export, *tune_import;
+    int tune_first;                 /* train --tune: tune the model's products first */
 } cli_args;
 
 /* Parses argv (argv[0] is the program name) into a. Returns 0, or 2 (the

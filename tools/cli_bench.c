@@ -25,9 +25,10 @@ static void print_launch(const ct_bench_launch *l, int first)
         printf(", \"global\": %llu, \"local\": %llu", (unsigned long long)l->global,
                (unsigned long long)l->local);
     } else {
-        printf(", \"gemm\": [%llu, %llu, %llu], \"batch\": %llu, \"k_splits\": %llu",
-               (unsigned long long)l->m, (unsigned long long)l->n, (unsigned long long)l->k,
-               (unsigned long long)l->batch, (unsigned long long)l->k_splits);
+        printf(", \"gemm\": [%llu, %llu, %llu], \"trans\": \"%s%s\", \"conv\": %s, \"batch\": %llu, "
+               "\"k_splits\": %llu", (unsigned long long)l->m, (unsigned long long)l->n, (unsigned long long)l->k,
+               l->ta ? "T" : "N", l->tb ? "T" : "N", l->conv ? "true" : "false", (unsigned long long)l->batch,
+               (unsigned long long)l->k_splits);
     }
     printf(", \"bytes_read\": %lld, \"bytes_written\": %lld}", (long long)l->bytes_read,
            (long long)l->bytes_written);

@@ -420,7 +420,23 @@ static int cmd_train(const cli_args *a)
             fflush(stdout);
         }
     }
-    int st = ct_train_parallel(ctxs, n, a->nshares ? a->shares : NULL, &o);
+    int st = 0;
+    if (a->tune_first && !o.dry_run) {
+        /* each device's products at its share of the batch (an even split) */
+        int per = (int)(((size_t)o.batch + n - 1) / n);
+        for (size_t i = 0; i < n && !st; i++)
+            st = o.model ? tune_before_train(ctxs[i], o.model, per) : 0;
+        if (!o.model)
+            fprintf(stderr, "cltrain: train --tune: resuming names no model to tune; training untuned\n");
+        if (st) {
+            while (n > 0)
+                ct_context_free(&ctxs[--n]);
+            ct_mpi_abort(st);
+            ct_mpi_finalize();
+            return st;
+        }
+    }
+    st = ct_train_parallel(ctxs, n, a->nshares ? a->shares : NULL, &o);
     if (!st && !o.dry_run && last.epoch && last.regression)
         printf("done: %d epochs, %ld steps; test rmse %.4f mae %.4f (loss %.4f)%s%s\n", last.epoch,
                last.step, last.test_rmse, last.test_mae, last.test_loss, o.out ? "; checkpoint " : "",
@@ -680,6 +696,8 @@ int main(int argc, char **argv)
         return cmd_doctor(&a);
     case CLI_VERIFY:
         return cmd_verify(&a);
+    case CLI_TUNE:
+        return cmd_tune(&a);
     case CLI_MODEL: {
         ct_model *m = NULL;
         if (ct_model_open(a.name, &m)) {

@@ -22,6 +22,7 @@ typedef struct ct_bench_options {
     int warmup;        /* untimed steps first; default 2 */
     uint64_t seed;     /* default 1 */
     int profile;       /* also time every layer's forward and backward (serialized) */
+    int record;        /* only one step, every launch recorded (launch_list), nothing timed */
 } ct_bench_options;
 
 typedef struct ct_bench_layer {
@@ -92,6 +93,8 @@ typedef struct ct_bench_launch {
     uint64_t global, local; /* work-items in all, per work-group */
     int64_t bytes_read, bytes_written; /* -1: not stated */
     uint64_t m, n, k, batch, k_splits; /* a matrix product: C (m, n), depth k */
+    int ta, tb;         /* a matrix product: A, B transposed */
+    int conv;           /* the product is an implicit-GEMM convolution */
 } ct_bench_launch;
 
 /* Frees result->layers, the launch list (and what their names point into). */

@@ -16,5 +16,6 @@
 #include "cltrain/parallel.h"
 #include "cltrain/selftest.h"
 #include "cltrain/train.h"
+#include "cltrain/tune.h"
 
 #endif /* CLTRAIN_CLTRAIN_H */

@@ -37,7 +37,7 @@ typedef struct ct_ext_kind {
     void (*release)(void *state);   /* frees what ct_context_ext_set attached */
 } ct_ext_kind;
 
-#define CT_CONTEXT_EXTS 4
+#define CT_CONTEXT_EXTS 6
 #define CT_HELD_MAX 32
 
 /* One launch as the per-launch accounting lists it (bench --profile --json,
@@ -48,6 +48,8 @@ typedef struct ct_launch_rec {
     size_t global, local; /* work-items in all and per work-group */
     int64_t rd, wr;       /* bytes the launch reads and writes; -1: not stated */
     size_t m, n, k, batch, k_splits; /* a GEMM: C (m, n), depth k, products, k-slices */
+    int ta, tb;           /* a GEMM: A, B transposed */
+    int conv;             /* a GEMM that is an implicit-GEMM convolution (ops/conv_igemm.c) */
 } ct_launch_rec;
 
 typedef struct ct_kernel_entry {
@@ -100,6 +102,15 @@ struct ct_context {
     ct_gemm_path gemm_asked; /* the GEMM path asked for (CLTRAIN_GEMM, ct_gemm_set_path);
                                 AUTO: the class's own */
     size_t ones_n;
+    /* A choice every matrix product takes, over the tuned table and the
+     * built-in rules (the tuner measures candidates with it; ops/gemm.c):
+     * pick a ct_tune_pick (0: none), tiles and splits for cltrain's own
+     * SGEMM. */
+    struct {
+        int pick, tiles;
+        size_t splits;
+    } gemm_force;
+    int tune_bypass;        /* > 0: the tuned table is not used (the tuner measures the rules) */
     struct {
         const ct_ext_kind *kind; /* NULL: a free slot */
         void *state;

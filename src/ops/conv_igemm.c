@@ -76,7 +76,7 @@ static int product(ct_context *ctx, int mode, const ct_conv2d_desc *d, int oh, i
     size_t local[3] = { ti.wn, ti.wm, 1 };
     /* one record for the product (a GEMM in the launch list), not one per
      * kernel it launches */
-    ct_launch_record(ctx, &(ct_launch_rec){ .m = m, .n = n, .k = k, .batch = 1, .k_splits = s,
+    ct_launch_record(ctx, &(ct_launch_rec){ .m = m, .n = n, .k = k, .batch = 1, .k_splits = s, .conv = 1,
                                             .rd = (int64_t)((rd + (mode == MODE_DW ? m * n : 0)) *
                                                             sizeof(float)),
                                             .wr = (int64_t)(wr * sizeof(float)) });

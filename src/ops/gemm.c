@@ -17,6 +17,7 @@
 #include "ops/gemm_cl.h"
 #include "host/host_work.h"
 #include "host/hostmap.h"
+#include "ops/tune_use.h"
 
 const char *ct_gemm_path_str(ct_gemm_path path)
 {
@@ -76,9 +77,25 @@ static int own_gemm_on(void)
  * enough rows to share each packed panel of B and enough columns and depth
  * to fill its tiles. The choice depends on the shape alone, never on the
  * thread count. */
-static int own_gemm(const ct_context *ctx, size_t m, size_t n, size_t k)
+static int own_gemm_rule(size_t m, size_t n, size_t k)
 {
-    return m >= 256 && n >= 64 && k >= 16 && ctx->cls.host_pool && own_gemm_on();
+    return m >= 256 && n >= 64 && k >= 16;
+}
+
+/* The rule, unless the shape was tuned here (ops/tune_use.h) or the
+ * tuner forces a pick; never where the AVX-512 GEMM cannot run. */
+static int own_gemm(ct_context *ctx, int ta, int tb, size_t m, size_t n, size_t k)
+{
+    if (!ctx->cls.host_pool || !own_gemm_on())
+        return 0;
+    int pick = ctx->gemm_force.pick;
+    if (pick != CT_PICK_AVX512 && pick != CT_PICK_BLAS) {
+        const ct_tune_gemm *g = ct_tune_lookup(ctx, ta, tb, m, n, k);
+        pick = g ? (int)g->pick : CT_PICK_NONE;
+    }
+    if (pick == CT_PICK_AVX512 || pick == CT_PICK_BLAS)
+        return pick == CT_PICK_AVX512;
+    return own_gemm_rule(m, n, k);
 }
 
 const char *ct_host_gemm_str(void)
@@ -92,7 +109,7 @@ static int host_product(ct_context *ctx, int ta, int tb, size_t m, size_t n, siz
                         const float *a, size_t lda, const float *b, size_t ldb, float beta, float *c,
                         size_t ldc)
 {
-    if (own_gemm(ctx, m, n, k)) {
+    if (own_gemm(ctx, ta, tb, m, n, k)) {
         ct_host_work *hw;
         int st = ct_host_work_get(ctx, 16, 16, 1, &hw);
         return st ? st : ct_gemm512(ctx, hw, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -181,11 +198,11 @@ static void release_subs(cl_mem sub[3])
 
 /* Bytes a product of these operands moves once: A and B read, C written
  * (and read when beta is not 0), and `more` floats read besides (a bias). */
-static void gemm_record(ct_context *ctx, size_t m, size_t n, size_t k, size_t batch, size_t splits,
-                        float beta, size_t more)
+static void gemm_record(ct_context *ctx, int ta, int tb, size_t m, size_t n, size_t k, size_t batch,
+                        size_t splits, float beta, size_t more)
 {
     size_t c = m * n * batch * sizeof(float);
-    ct_launch_record(ctx, &(ct_launch_rec){ .m = m, .n = n, .k = k, .batch = batch, .k_splits = splits,
+    ct_launch_record(ctx, &(ct_launch_rec){ .ta = !!ta, .tb = !!tb, .m = m, .n = n, .k = k, .batch = batch, .k_splits = splits,
                                             .rd = (int64_t)((m * k + k * n) * batch * sizeof(float) +
                                                             (beta != 0.0f ? c : 0) + more * sizeof(float)),
                                             .wr = (int64_t)c });
@@ -218,15 +235,32 @@ static int clblast_fail(ct_context *ctx, CLBlastStatusCode s, const char *what, 
                    ta ? "T" : "N", tb ? "T" : "N", count, m, n, k, ctx->dev.name, ct_status_str((int)s));
 }
 
-/* Which GPU-class GEMM runs a shape: cltrain's own kernel (ops/gemm_cl.h)
- * where it was measured faster or where C is too small to fill a GPU
- * without k-slices, else CLBlast; CLTRAIN_GPU_GEMM=own|clblast forces one. */
-static int own_kernel(const ct_context *ctx, size_t m, size_t n, size_t k, int ta, int tb)
+/* Which GPU-class GEMM runs a shape: CLTRAIN_GPU_GEMM=own|clblast forces
+ * one; else the tuner's forced pick, else the tuned table's entry for the
+ * shape (*plan from it), else the rule: cltrain's own kernel
+ * (ops/gemm_cl.h) where it was measured faster or where C is too small to
+ * fill a GPU without k-slices, else CLBlast. */
+static int own_kernel(ct_context *ctx, size_t m, size_t n, size_t k, int ta, int tb, ct_gemm_cl_plan *plan)
 {
     const char *env = getenv("CLTRAIN_GPU_GEMM");
+    *plan = ct_gemm_cl_plan_for(ctx, m, n, k, ta, tb);
     if (env && !strcmp(env, "own"))
         return 1;
     if (env && !strcmp(env, "clblast"))
+        return 0;
+    int pick = ctx->gemm_force.pick, tiles = ctx->gemm_force.tiles;
+    size_t splits = ctx->gemm_force.splits;
+    if (pick != CT_PICK_OWN && pick != CT_PICK_CLBLAST) {
+        const ct_tune_gemm *g = ct_tune_lookup(ctx, ta, tb, m, n, k);
+        pick = g ? (int)g->pick : CT_PICK_NONE;
+        tiles = g ? g->tiles : 0;
+        splits = g ? g->splits : 1;
+    }
+    if (pick == CT_PICK_OWN) {
+        *plan = (ct_gemm_cl_plan){ tiles ? CT_GEMM_CL_SMALL : CT_GEMM_CL_BIG, splits ? splits : 1 };
+        return 1;
+    }
+    if (pick == CT_PICK_CLBLAST)
         return 0;
     return ct_gemm_cl_choose(ctx, m, n, k, ta, tb);
 }
@@ -236,10 +270,10 @@ static int own_kernel(const ct_context *ctx, size_t m, size_t n, size_t k, int t
 static int device_gemm(ct_context *ctx, int ta, int tb, size_t m, size_t n, size_t k, float alpha,
                        operand ops[3], float beta, const ct_gemm_cl_epi *epi, int *fused)
 {
-    if (own_kernel(ctx, m, n, k, ta, tb)) {
+    ct_gemm_cl_plan plan;
+    if (own_kernel(ctx, m, n, k, ta, tb, &plan)) {
         /* one record for the product, not one per kernel it launches */
-        ct_gemm_cl_plan plan = ct_gemm_cl_plan_for(ctx, m, n, k, ta, tb);
-        gemm_record(ctx, m, n, k, 1, plan.splits, beta, epi && epi->bias ? n : 0);
+        gemm_record(ctx, ta, tb, m, n, k, 1, plan.splits, beta, epi && epi->bias ? n : 0);
         ctx->lrec.mute++;
         int st = ct_gemm_cl_run_epi(ctx, plan, epi, ta, tb, m, n, k, alpha, ops[0].buf, ops[0].off, ops[0].ld,
                                     ops[1].buf, ops[1].off, ops[1].ld, beta, ops[2].buf, ops[2].off, ops[2].ld);
@@ -267,7 +301,7 @@ static int device_gemm(ct_context *ctx, int ta, int tb, size_t m, size_t n, size
     if ((st = gemm_temp(ctx, tmp_bytes ? tmp_bytes : sizeof(float), &tmp)) || (st = ct_hold_sync(ctx)))
         goto done;
     ctx->count.launches++;
-    gemm_record(ctx, m, n, k, 1, 1, beta, 0);
+    gemm_record(ctx, ta, tb, m, n, k, 1, 1, beta, 0);
     double t0 = ctx->ktime.on ? ct_now() : 0;
     s = CLBlastSgemmWithTempBuffer(CLBlastLayoutColMajor, tr(tb), tr(ta), n, m, k, alpha, ops[1].buf, ops[1].off,
                                    ops[1].ld, ops[0].buf, ops[0].off, ops[0].ld, beta, ops[2].buf, ops[2].off,
@@ -295,7 +329,7 @@ static int device_strided(ct_context *ctx, int ta, int tb, size_t m, size_t n, s
         goto done;
     cl_command_queue q = ctx->queue;
     ctx->count.launches++;
-    gemm_record(ctx, m, n, k, count, 1, beta, 0);
+    gemm_record(ctx, ta, tb, m, n, k, count, 1, beta, 0);
     double t0 = ctx->ktime.on ? ct_now() : 0;
     CLBlastStatusCode s = CLBlastSgemmStridedBatched(CLBlastLayoutColMajor, tr(tb), tr(ta), n, m, k, alpha,
                                                      ops[1].buf, ops[1].off, ops[1].ld, stride[1], ops[0].buf,
@@ -354,8 +388,10 @@ int ct_gemm_epi(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t n, s
     if (epi && epi->bias && (st = check_operand(ctx, &(operand){ epi->bias, epi->bias_off, 1, n, n, 0 }, 'b')))
         return st;
 
-    if (ctx->cls.gemm == CT_GEMM_HOST)
+    if (ctx->cls.gemm == CT_GEMM_HOST) {
+        gemm_record(ctx, trans_a, trans_b, m, n, k, 1, 1, beta, 0);
         return host_gemm(ctx, trans_a, trans_b, m, n, k, alpha, ops, beta);
+    }
     return device_gemm(ctx, trans_a, trans_b, m, n, k, alpha, ops, beta, epi, fused);
 }
 
@@ -410,6 +446,7 @@ int ct_gemm_batched(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t 
 
     if (ctx->cls.gemm == CT_GEMM_HOST) {
         /* one mapping over each operand's whole span, then the products */
+        gemm_record(ctx, trans_a, trans_b, m, n, k, count, 1, beta, 0);
         ct_hmap_range r[3];
         for (int i = 0; i < 3; i++)
             r[i] = (ct_hmap_range){ ops[i].buf, lo[i], hi[i] - lo[i] + (ops[i].rows - 1) * ops[i].ld + ops[i].cols,
@@ -424,6 +461,7 @@ int ct_gemm_batched(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t 
         return ct_hmap_unmap(ctx, &hm, st, "ct_gemm_batched");
     }
 
+    ct_tune_table(ctx); /* its CLBlast parameters, before CLBlast runs */
     /* runs of equally spaced offsets, one strided-batched call each */
     for (size_t i0 = 0; i0 < count && !st;) {
         size_t stride[3] = { 0, 0, 0 }, len = 1;
@@ -521,7 +559,7 @@ int ct_gemm_batched2(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t
             return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_gemm_batched2: the %zu x %zu products' C "
                            "blocks (%zu x %zu, ld %zu, strides %zu and %zu) overlap", n1, n2, m, n,
                            ldc, cs[0], cs[1]);
-        gemm_record(ctx, m, n, k, count, 1, beta, 0);
+        gemm_record(ctx, trans_a, trans_b, m, n, k, count, 1, beta, 0);
         ctx->lrec.mute++;
         st = ct_gemm_cl_batched(ctx, trans_a, trans_b, m, n, k, alpha, a, a_off, lda, as, b, b_off, ldb, bs, beta,
                                 c, c_off, ldc, cs, n1, n2);

@@ -20,6 +20,7 @@
 
 #include "nn/layer.h"
 #include "cltrain/bench.h"
+#include "cltrain/tune.h"
 #include "nn/net.h"
 #include "ops/eltwise.h"
 #include "optim/optim.h"
@@ -234,6 +235,7 @@ static int record_step(bench_step *b, long step, ct_bench_result *res)
         o->global = r->global, o->local = r->local;
         o->bytes_read = r->rd, o->bytes_written = r->wr;
         o->m = r->m, o->n = r->n, o->k = r->k, o->batch = r->batch, o->k_splits = r->k_splits;
+        o->ta = r->ta, o->tb = r->tb, o->conv = r->conv;
         if (r->rd < 0 || r->wr < 0)
             res->unstated_launches++;
         else
@@ -262,8 +264,10 @@ int ct_bench_run(ct_context *ctx, const ct_bench_options *opt, ct_bench_result *
     int32_t *y = NULL;
     double *t = NULL;
     int planned = 0;
-    int st = ct_model_open(opt->model, &m);
-    if (st) {
+    int st = opt->record ? CT_OK : ct_tune_check_imported(ctx, NULL, NULL);
+    if (st)
+        goto done;
+    if ((st = ct_model_open(opt->model, &m))) {
         ct_fail_keep(ctx, st);
         goto done;
     }
@@ -311,6 +315,10 @@ int ct_bench_run(ct_context *ctx, const ct_bench_options *opt, ct_bench_result *
     long step = 0;
     if ((st = upload(&bs, step + 1)))
         goto done;
+    if (opt->record) {
+        st = record_step(&bs, ++step, res);
+        goto done;
+    }
     for (int i = 0; i < warmup + steps; i++) {
         double t0 = ct_now();
         if ((st = run_step(&bs, ++step)) || (st = ct_context_finish(ctx)))
@@ -385,7 +393,7 @@ done:
     ct_buffer_release(&acc);
     if (planned)
         ct_net_release(&net);
-    if (st || !res->layers)
+    if (st || (!res->layers && !res->launch_list))
         ct_model_free(&m);
     else
         res->model_keep = m; /* the layer names point into it */

@@ -26,6 +26,7 @@
 #include "cltrain/data.h"
 #include "cltrain/parallel.h"
 #include "cltrain/train.h"
+#include "cltrain/tune.h"
 #include "data/dataset.h"
 #include "data/loader.h"
 #include "nn/layer.h"
@@ -403,6 +404,9 @@ static int verify_devices(run *t)
             return i ? ct_fail_keep(t->ctx, st) : st;
         if (t->lead && t->o.on_verify && r.mode != CT_VERIFY_OFF)
             t->o.on_verify(t->o.user, t->g.rep[i].ctx, &r);
+        /* tuned choices imported from elsewhere are checked here before their first use */
+        if ((st = ct_tune_check_imported(t->g.rep[i].ctx, NULL, NULL)))
+            return i ? ct_fail_keep(t->ctx, st) : st;
     }
     return CT_OK;
 }

@@ -1,0 +1,216 @@
+/*
+ * tune_measure.c - one GEMM shape run by one candidate, checked and timed
+ * (tune_measure.h).
+ *
+ * The check: A and B hold uniform values in [-1, 1), C starts from random
+ * values and has guard floats on both sides. Each candidate runs once with
+ * beta 0 and once with beta 0.5 (the two ways products write C); every
+ * entry of C must be finite, the guards unchanged, and sampled entries
+ * within tol = 8 u k s + 4 u |ref| of a float64 reference, where u = 2^-24
+ * and s = sqrt(sum_k (a b)^2 / k), the terms' root mean square. A float32
+ * dot product of length k in any order (tiles, k-slices) carries rounding
+ * errors of about sqrt(k) u s per partial sum added, so well under k u s;
+ * 8 k u s leaves that margin eightfold. A term dropped, doubled or read
+ * from the wrong place moves an entry by about s, which exceeds the
+ * tolerance while 8 k u < 1 (k below two million).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/util.h"
+#include "io/tune_file.h"
+#include "train/tune_measure.h"
+
+#define GUARD 64          /* floats either side of C */
+#define GUARD_VALUE 1234.5f
+#define SAMPLES 192
+#define ALPHA 1.0f
+
+static uint64_t mix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static float unit(uint64_t *s)
+{
+    return (float)((double)(mix(s) >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
+}
+
+void tm_free(tm_bufs *b)
+{
+    ct_buffer_release(&b->a);
+    ct_buffer_release(&b->b);
+    ct_buffer_release(&b->c);
+    free(b->ha);
+    free(b->hb);
+    free(b->hc0);
+    free(b->hc);
+    free(b->samples);
+    free(b->ref0);
+    memset(b, 0, sizeof *b);
+}
+
+/* op(A)[i][p] and op(B)[p][j] */
+static double a_at(const tm_shape *s, const tm_bufs *b, size_t i, size_t p)
+{
+    return s->ta ? b->ha[p * b->lda + i] : b->ha[i * b->lda + p];
+}
+
+static double b_at(const tm_shape *s, const tm_bufs *b, size_t p, size_t j)
+{
+    return s->tb ? b->hb[j * b->ldb + p] : b->hb[p * b->ldb + j];
+}
+
+int tm_alloc(ct_context *ctx, const tm_shape *s, uint64_t seed, tm_bufs *b)
+{
+    memset(b, 0, sizeof *b);
+    size_t na = s->m * s->k, nb = s->k * s->n;
+    b->lda = s->ta ? s->m : s->k;
+    b->ldb = s->tb ? s->k : s->n;
+    b->ldc = s->n;
+    b->c_off = GUARD;
+    b->nc = s->m * s->n + 2 * GUARD;
+    b->ha = malloc(na * sizeof(float));
+    b->hb = malloc(nb * sizeof(float));
+    b->hc0 = malloc(b->nc * sizeof(float));
+    b->hc = malloc(b->nc * sizeof(float));
+    b->samples = malloc(SAMPLES * sizeof *b->samples);
+    b->ref0 = malloc(4 * SAMPLES * sizeof *b->ref0);
+    if (!b->ha || !b->hb || !b->hc0 || !b->hc || !b->samples || !b->ref0) {
+        tm_free(b);
+        return ct_fail(ctx, CT_ERR_NO_MEMORY, "tune: out of host memory for a %zu x %zu x %zu product", s->m,
+                       s->n, s->k);
+    }
+    b->ref5 = b->ref0 + SAMPLES, b->tol0 = b->ref0 + 2 * SAMPLES, b->tol5 = b->ref0 + 3 * SAMPLES;
+    uint64_t r = seed;
+    for (size_t i = 0; i < na; i++)
+        b->ha[i] = unit(&r);
+    for (size_t i = 0; i < nb; i++)
+        b->hb[i] = unit(&r);
+    for (size_t i = 0; i < b->nc; i++)
+        b->hc0[i] = i < GUARD || i >= GUARD + s->m * s->n ? GUARD_VALUE : unit(&r);
+    /* the corners, then random entries */
+    size_t mn = s->m * s->n;
+    b->nsamples = mn < SAMPLES ? mn : SAMPLES;
+    for (size_t q = 0; q < b->nsamples; q++)
+        b->samples[q] = mn <= SAMPLES ? q : q == 0 ? 0 : q == 1 ? mn - 1 : (size_t)(mix(&r) % mn);
+    const double u = 1.0 / 16777216.0;
+    for (size_t q = 0; q < b->nsamples; q++) {
+        size_t i = b->samples[q] / s->n, j = b->samples[q] % s->n;
+        double acc = 0, sq = 0;
+        for (size_t p = 0; p < s->k; p++) {
+            double t = a_at(s, b, i, p) * b_at(s, b, p, j);
+            acc += t;
+            sq += t * t;
+        }
+        double rms = s->k ? sqrt(sq / (double)s->k) : 0;
+        double c0 = b->hc0[GUARD + b->samples[q]];
+        b->ref0[q] = ALPHA * acc;
+        b->ref5[q] = ALPHA * acc + 0.5 * c0;
+        b->tol0[q] = 8.0 * u * (double)s->k * rms + 4.0 * u * fabs(b->ref0[q]) + 1e-30;
+        b->tol5[q] = b->tol0[q] + 4.0 * u * fabs(0.5 * c0);
+    }
+    int st;
+    if ((st = ct_buffer_create(ctx, na * sizeof(float), &b->a)) ||
+        (st = ct_buffer_create(ctx, nb * sizeof(float), &b->b)) ||
+        (st = ct_buffer_create(ctx, b->nc * sizeof(float), &b->c)) ||
+        (st = ct_buffer_write(ctx, b->a, 0, na * sizeof(float), b->ha)) ||
+        (st = ct_buffer_write(ctx, b->b, 0, nb * sizeof(float), b->hb))) {
+        tm_free(b);
+        return st;
+    }
+    return CT_OK;
+}
+
+/* One product with the choice in force; CT_OK or the failure's status */
+static int run(ct_context *ctx, const tm_shape *s, tm_bufs *b, const tm_choice *c, float beta)
+{
+    ctx->gemm_force.pick = c->pick;
+    ctx->gemm_force.tiles = c->tiles;
+    ctx->gemm_force.splits = c->splits;
+    int st = ct_gemm(ctx, s->ta, s->tb, s->m, s->n, s->k, ALPHA, b->a, 0, b->lda, b->b, 0, b->ldb, beta, b->c,
+                     b->c_off, b->ldc);
+    memset(&ctx->gemm_force, 0, sizeof ctx->gemm_force);
+    return st;
+}
+
+/* Runs once with beta and checks C; *ok = 0 with why on a wrong result */
+static int check_once(ct_context *ctx, const tm_shape *s, tm_bufs *b, const tm_choice *c, float beta, int *ok,
+                      char *why, size_t cap)
+{
+    int st;
+    if ((st = ct_buffer_write(ctx, b->c, 0, b->nc * sizeof(float), b->hc0)))
+        return st;
+    if ((st = run(ctx, s, b, c, beta)) || (st = ct_context_finish(ctx))) {
+        *ok = 0;
+        snprintf(why, cap, "it failed to run: %s", ct_last_error());
+        return CT_OK;
+    }
+    if ((st = ct_buffer_read(ctx, b->c, 0, b->nc * sizeof(float), b->hc)))
+        return st;
+    size_t mn = s->m * s->n;
+    for (size_t i = 0; i < b->nc; i++) {
+        int guard = i < GUARD || i >= GUARD + mn;
+        if (guard ? b->hc[i] != GUARD_VALUE : !isfinite(b->hc[i])) {
+            *ok = 0;
+            if (guard)
+                snprintf(why, cap, "it wrote outside C, %s (beta %g)", i < GUARD ? "before it" : "after it",
+                         (double)beta);
+            else
+                snprintf(why, cap, "C[%zu] is %g (beta %g)", i - GUARD, (double)b->hc[i], (double)beta);
+            return CT_OK;
+        }
+    }
+    const double *ref = beta != 0.0f ? b->ref5 : b->ref0, *tol = beta != 0.0f ? b->tol5 : b->tol0;
+    for (size_t q = 0; q < b->nsamples; q++) {
+        double got = b->hc[GUARD + b->samples[q]];
+        if (fabs(got - ref[q]) > tol[q]) {
+            *ok = 0;
+            snprintf(why, cap, "C[%zu][%zu] is %.9g, the float64 reference %.9g (tolerance %.3g, beta %g)",
+                     b->samples[q] / s->n, b->samples[q] % s->n, got, ref[q], tol[q], (double)beta);
+            return CT_OK;
+        }
+    }
+    return CT_OK;
+}
+
+int tm_measure(ct_context *ctx, const tm_shape *s, tm_bufs *b, const tm_choice *c, double min_seconds,
+               double *ms, int *ok, char *why, size_t cap)
+{
+    *ok = 1;
+    *ms = 0;
+    if (cap)
+        why[0] = '\0';
+    int st;
+    if ((st = check_once(ctx, s, b, c, 0.0f, ok, why, cap)) || !*ok ||
+        (st = check_once(ctx, s, b, c, 0.5f, ok, why, cap)) || !*ok)
+        return st;
+    /* one timed run sizes the rounds: three rounds of at least min_seconds / 3 */
+    double t0 = ct_now();
+    if ((st = run(ctx, s, b, c, 0.0f)) || (st = ct_context_finish(ctx)))
+        goto refused;
+    double one = ct_now() - t0;
+    long reps = one > 0 ? (long)(min_seconds / 3.0 / one) : 1;
+    reps = reps < 1 ? 1 : reps > 200 ? 200 : reps;
+    double t[3];
+    for (int r = 0; r < 3; r++) {
+        t0 = ct_now();
+        for (long i = 0; i < reps; i++)
+            if ((st = run(ctx, s, b, c, 0.0f)))
+                goto refused;
+        if ((st = ct_context_finish(ctx)))
+            goto refused;
+        t[r] = (ct_now() - t0) / (double)reps;
+    }
+    *ms = 1e3 * ct_median(t, 3);
+    return CT_OK;
+refused:
+    *ok = 0;
+    snprintf(why, cap, "it failed to run: %s", ct_last_error());
+    return CT_OK;
+}
