@@ -314,8 +314,15 @@ static void selected(doctor *d, const char *sel)
     for (size_t i = 0; i < sizeof nominal / sizeof nominal[0]; i++)
         if (!strcmp(nominal[i].name, v->name))
             nt = nominal[i].tflops, nb = nominal[i].tbps;
-    char since[40] = "-";
+    ct_tune_status ts;
+    if (ct_tune_get_status(ctx, &ts))
+        memset(&ts, 0, sizeof ts);
+    char since[40] = "-", tuned_at[40] = "-";
     time_t w = (time_t)r.cached_since;
+    time_t tw = (time_t)ts.tuned;
+    struct tm ttm;
+    if (ts.tuned && gmtime_r(&tw, &ttm))
+        strftime(tuned_at, sizeof tuned_at, "%Y-%m-%d %H:%M UTC", &ttm);
     struct tm tmv;
     if (r.cached_since && gmtime_r(&w, &tmv))
         strftime(since, sizeof since, "%Y-%m-%d %H:%M UTC", &tmv);
@@ -333,9 +340,13 @@ static void selected(doctor *d, const char *sel)
             json_string(cdir);
         else
             printf("null");
-        printf(", \"cache_files\": %ld, \"cache_mib\": %.1f, \"tuned\": false, \"gemm_gflops\": %.1f, "
-               "\"copy_gbps\": %.1f, \"nominal_tflops\": %.1f, \"nominal_tbps\": %.2f}, ", files, mib, gflops,
-               gbps, nt, nb);
+        printf(", \"cache_files\": %ld, \"cache_mib\": %.1f, \"tuned\": %s, \"tuned_shapes\": %d, "
+               "\"tuned_unchecked\": %d, \"tuned_clblast\": %s, \"tuned_since\": %lld, \"tuned_models\": ",
+               files, mib, ts.found ? "true" : "false", ts.shapes, ts.unchecked, ts.clblast ? "true" : "false",
+               (long long)ts.tuned);
+        json_string(ts.models);
+        printf(", \"gemm_gflops\": %.1f, \"copy_gbps\": %.1f, \"nominal_tflops\": %.1f, \"nominal_tbps\": %.2f}, ",
+               gflops, gbps, nt, nb);
     } else {
         printf("Device %u:%u %s: kernels %s, GEMM %s\n", v->platform_index, v->device_index, v->name,
                ct_kernels_str(ct_context_kernels(ctx)), ct_gemm_path_str(ct_gemm_get_path(ctx)));
@@ -344,8 +355,15 @@ static void selected(doctor *d, const char *sel)
         printf("  not verified yet: %s%s\n", r.unverified[0] ? r.unverified : "none",
                r.unverified[0] ? " (train checks what its model uses first; so does cltrain verify)" : "");
         printf("  kernel cache: %s (%ld files, %.1f MiB)\n", cdir ? cdir : "off", files, mib);
-        printf("  tuning: none (no tuned parameters: CLBlast runs with its database's, or its defaults for a "
-               "device it does not know)\n");
+        if (ts.found)
+            printf("  tuned: %d shapes (%d picked other than the built-in rule%s%s), %s, since %s: %s\n"
+                   "        %s\n", ts.shapes, ts.changed, ts.unchecked ? ", unchecked imports: " : "",
+                   ts.unchecked ? "checked on first use" : "", ts.clblast ? "CLBlast parameters tuned"
+                                                                          : "CLBlast's own parameters",
+                   tuned_at, ts.models[0] ? ts.models : "(no model finished)", ts.path);
+        else
+            printf("  tuned: nothing yet (CLBlast runs with its database's parameters, or its defaults for a "
+                   "device it does not know; the built-in rules pick the GEMM kernel)\n");
         printf("  measured: GEMM %d^3 %.4g GFLOP/s, copy %.3g GB/s", size, gflops, gbps);
         if (nt > 0)
             printf(" (nominal %.0f TFLOP/s fp32, %.2f TB/s)", nt, nb);
@@ -353,6 +371,10 @@ static void selected(doctor *d, const char *sel)
     }
     if (vst)
         problem(d, "%s", err);
+    if (cdir && !ts.found)
+        problem(d, "nothing is tuned for this device yet: run `cltrain tune --model M%s%s` for the models you "
+                   "train (about a minute each), or `cltrain tune --import FILE` with a file from the same device "
+                   "and driver", sel ? " --device " : "", sel ? sel : "");
     if (!cdir)
         problem(d, "the kernel cache is off: every start builds the kernels and checks them again. Set "
                    "CLTRAIN_CACHE_DIR to a writable directory");

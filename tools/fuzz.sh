@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all=(model idx cifar csv image imagefolder vocab text textdir csvtext safetensors checkpoint cache selector cli)
+all=(model idx cifar csv image imagefolder vocab text textdir csvtext safetensors checkpoint cache tune selector cli)
 secs=60 par=1 merge=0
 while getopts "t:j:m" o; do
   case $o in
@@ -33,7 +33,7 @@ done
 
 build=${BUILD_DIR:-build-fuzz}
 if [ ! -f "$build/build.ninja" ]; then
-  CC=clang meson setup "$build" -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false \
+  CC=clang CXX=clang++ meson setup "$build" -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false \
     -Dbuildtype=debugoptimized
 fi
 ninja -C "$build" $(printf "tests/fuzz/fuzz_%s " "${targets[@]}")

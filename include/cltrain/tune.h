@@ -89,6 +89,21 @@ CT_API int ct_tune_import(ct_context *ctx, const char *path, ct_tune_import_resu
  * ct_bench_run call it; *checked and *dropped may be NULL. */
 CT_API int ct_tune_check_imported(ct_context *ctx, int *checked, int *dropped);
 
+/* What is tuned for ctx's device, driver and class. */
+typedef struct ct_tune_status {
+    int found;          /* a table is in the cache */
+    int shapes;         /* shapes with a pick */
+    int unchecked;      /* of them, imported and not checked here yet */
+    int changed;        /* picks other than what the built-in rule would run */
+    int clblast;        /* CLBlast parameters kept (1), and checked (2) */
+    int64_t tuned;      /* unix time of the last change */
+    double default_ms, tuned_ms; /* the shapes' times, one product each: built-in rules, picks */
+    char models[512];   /* "name@batch" tuned, comma-separated */
+    char path[1024];    /* the table's file, "" when the cache is off */
+} ct_tune_status;
+
+CT_API int ct_tune_get_status(ct_context *ctx, ct_tune_status *status);
+
 #ifdef __cplusplus
 }
 #endif

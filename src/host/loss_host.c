@@ -63,7 +63,7 @@ static int bad_label(int32_t lab, size_t K)
  * baseline x86-64, so the lanes below vectorize */
 static inline float max_num(float m, float x)
 {
-    return (x > m) | (m != m) ? x : m;
+    return ((x > m) | (m != m)) ? x : m;
 }
 
 /* in 8 lanes as the kernel's row_max (the maximum is the same in any order) */

@@ -235,3 +235,34 @@ done:
         *dropped = nd;
     return st;
 }
+
+int ct_tune_get_status(ct_context *ctx, ct_tune_status *out)
+{
+    CT_VALIDATE(ctx, ctx && out);
+    memset(out, 0, sizeof *out);
+    char *path = ct_tune_path(ctx);
+    if (path)
+        snprintf(out->path, sizeof out->path, "%s", path);
+    free(path);
+    ct_tune_device d;
+    int st = ct_tune_read(ctx, &d, &out->found);
+    if (st || !out->found)
+        return st;
+    out->shapes = (int)d.ngemm;
+    out->tuned = d.tuned;
+    out->clblast = d.nclblast ? 1 + d.clblast_checked : 0;
+    for (size_t i = 0; i < d.ngemm; i++) {
+        const ct_tune_gemm *g = &d.gemm[i];
+        out->unchecked += !g->checked;
+        out->changed += g->ms < g->default_ms * 0.97;
+        out->default_ms += g->default_ms;
+        out->tuned_ms += g->ms;
+    }
+    for (size_t i = 0; i < d.nmodels; i++) {
+        size_t n = strlen(out->models);
+        if (n + strlen(d.models[i]) + 3 < sizeof out->models)
+            snprintf(out->models + n, sizeof out->models - n, "%s%s", n ? ", " : "", d.models[i]);
+    }
+    ct_tune_device_free(&d);
+    return CT_OK;
+}
