@@ -49,7 +49,10 @@ typedef struct ct_launch_rec {
     int64_t rd, wr;       /* bytes the launch reads and writes; -1: not stated */
     size_t m, n, k, batch, k_splits; /* a GEMM: C (m, n), depth k, products, k-slices */
     int ta, tb;           /* a GEMM: A, B transposed */
-    int conv;             /* a GEMM that is an implicit-GEMM convolution (ops/conv_igemm.c) */
+    int conv;             /* a GEMM that is an implicit-GEMM convolution (ops/conv_igemm.c):
+                             1 forward, 2 input gradient, 3 weight gradient */
+    int conv_geom[15];    /* its n, c_in, h, w, c_out, kh, kw, strides, pads, dilations, oh, ow */
+    int tiles;            /* an own kernel's product: the ct_gemm_cl_tiles it ran */
 } ct_launch_rec;
 
 typedef struct ct_kernel_entry {

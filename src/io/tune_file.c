@@ -16,6 +16,8 @@
 
 static const char *const pick_names[] = { "rule", "clblast", "own", "avx512", "blas" };
 static const char *const clblast_kernels[3] = { "Xgemm", "XgemmDirect", "GemmRoutine" };
+static const char *const conv_names[4] = { "", "fwd", "dx", "dw" };
+static const char *const tile_names[3] = { "big", "small", "narrow" };
 
 const char *ct_tune_pick_str(ct_tune_pick p)
 {
@@ -56,11 +58,12 @@ int ct_tune_device_copy(ct_tune_device *dst, const ct_tune_device *src)
     return CT_OK;
 }
 
-const ct_tune_gemm *ct_tune_device_find(const ct_tune_device *d, int ta, int tb, size_t m, size_t n, size_t k)
+const ct_tune_gemm *ct_tune_device_find(const ct_tune_device *d, int conv, int ta, int tb, size_t m, size_t n,
+                                        size_t k)
 {
     for (size_t i = 0; i < d->ngemm; i++) {
         const ct_tune_gemm *g = &d->gemm[i];
-        if (g->m == m && g->n == n && g->k == k && g->ta == !!ta && g->tb == !!tb)
+        if (g->m == m && g->n == n && g->k == k && g->ta == !!ta && g->tb == !!tb && g->conv == conv)
             return g;
     }
     return NULL;
@@ -68,7 +71,7 @@ const ct_tune_gemm *ct_tune_device_find(const ct_tune_device *d, int ta, int tb,
 
 int ct_tune_device_put(ct_tune_device *d, const ct_tune_gemm *g)
 {
-    ct_tune_gemm *old = (ct_tune_gemm *)ct_tune_device_find(d, g->ta, g->tb, g->m, g->n, g->k);
+    ct_tune_gemm *old = (ct_tune_gemm *)ct_tune_device_find(d, g->conv, g->ta, g->tb, g->m, g->n, g->k);
     if (old) {
         *old = *g;
         return CT_OK;
@@ -207,6 +210,28 @@ static int read_gemm(reader *r, const cJSON *o, ct_tune_gemm *g, const char *whe
         if (get_int(r, o, keys[i], i < 2 ? 0 : 1, i < 2 ? 1 : 2147483647.0, 0, &v[i], where))
             return CT_ERR_CORRUPT;
     g->ta = (int)v[0], g->tb = (int)v[1];
+    char conv[8];
+    if (get_str(r, o, "conv", conv, sizeof conv, 1, where))
+        return CT_ERR_CORRUPT;
+    for (int i = 1; i < 4 && conv[0]; i++)
+        if (!strcmp(conv, conv_names[i]))
+            g->conv = i;
+    if (conv[0] && !g->conv)
+        return bad(r, "%s: \"conv\" is \"%s\", not fwd, dx or dw", where, conv);
+    if (g->conv) {
+        const cJSON *gv = cJSON_GetObjectItemCaseSensitive(o, "geom");
+        if (!cJSON_IsArray(gv) || cJSON_GetArraySize(gv) != 15)
+            return bad(r, "%s: a convolution's \"geom\" is missing or not 15 numbers", where);
+        int i = 0;
+        const cJSON *e;
+        cJSON_ArrayForEach(e, gv) {
+            int lo = i == 9 || i == 10 ? 0 : 1; /* pads may be 0 */
+            if (!cJSON_IsNumber(e) || e->valuedouble != floor(e->valuedouble) || e->valuedouble < lo ||
+                e->valuedouble > 1048576)
+                return bad(r, "%s: \"geom\"[%d] is not a whole number from %d to 1048576", where, i, lo);
+            g->geom[i++] = (int)e->valuedouble;
+        }
+    }
     g->m = (uint32_t)v[2], g->n = (uint32_t)v[3], g->k = (uint32_t)v[4];
     char pick[16];
     if (get_str(r, o, "pick", pick, sizeof pick, 0, where))
@@ -217,14 +242,19 @@ static int read_gemm(reader *r, const cJSON *o, ct_tune_gemm *g, const char *whe
             g->pick = (ct_tune_pick)i;
     if (g->pick == CT_PICK_NONE)
         return bad(r, "%s: \"pick\" is \"%s\", not clblast, own, avx512 or blas", where, pick);
+    if (g->conv && g->pick != CT_PICK_OWN)
+        return bad(r, "%s: a convolution's pick is \"%s\", not own", where, pick);
     if (g->pick == CT_PICK_OWN) {
         char tiles[8];
         if (get_str(r, o, "tiles", tiles, sizeof tiles, 0, where) ||
             get_int(r, o, "splits", 1, 4096, 0, &v[5], where))
             return CT_ERR_CORRUPT;
-        if (strcmp(tiles, "big") && strcmp(tiles, "small"))
-            return bad(r, "%s: \"tiles\" is \"%s\", not big or small", where, tiles);
-        g->tiles = !strcmp(tiles, "small");
+        g->tiles = -1;
+        for (int i = 0; i < (g->conv ? 3 : 2); i++)
+            if (!strcmp(tiles, tile_names[i]))
+                g->tiles = i;
+        if (g->tiles < 0)
+            return bad(r, "%s: \"tiles\" is \"%s\", not big, small%s", where, tiles, g->conv ? " or narrow" : "");
         g->splits = (uint32_t)v[5];
     }
     if (get_ms(r, o, "ms", &g->ms, where) || get_ms(r, o, "default_ms", &g->default_ms, where) ||
@@ -317,9 +347,9 @@ static int read_device(reader *r, const cJSON *o, ct_tune_device *d, size_t idx)
             ct_tune_gemm g;
             if (read_gemm(r, e, &g, w))
                 return CT_ERR_CORRUPT;
-            if (ct_tune_device_find(d, g.ta, g.tb, g.m, g.n, g.k))
-                return bad(r, "%s: the shape %s%s %ux%ux%u is listed twice", w, g.ta ? "T" : "N",
-                           g.tb ? "T" : "N", g.m, g.n, g.k);
+            if (ct_tune_device_find(d, g.conv, g.ta, g.tb, g.m, g.n, g.k))
+                return bad(r, "%s: the shape %s%s %ux%ux%u%s%s is listed twice", w, g.ta ? "T" : "N",
+                           g.tb ? "T" : "N", g.m, g.n, g.k, g.conv ? " conv " : "", conv_names[g.conv]);
             int st = ct_tune_device_put(d, &g);
             if (st)
                 return st == CT_ERR_NO_MEMORY ? st : bad(r, "%s: more than %d shapes", where, CT_TUNE_MAX_GEMM);
@@ -445,8 +475,12 @@ static cJSON *device_json(const ct_tune_device *d)
         ok = ok && cJSON_AddNumberToObject(e, "ta", g->ta) && cJSON_AddNumberToObject(e, "tb", g->tb) &&
              cJSON_AddNumberToObject(e, "m", g->m) && cJSON_AddNumberToObject(e, "n", g->n) &&
              cJSON_AddNumberToObject(e, "k", g->k) && cJSON_AddStringToObject(e, "pick", ct_tune_pick_str(g->pick));
+        if (ok && g->conv) {
+            cJSON *gv = cJSON_CreateIntArray(g->geom, 15);
+            ok = cJSON_AddStringToObject(e, "conv", conv_names[g->conv & 3]) && gv && cJSON_AddItemToObject(e, "geom", gv);
+        }
         if (ok && g->pick == CT_PICK_OWN)
-            ok = cJSON_AddStringToObject(e, "tiles", g->tiles ? "small" : "big") &&
+            ok = cJSON_AddStringToObject(e, "tiles", tile_names[(unsigned)g->tiles % 3]) &&
                  cJSON_AddNumberToObject(e, "splits", g->splits);
         ok = ok && cJSON_AddNumberToObject(e, "ms", round(g->ms * 1e4) / 1e4) &&
              cJSON_AddNumberToObject(e, "default_ms", round(g->default_ms * 1e4) / 1e4) &&

@@ -12,7 +12,7 @@
  *      "clblast": {"Xgemm": {"MWG": 64, ...}, "XgemmDirect": {...},
  *                  "GemmRoutine": {"XGEMM_MIN_INDIRECT_SIZE": 384}},
  *      "clblast_checked": true,
- *      "gemm": [{"ta": 0, "tb": 1, "m": 16, "n": 144, "k": 52224,
+ *      "gemm": [{"ta": 0, "tb": 1, "m": 16, "n": 144, "k": 52224, ("conv": "dw",)
  *                "pick": "own", "tiles": "big", "splits": 64,
  *                "ms": 1.2, "default_ms": 3.4, "checked": true}],
  *      "verdicts": {"passed": ["dense", "optim"], "failed": "", "since": 1790000000}}]}
@@ -43,10 +43,14 @@ const char *ct_tune_pick_str(ct_tune_pick p);
 
 /* One GEMM shape's choice: row-major C (m, n) = op(A) op(B), depth k */
 typedef struct ct_tune_gemm {
+    int conv;           /* 0: a product of ct_gemm; 1, 2, 3: an implicit-GEMM convolution's
+                           forward, input gradient, weight gradient (ops/conv_igemm.c) */
     int ta, tb;
     uint32_t m, n, k;
+    int geom[15];       /* a convolution's n, c_in, h, w, c_out, kh, kw, strides, pads, dilations,
+                           oh, ow (to check its pick on first use) */
     ct_tune_pick pick;
-    int tiles;          /* CT_PICK_OWN: ct_gemm_cl_tiles (0 big, 1 small) */
+    int tiles;          /* CT_PICK_OWN: ct_gemm_cl_tiles (0 big, 1 small, 2 narrow: convolutions) */
     uint32_t splits;    /* CT_PICK_OWN: k-slices */
     double ms, default_ms; /* measured: the pick's and the built-in rule's */
     int checked;        /* 0: imported, its output not checked here yet */
@@ -93,7 +97,7 @@ void ct_tune_device_free(ct_tune_device *d);
 int ct_tune_device_copy(ct_tune_device *dst, const ct_tune_device *src);
 
 /* The entry for a shape, or NULL */
-const ct_tune_gemm *ct_tune_device_find(const ct_tune_device *d, int ta, int tb, size_t m, size_t n,
+const ct_tune_gemm *ct_tune_device_find(const ct_tune_device *d, int conv, int ta, int tb, size_t m, size_t n,
                                         size_t k);
 /* Adds or replaces the entry for g's shape; CT_ERR_NO_MEMORY or, past
  * CT_TUNE_MAX_GEMM, CT_ERR_INVALID_ARG. */

@@ -10,6 +10,7 @@
  */
 #include "ops/conv_igemm.h"
 #include "ops/gemm_cl.h"
+#include "ops/tune_use.h"
 
 enum { MODE_FWD, MODE_DX, MODE_DW };
 
@@ -46,6 +47,18 @@ static int product(ct_context *ctx, int mode, const ct_conv2d_desc *d, int oh, i
      * ones in place of small ones where C's columns would leave over a
      * fifth of the small tiles empty (a weight gradient of 9 or 144 taps) */
     ct_gemm_cl_tiles t = m <= 32 ? CT_GEMM_CL_SMALL : CT_GEMM_CL_BIG;
+    /* or the tiles (and k-slices) the tuner forces, or the tuned table's */
+    int tiles = -1;
+    size_t splits = 0;
+    if (ctx->gemm_force.pick == CT_PICK_OWN) {
+        tiles = ctx->gemm_force.tiles, splits = ctx->gemm_force.splits;
+    } else {
+        const ct_tune_gemm *g = ct_tune_lookup_conv(ctx, mode + 1, m, n, k);
+        if (g && g->pick == CT_PICK_OWN)
+            tiles = g->tiles, splits = g->splits;
+    }
+    if (tiles == CT_GEMM_CL_BIG || tiles == CT_GEMM_CL_SMALL)
+        t = (ct_gemm_cl_tiles)tiles;
     ct_gemm_cl_tile ti, tn;
     ct_kernel_entry *en;
     int st = ct_gemm_cl_launchable(ctx, kernel_names[mode], &t, &ti);
@@ -53,10 +66,11 @@ static int product(ct_context *ctx, int mode, const ct_conv2d_desc *d, int oh, i
         st = ct_gemm_cl_kernel(ctx, kernel_names[mode][CT_GEMM_CL_NARROW], CT_GEMM_CL_NARROW, &tn, &en);
     if (st)
         return st;
-    if (m <= 32 && 4 * cdiv(n, ti.tn) * ti.tn > 5 * cdiv(n, tn.tn) * tn.tn &&
-        en->max_wg >= tn.wm * tn.wn)
+    int narrow = tiles == CT_GEMM_CL_NARROW ||
+                 (tiles < 0 && m <= 32 && 4 * cdiv(n, ti.tn) * ti.tn > 5 * cdiv(n, tn.tn) * tn.tn);
+    if (narrow && en->max_wg >= tn.wm * tn.wn)
         t = CT_GEMM_CL_NARROW, ti = tn;
-    size_t s = mode == MODE_DW ? ct_gemm_cl_slices(ctx, t, m, n, k) : 1;
+    size_t s = mode != MODE_DW ? 1 : splits ? splits : ct_gemm_cl_slices(ctx, t, m, n, k);
     size_t kc = ct_gemm_cl_slice_depth(k, ti.tk, &s);
     cl_mem out = c.mem;
     cl_ulong out_off = c.off, stride = 0;
@@ -76,7 +90,11 @@ static int product(ct_context *ctx, int mode, const ct_conv2d_desc *d, int oh, i
     size_t local[3] = { ti.wn, ti.wm, 1 };
     /* one record for the product (a GEMM in the launch list), not one per
      * kernel it launches */
-    ct_launch_record(ctx, &(ct_launch_rec){ .m = m, .n = n, .k = k, .batch = 1, .k_splits = s, .conv = 1,
+    ct_launch_record(ctx, &(ct_launch_rec){ .m = m, .n = n, .k = k, .batch = 1, .k_splits = s, .conv = mode + 1,
+                                            .tiles = (int)t,
+                                            .conv_geom = { d->n, d->c_in, d->h, d->w, d->c_out, d->kh, d->kw,
+                                                           d->stride_h, d->stride_w, d->pad_h, d->pad_w,
+                                                           d->dil_h, d->dil_w, oh, ow },
                                             .rd = (int64_t)((rd + (mode == MODE_DW ? m * n : 0)) *
                                                             sizeof(float)),
                                             .wr = (int64_t)(wr * sizeof(float)) });

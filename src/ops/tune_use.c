@@ -191,7 +191,13 @@ const ct_tune_device *ct_tune_table(ct_context *ctx)
 const ct_tune_gemm *ct_tune_lookup(ct_context *ctx, int ta, int tb, size_t m, size_t n, size_t k)
 {
     const ct_tune_device *d = ct_tune_table(ctx);
-    return d ? ct_tune_device_find(d, ta, tb, m, n, k) : NULL;
+    return d ? ct_tune_device_find(d, 0, ta, tb, m, n, k) : NULL;
+}
+
+const ct_tune_gemm *ct_tune_lookup_conv(ct_context *ctx, int conv, size_t m, size_t n, size_t k)
+{
+    const ct_tune_device *d = ct_tune_table(ctx);
+    return d ? ct_tune_device_find(d, conv, 0, 0, m, n, k) : NULL;
 }
 
 void ct_tune_forget(ct_context *ctx)

@@ -27,6 +27,9 @@ char *ct_tune_path(const ct_context *ctx);
 const ct_tune_device *ct_tune_table(ct_context *ctx);
 /* The entry for a shape in the table in use, or NULL. */
 const ct_tune_gemm *ct_tune_lookup(ct_context *ctx, int ta, int tb, size_t m, size_t n, size_t k);
+/* The entry for an implicit-GEMM convolution's product (conv: 1 forward,
+ * 2 input gradient, 3 weight gradient; C (m, n) over k), or NULL. */
+const ct_tune_gemm *ct_tune_lookup_conv(ct_context *ctx, int conv, size_t m, size_t n, size_t k);
 /* Forgets the table read, so the next lookup reads the cache again. */
 void ct_tune_forget(ct_context *ctx);
 

@@ -39,13 +39,18 @@ int tn_progress(tuner *t, const char *phase, int done, int total, const char *li
 
 void tn_shape_str(const tm_shape *s, char *out, size_t cap)
 {
-    snprintf(out, cap, "%s%s %zux%zux%zu", s->ta ? "T" : "N", s->tb ? "T" : "N", s->m, s->n, s->k);
+    static const char *const conv[4] = { "", "conv fwd ", "conv dx ", "conv dw " };
+    if (s->conv)
+        snprintf(out, cap, "%s%zux%zux%zu", conv[s->conv & 3], s->m, s->n, s->k);
+    else
+        snprintf(out, cap, "%s%s %zux%zux%zu", s->ta ? "T" : "N", s->tb ? "T" : "N", s->m, s->n, s->k);
 }
 
 void tn_choice_str(const tm_choice *c, char *out, size_t cap)
 {
+    static const char *const tiles[3] = { "big", "small", "narrow" };
     if (c->pick == CT_PICK_OWN)
-        snprintf(out, cap, "own %s/%zu", c->tiles ? "small" : "big", c->splits);
+        snprintf(out, cap, "own %s/%zu", tiles[(unsigned)c->tiles % 3], c->splits);
     else
         snprintf(out, cap, "%s", ct_tune_pick_str((ct_tune_pick)c->pick));
 }
@@ -53,6 +58,8 @@ void tn_choice_str(const tm_choice *c, char *out, size_t cap)
 /* What the built-in rule runs for a shape, as an explicit choice */
 static tm_choice rule_choice(ct_context *ctx, const tm_shape *s)
 {
+    if (s->conv)
+        return (tm_choice){ CT_PICK_OWN, s->rule_tiles, s->rule_splits ? s->rule_splits : 1 };
     if (ctx->cls.gemm == CT_GEMM_HOST) {
         int own = ctx->cls.host_pool && !strcmp(ct_host_gemm_str(), "avx512") && s->m >= 256 && s->n >= 64 &&
                   s->k >= 16;
@@ -82,14 +89,17 @@ static int add_shapes(tuner *t, const char *model, int batch)
     if (st)
         return st;
     int host = t->ctx->cls.gemm == CT_GEMM_HOST;
-    for (int i = 0; i < br.nlaunch_list && !st; i++) {
-        const ct_bench_launch *l = &br.launch_list[i];
-        /* kernels; convolutions; batches of products (picks apply to single ones) */
-        if (l->kernel[0] || l->conv || !l->m || !l->n || !l->k || (l->batch > 1 && !host))
+    /* the context's own records: they hold the convolutions' geometry too */
+    const ct_launch_rec *recs = t->ctx->lrec.recs;
+    size_t nrec = t->ctx->lrec.n;
+    for (size_t i = 0; i < nrec && !st; i++) {
+        const ct_launch_rec *l = &recs[i];
+        /* kernels; batches of products (picks apply to single ones) */
+        if (l->kernel || !l->m || !l->n || !l->k || (l->batch > 1 && !host))
             continue;
         size_t j = 0;
-        while (j < t->n && !(t->shapes[j].ta == l->ta && t->shapes[j].tb == l->tb && t->shapes[j].m == l->m &&
-                             t->shapes[j].n == l->n && t->shapes[j].k == l->k))
+        while (j < t->n && !(t->shapes[j].conv == l->conv && t->shapes[j].ta == l->ta && t->shapes[j].tb == l->tb &&
+                             t->shapes[j].m == l->m && t->shapes[j].n == l->n && t->shapes[j].k == l->k))
             j++;
         if (j == t->n) {
             tm_shape *p = realloc(t->shapes, (t->n + 1) * sizeof *p);
@@ -98,7 +108,9 @@ static int add_shapes(tuner *t, const char *model, int batch)
                 break;
             }
             t->shapes = p;
-            t->shapes[t->n++] = (tm_shape){ l->ta, l->tb, l->m, l->n, l->k, 0 };
+            tm_shape sh = { l->ta, l->tb, l->m, l->n, l->k, 0, l->conv, { 0 }, l->tiles, l->k_splits };
+            memcpy(sh.geom, l->conv_geom, sizeof sh.geom);
+            t->shapes[t->n++] = sh;
         }
         t->shapes[j].count += (double)(l->batch ? l->batch : 1);
     }
@@ -158,8 +170,9 @@ static int walk_splits(tuner *t, const tm_shape *s, tm_bufs *b, int tiles, tm_ch
             return st;
         if (ms < 0)
             return CT_OK;
-        /* far slower than the best at its first step: this tile size loses */
-        if (sp == 1 && *best_ms > 0 && ms > 4 * *best_ms && most < 4)
+        /* far slower than the best though C fills the device: slices will not save this tile size */
+        if (sp == 1 && *best_ms > 0 && ms > 3 * *best_ms &&
+            ct_gemm_cl_slices(t->ctx, tiles ? CT_GEMM_CL_SMALL : CT_GEMM_CL_BIG, s->m, s->n, s->k) <= 1)
             return CT_OK;
         if (prev > 0 && ms >= prev && ++worse >= 2)
             break;
@@ -185,7 +198,16 @@ static int tune_shape(tuner *t, const tm_shape *s, tn_shape_result *r)
         goto done;
     if (rule_ms < 0)
         best_ms = -1; /* the rule failed its check: any candidate that passes wins */
-    if (ctx->cls.gemm == CT_GEMM_HOST) {
+    if (s->conv) {
+        /* the convolution's tiles (big, small, narrow); k-slices for its weight gradient */
+        for (int tiles = 0; tiles < 3 && !st && !t->stop; tiles++) {
+            tm_choice c = { CT_PICK_OWN, tiles, 1 };
+            if (s->conv == 3)
+                st = walk_splits(t, s, &b, tiles, &best, &best_ms, r);
+            else if (!same_choice(&c, &rule))
+                st = try_choice(t, s, &b, &c, &best, &best_ms, &ms, r);
+        }
+    } else if (ctx->cls.gemm == CT_GEMM_HOST) {
         tm_choice alt = { rule.pick == CT_PICK_AVX512 ? CT_PICK_BLAS : CT_PICK_AVX512, 0, 1 };
         if (alt.pick == CT_PICK_BLAS || (ctx->cls.host_pool && !strcmp(ct_host_gemm_str(), "avx512")))
             st = try_choice(t, s, &b, &alt, &best, &best_ms, &ms, r);
@@ -226,8 +248,9 @@ done:
 /* Writes one shape's winner to the cache's table (and t->table) */
 int tn_keep(tuner *t, const tm_shape *s, const tm_choice *c, double ms, double rule_ms)
 {
-    ct_tune_gemm g = { s->ta, s->tb, (uint32_t)s->m, (uint32_t)s->n, (uint32_t)s->k, (ct_tune_pick)c->pick,
-                       c->tiles, (uint32_t)c->splits, ms, rule_ms, 1 };
+    ct_tune_gemm g = { s->conv, s->ta, s->tb, (uint32_t)s->m, (uint32_t)s->n, (uint32_t)s->k, { 0 },
+                       (ct_tune_pick)c->pick, c->tiles, (uint32_t)c->splits, ms, rule_ms, 1 };
+    memcpy(g.geom, s->geom, sizeof g.geom);
     ct_tune_device one;
     ct_tune_identity(t->ctx, &one);
     one.gemm = &g;
@@ -262,7 +285,7 @@ static int tune_model(tuner *t, const char *model)
         }
         char ss[64], line[512];
         tn_shape_str(s, ss, sizeof ss);
-        const ct_tune_gemm *old = ct_tune_device_find(&t->table, s->ta, s->tb, s->m, s->n, s->k);
+        const ct_tune_gemm *old = ct_tune_device_find(&t->table, s->conv, s->ta, s->tb, s->m, s->n, s->k);
         if (old && old->checked && !t->o->retune) {
             t->res->skipped++;
             t->res->default_ms += s->count * old->default_ms;

@@ -155,6 +155,10 @@ int tn_clblast(tuner *t)
     const ct_tune_device *tab = &t->table;
     if (tab->nclblast && !t->o->retune)
         return tn_progress(t, "clblast", 1, 1, "CLBlast's parameters were tuned before (kept)"), CT_OK;
+    if (ct_now() >= t->deadline) {
+        t->res->stopped = 1;
+        return tn_progress(t, "clblast", 1, 1, "no budget left for CLBlast's parameters (next run)"), CT_OK;
+    }
     size_t *idx = malloc((t->n ? t->n : 1) * sizeof *idx);
     double *ms = malloc((t->n ? t->n : 1) * 2 * sizeof *ms);
     int st = CT_OK;
@@ -195,7 +199,8 @@ int tn_clblast(tuner *t)
     int tried = 0;
     /* until the budget is spent, or 16 sets in a row bring nothing */
     int since_best = 0;
-    for (int draws = 0; !t->stop && ct_now() < t->deadline && draws < 100000 && since_best < 16; draws++) {
+    double last = 0; /* the last set's time: one more must fit in the budget */
+    for (int draws = 0; !t->stop && ct_now() + last < t->deadline && draws < 100000 && since_best < 16; draws++) {
         cand = best;
         uint64_t which = next(&rng) % 20;
         int k = which < 9 ? 0 : which < 18 ? 1 : 2;
@@ -209,8 +214,10 @@ int tn_clblast(tuner *t)
             t->res->rejected++;
             continue;
         }
+        double t0 = ct_now();
         if ((st = evaluate(t, idx, n, ms, &total, &ok)))
             break;
+        last = ct_now() - t0;
         if (!ok) {
             t->res->rejected++;
         } else if (total < 0.98 * best_total) {
@@ -238,8 +245,8 @@ int tn_clblast(tuner *t)
         double cl = ms[n + j];
         int other = r->alt_ms > 0 && r->alt_ms < cl;
         tm_choice c = other ? r->alt : (tm_choice){ CT_PICK_CLBLAST, 0, 1 };
-        st = ct_tune_device_put(&upd, &(ct_tune_gemm){ s->ta, s->tb, (uint32_t)s->m, (uint32_t)s->n,
-                                                       (uint32_t)s->k, (ct_tune_pick)c.pick, c.tiles,
+        st = ct_tune_device_put(&upd, &(ct_tune_gemm){ s->conv, s->ta, s->tb, (uint32_t)s->m, (uint32_t)s->n,
+                                                       (uint32_t)s->k, { 0 }, (ct_tune_pick)c.pick, c.tiles,
                                                        (uint32_t)c.splits, other ? r->alt_ms : cl, r->rule_ms, 1 });
     }
     if (!st)

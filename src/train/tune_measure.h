@@ -16,6 +16,11 @@ typedef struct tm_shape {
     int ta, tb;
     size_t m, n, k;
     double count; /* products of this shape per training step, over the models tuned */
+    int conv;     /* 0: ct_gemm; 1, 2, 3: an implicit-GEMM convolution's forward, input
+                     gradient, weight gradient, of geometry geom (ct_launch_rec's conv_geom) */
+    int geom[15];
+    int rule_tiles;      /* convolutions: what the built-in rule runs */
+    size_t rule_splits;
 } tm_shape;
 
 typedef struct tm_choice {
@@ -26,8 +31,8 @@ typedef struct tm_choice {
 
 /* The operands of one shape on the device and their host copies */
 typedef struct tm_bufs {
-    cl_mem a, b, c;
-    float *ha, *hb, *hc0, *hc;
+    cl_mem a, b, c, d;
+    float *ha, *hb, *hc0, *hc, *hd; /* convolutions: a, b, d hold x, w, dy */
     size_t lda, ldb, ldc, c_off, nc; /* C at c_off in a buffer of nc floats (guards around it) */
     size_t *samples;                 /* entries of C checked against the float64 reference */
     double *ref0, *ref5, *tol0, *tol5; /* per sample: beta 0 and beta 0.5 */

@@ -123,7 +123,7 @@ int ct_tune_import(ct_context *ctx, const char *path, ct_tune_import_result *r)
         r->matched++;
         for (size_t j = 0; j < d->ngemm && !st; j++) {
             const ct_tune_gemm *g = &d->gemm[j];
-            const ct_tune_gemm *mine = ct_tune_device_find(&local, g->ta, g->tb, g->m, g->n, g->k);
+            const ct_tune_gemm *mine = ct_tune_device_find(&local, g->conv, g->ta, g->tb, g->m, g->n, g->k);
             if (mine && mine->checked)
                 continue; /* measured here: kept */
             ct_tune_gemm u = *g;
@@ -158,10 +158,17 @@ int ct_tune_import(ct_context *ctx, const char *path, ct_tune_import_result *r)
 /* Checks one shape's pick here; *ms its time */
 static int check_entry(ct_context *ctx, const ct_tune_gemm *g, int *ok, double *ms)
 {
-    tm_shape s = { g->ta, g->tb, g->m, g->n, g->k, 1 };
+    tm_shape s = { g->ta, g->tb, g->m, g->n, g->k, 1, g->conv, { 0 }, 0, 0 };
+    memcpy(s.geom, g->geom, sizeof s.geom);
     tm_choice c = { g->pick, g->tiles, g->splits };
     tm_bufs b;
     int st = tm_alloc(ctx, &s, 1 + g->m + g->k, &b);
+    if (st == CT_ERR_INVALID_ARG || st == CT_ERR_NO_MEMORY) { /* an entry that cannot be run here */
+        *ok = 0;
+        ct_log(ctx, CT_LOG_WARN, "tuned choices: an imported entry cannot be checked here (%s): dropped",
+               ct_context_last_error(ctx));
+        return CT_OK;
+    }
     if (st)
         return st;
     char why[512];

@@ -275,10 +275,12 @@ int ct_verify_model(ct_context *ctx, const ct_model *m, int mode, ct_verify_resu
             }
             return ct_fail(ctx, CT_ERR_CORRUPT,
                            "verified kernels: op '%s' computes wrong numbers on %s (%s, driver %s, %s class; "
-                           "checked %s): %s. Training stops here. Ways out: %s; update the OpenCL driver; "
+                           "checked %s): %s. %s. Ways out: %s; update the OpenCL driver; "
                            "or CLTRAIN_VERIFY=off to train anyway (not advised). Please report this line",
                            all[f], ctx->dev.name, ctx->dev.platform_name, ctx->dev.driver_version,
                            ct_kernels_str(ctx->cls.kernels), when, v.message,
+                           mode == CT_VERIFY_READ ? "Training refuses this device while the verdict stands"
+                                                  : "Training stops here",
                            alt ? (other == CT_KERNELS_CPU ? "CLTRAIN_KERNELS=cpu (the CPU class's kernels "
                                                             "pass this check here)"
                                                           : "CLTRAIN_KERNELS=gpu (the GPU class's kernels "

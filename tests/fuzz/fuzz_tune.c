@@ -24,10 +24,11 @@ static void check_sane(const ct_tune_file *f)
             const ct_tune_gemm *g = &d->gemm[j];
             FUZZ_CHECK(g->m && g->n && g->k && g->pick > CT_PICK_NONE && g->pick <= CT_PICK_BLAS,
                        "shape %ux%ux%u pick %d", g->m, g->n, g->k, (int)g->pick);
-            FUZZ_CHECK(g->pick != CT_PICK_OWN || (g->splits >= 1 && (g->tiles == 0 || g->tiles == 1)),
+            FUZZ_CHECK(g->pick != CT_PICK_OWN || (g->splits >= 1 && g->tiles >= 0 && g->tiles <= (g->conv ? 2 : 1)),
                        "own with splits %u tiles %d", g->splits, g->tiles);
+            FUZZ_CHECK(g->conv >= 0 && g->conv <= 3 && (!g->conv || g->pick == CT_PICK_OWN), "conv %d", g->conv);
             FUZZ_CHECK(g->ms >= 0 && g->default_ms >= 0, "negative times");
-            FUZZ_CHECK(ct_tune_device_find(d, g->ta, g->tb, g->m, g->n, g->k) == g, "a shape listed twice");
+            FUZZ_CHECK(ct_tune_device_find(d, g->conv, g->ta, g->tb, g->m, g->n, g->k) == g, "a shape listed twice");
         }
         for (int k = 0; k < d->nclblast; k++)
             FUZZ_CHECK(d->clblast[k].n > 0 && d->clblast[k].n <= CT_TUNE_MAX_PARAMS, "%d parameters",

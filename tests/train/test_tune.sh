@@ -108,6 +108,31 @@ fi
 expect "CLBlast's parameters are searched" 0 "clblast: (set [0-9]+|no shape runs through CLBlast)" -- \
     env CLTRAIN_CACHE_DIR="$tmp/cache5" "$cltrain" tune --model mlp --budget 8
 
+# the implicit-GEMM convolution: tiles, and k-slices for its weight gradient, with their geometry
+expect "convolutions are tuned" 0 "conv dw [0-9]+x[0-9]+x[0-9]+ x[0-9]+: own (big|small|narrow)/[0-9]+" -- \
+    env CLTRAIN_CACHE_DIR="$tmp/cache8" "$cltrain" tune --model cnn --batch 16 --budget 8 --no-clblast
+t8=$(ls "$tmp/cache8"/tuned-*.json)
+if [ "$(py "sorted(set(g.get('conv','') for g in d['gemm'] if g.get('conv'))) == ['dw', 'dx', 'fwd'] and all(len(g['geom']) == 15 for g in d['gemm'] if g.get('conv'))" "$t8")" = True ]; then
+    ok "the table holds the convolutions' three products with their geometry"
+else
+    bad "convolution entries"; head -c 1500 "$t8"
+fi
+CLTRAIN_CACHE_DIR="$tmp/cache8" "$cltrain" tune --export "$tmp/conv.json" >/dev/null 2>&1
+python3 - "$tmp/conv.json" <<'EOF2'
+import json, sys
+f = json.load(open(sys.argv[1]))
+for g in f['devices'][0]['gemm']:
+    if g.get('conv') == 'dw':
+        g['geom'][0] += 1   # a geometry that does not give the product: cannot be checked, so dropped
+json.dump(f, open(sys.argv[1], 'w'))
+EOF2
+CLTRAIN_CACHE_DIR="$tmp/cache10" "$cltrain" tune --import "$tmp/conv.json" >/dev/null 2>&1
+expect "imported convolutions are checked on first use; a bad geometry is dropped" 0 "cannot be checked here .*: dropped" -- \
+    env CLTRAIN_CACHE_DIR="$tmp/cache10" "$cltrain" bench --model cnn --batch 16 --steps 1 --warmup 0
+t10=$(ls "$tmp/cache10"/tuned-*.json)
+if [ "$(py "all(g['checked'] for g in d['gemm']) and 'dw' not in [g.get('conv') for g in d['gemm']] and 'fwd' in [g.get('conv') for g in d['gemm']]" "$t10")" = True ]; then
+    ok "the checked convolutions are kept, the bad one gone"; else bad "after checking imported convolutions"; head -c 1200 "$t10"; fi
+
 # the CPU class: the AVX-512 GEMM against BLAS, per shape
 expect "the CPU class tunes its host products" 0 '"ok": true, "shapes": [1-9]' -- \
     env CLTRAIN_KERNELS=cpu CLTRAIN_CACHE_DIR="$tmp/cache6" "$cltrain" tune --model fcn-s --batch 64 --budget 6 --json
