@@ -288,7 +288,18 @@ int ct_context_finish(ct_context *ctx)
 {
     CT_VALIDATE(ctx, ctx);
     ct_count_blocking(ctx);
-    cl_int err = clFinish(ctx->queue);
+    /* a marker waited for, then clFinish: Mesa 22.3's rusticl returned
+     * from clFinish before commands that waited on another queue's event
+     * (the transfer queue's batch upload) had run; waiting for a marker
+     * behind them does not */
+    cl_event mark = NULL;
+    cl_int err = clEnqueueMarkerWithWaitList(ctx->queue, 0, NULL, &mark);
+    if (err == CL_SUCCESS) {
+        err = clWaitForEvents(1, &mark);
+        clReleaseEvent(mark);
+    }
+    if (err == CL_SUCCESS)
+        err = clFinish(ctx->queue);
     return err == CL_SUCCESS ? CT_OK : ct_cl_fail(ctx, err, "clFinish");
 }
 

@@ -334,6 +334,19 @@ static int check_once(ct_context *ctx, const tm_shape *s, tm_bufs *b, const tm_c
     return CT_OK;
 }
 
+/* Seconds for n runs back to back and one wait for them */
+static int timed(ct_context *ctx, const tm_shape *s, tm_bufs *b, const tm_choice *c, long n, double *sec)
+{
+    double t0 = ct_now();
+    int st = CT_OK;
+    for (long i = 0; i < n && !st; i++)
+        st = run(ctx, s, b, c, 0.0f);
+    if (!st)
+        st = ct_context_finish(ctx);
+    *sec = ct_now() - t0;
+    return st;
+}
+
 int tm_measure(ct_context *ctx, const tm_shape *s, tm_bufs *b, const tm_choice *c, double min_seconds,
                double *ms, int *ok, char *why, size_t cap)
 {
@@ -345,22 +358,24 @@ int tm_measure(ct_context *ctx, const tm_shape *s, tm_bufs *b, const tm_choice *
     if ((st = check_once(ctx, s, b, c, 0.0f, ok, why, cap)) || !*ok ||
         (!s->conv && ((st = check_once(ctx, s, b, c, 0.5f, ok, why, cap)) || !*ok)))
         return st;
-    /* one timed run sizes the rounds: three rounds of at least min_seconds / 3 */
-    double t0 = ct_now();
-    if ((st = run(ctx, s, b, c, 0.0f)) || (st = ct_context_finish(ctx)))
+    /* Timed by slope: R runs then 2R runs, each ended by one wait, the
+     * difference over R per run, so the cost of waiting for the queue
+     * (milliseconds on some drivers, more than a small product) cancels.
+     * One and three runs first size R; three pairs, the median kept. */
+    double t1, t3;
+    if ((st = timed(ctx, s, b, c, 1, &t1)) || (st = timed(ctx, s, b, c, 3, &t3)))
         goto refused;
-    double one = ct_now() - t0;
-    long reps = one > 0 ? (long)(min_seconds / 3.0 / one) : 1;
-    reps = reps < 1 ? 1 : reps > 200 ? 200 : reps;
+    double one = (t3 - t1) / 2.0;
+    if (one < 1e-7)
+        one = t3 / 3.0 > 1e-7 ? t3 / 3.0 : 1e-7;
+    long reps = (long)(min_seconds / 9.0 / one);
+    reps = reps < 1 ? 1 : reps > 1000 ? 1000 : reps;
     double t[3];
     for (int r = 0; r < 3; r++) {
-        t0 = ct_now();
-        for (long i = 0; i < reps; i++)
-            if ((st = run(ctx, s, b, c, 0.0f)))
-                goto refused;
-        if ((st = ct_context_finish(ctx)))
+        double ta, tb;
+        if ((st = timed(ctx, s, b, c, reps, &ta)) || (st = timed(ctx, s, b, c, 2 * reps, &tb)))
             goto refused;
-        t[r] = (ct_now() - t0) / (double)reps;
+        t[r] = tb > ta ? (tb - ta) / (double)reps : tb / (double)(2 * reps);
     }
     *ms = 1e3 * ct_median(t, 3);
     return CT_OK;
