@@ -16,6 +16,9 @@
 #      device, on the CPU device instead (the report says so at the top);
 #   3. when python3 has a PyTorch that sees a GPU (CUDA or ROCm), times the
 #      same seven networks there with TF32 off (bench_peer.py --device cuda);
+#   3b. with TUNE=yes (the default), runs `cltrain tune` for the networks on
+#      the device (the benches of 2. run untuned, CLTRAIN_TUNE=off) and
+#      times them again tuned, side by side in the report;
 #   4. runs checkcl (every op against its host reference on random shapes,
 #      finite-difference gradients included) and bench_conv_gpu (the GPU
 #      class's convolution variants) if bundled;
@@ -37,6 +40,8 @@
 #   OPENCL_DRIVER=PATH  a vendor OpenCL driver library somewhere unusual
 #                   (registered like the ones found)
 #   CONV_ARGS="..." extra arguments of bench_conv_gpu (e.g. "--batch 64")
+#   TUNE=yes|no     tune the networks' products and time them again (default yes)
+#   TUNE_BUDGET=S   tune's budget per network in seconds (default 60)
 set -uo pipefail
 
 usage() {
@@ -264,9 +269,17 @@ fi
 if [ -n "$dev" ]; then
     run selftest "$cltrain" selftest --device "$dev"
     for m in $MODELS; do
-        run "bench-$m" "$cltrain" bench --model "$m" --device "$dev" --steps "$STEPS" \
+        run "bench-$m" env CLTRAIN_TUNE=off "$cltrain" bench --model "$m" --device "$dev" --steps "$STEPS" \
             --warmup "$WARMUP" --profile --json
     done
+    if [ "${TUNE:-yes}" = yes ]; then
+        targs=()
+        for m in $MODELS; do targs+=(--model "$m"); done
+        run tune "$cltrain" tune --device "$dev" --budget "${TUNE_BUDGET:-60}" "${targs[@]}" --json
+        for m in $MODELS; do
+            run "tuned-$m" "$cltrain" bench --model "$m" --device "$dev" --steps "$STEPS" --warmup "$WARMUP" --json
+        done
+    fi
     if [ -e "$data/train-images-idx3-ubyte.gz" ] || [ -e "$data/train-images-idx3-ubyte" ]; then
         limit=()
         [ -n "$LIMIT" ] && limit=(--limit "$LIMIT")
@@ -389,6 +402,16 @@ for m in $MODELS; do
     md "| $m | ${b:-?} | $c | $p | $r |"
 done
 md ""
+if [ -s "$logs/tune.out" ]; then
+    md "### Tuned (\`cltrain tune\`, $(json_get seconds <"$logs/tune.out") s: $(json_get shapes <"$logs/tune.out") shapes, $(json_get changed <"$logs/tune.out") picked other than the rule, CLBlast parameters kept: $(json_get clblast_kept <"$logs/tune.out"))" ""
+    md "| network | untuned ms/step | tuned ms/step | untuned ÷ tuned |" "|---|---|---|---|"
+    for m in $MODELS; do
+        u=$(json_get median_ms <"$logs/bench-$m.out" 2>/dev/null) v=$(json_get median_ms <"$logs/tuned-$m.out" 2>/dev/null) r="—"
+        [[ $u =~ ^[0-9.]+$ ]] && [[ $v =~ ^[0-9.]+$ ]] && r=$(awk -v a="$u" -v b="$v" 'BEGIN { printf "%.2f", a / b }')
+        md "| $m | ${u:-—} | ${v:-—} | $r |"
+    done
+    md ""
+fi
 if [ "$torch_state" = yes ]; then
     tf=$logs/torch-${MODELS%% *}.out
     v="PyTorch $(json_get torch <"$tf")"

@@ -132,7 +132,8 @@ static int try_choice(tuner *t, const tm_shape *s, tm_bufs *b, const tm_choice *
 {
     int ok = 0;
     char why[512];
-    int st = tm_measure(t->ctx, s, b, c, t->min_seconds, ms, &ok, why, sizeof why);
+    /* a candidate three times slower than the best in its first run is not timed further */
+    int st = tm_measure(t->ctx, s, b, c, t->min_seconds, *best_ms > 0 ? 3 * *best_ms : 0, ms, &ok, why, sizeof why);
     if (st)
         return st;
     if (!ok) {
@@ -276,7 +277,7 @@ static int tune_model(tuner *t, const char *model)
     if (t->n > CT_TUNE_MAX_GEMM)
         return ct_fail(ctx, CT_ERR_UNSUPPORTED, "tune: the models run more than %d shapes", CT_TUNE_MAX_GEMM);
     qsort(t->shapes + first, t->n - first, sizeof *t->shapes, by_work);
-    double model_deadline = t->t0 + t->o->budget * (double)(t->model_index + 1) * (t->clblast_phase ? 0.6 : 1.0);
+    double model_deadline = t->t0 + 0.97 * t->o->budget * (double)(t->model_index + 1) * (t->clblast_phase ? 0.6 : 1.0);
     for (size_t i = first; i < t->n && !t->stop; i++) {
         const tm_shape *s = &t->shapes[i];
         if (ct_now() > t->deadline) { /* the budget is spent: the rest next time */
@@ -350,7 +351,8 @@ int ct_tune(ct_context *ctx, const ct_tune_options *o, ct_tune_result *res)
     memset(&t, 0, sizeof t);
     t.ctx = ctx, t.o = o, t.res = res;
     t.t0 = ct_now();
-    t.deadline = t.t0 + o->budget * o->nmodels;
+    /* 3 % kept back: a shape or parameter set under way when time runs out finishes */
+    t.deadline = t.t0 + 0.97 * o->budget * o->nmodels;
     t.clblast_phase = o->clblast && ctx->cls.gemm == CT_GEMM_CLBLAST;
     /* time per candidate: enough rounds to see past timer noise, bounded by the budget */
     t.min_seconds = o->budget >= 30 ? 0.06 : 0.03;

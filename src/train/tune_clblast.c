@@ -132,7 +132,7 @@ static int evaluate(tuner *t, const size_t *idx, size_t n, double *ms, double *t
             return st;
         tm_choice c = { CT_PICK_CLBLAST, 0, 1 };
         char why[512];
-        st = tm_measure(t->ctx, s, &b, &c, t->min_seconds, &ms[j], ok, why, sizeof why);
+        st = tm_measure(t->ctx, s, &b, &c, t->min_seconds, 0, &ms[j], ok, why, sizeof why);
         tm_free(&b);
         if (st)
             return st;

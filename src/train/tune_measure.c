@@ -348,7 +348,7 @@ static int timed(ct_context *ctx, const tm_shape *s, tm_bufs *b, const tm_choice
 }
 
 int tm_measure(ct_context *ctx, const tm_shape *s, tm_bufs *b, const tm_choice *c, double min_seconds,
-               double *ms, int *ok, char *why, size_t cap)
+               double cutoff_ms, double *ms, int *ok, char *why, size_t cap)
 {
     *ok = 1;
     *ms = 0;
@@ -363,7 +363,13 @@ int tm_measure(ct_context *ctx, const tm_shape *s, tm_bufs *b, const tm_choice *
      * (milliseconds on some drivers, more than a small product) cancels.
      * One and three runs first size R; three pairs, the median kept. */
     double t1, t3;
-    if ((st = timed(ctx, s, b, c, 1, &t1)) || (st = timed(ctx, s, b, c, 3, &t3)))
+    if ((st = timed(ctx, s, b, c, 1, &t1)))
+        goto refused;
+    if (cutoff_ms > 0 && 1e3 * t1 > cutoff_ms) { /* far slower than the best: no more time on it */
+        *ms = 1e3 * t1;
+        return CT_OK;
+    }
+    if ((st = timed(ctx, s, b, c, 3, &t3)))
         goto refused;
     double one = (t3 - t1) / 2.0;
     if (one < 1e-7)

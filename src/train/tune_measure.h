@@ -45,10 +45,12 @@ void tm_free(tm_bufs *b);
 /* Runs choice c on the shape: with beta 0 and beta 0.5, every entry of C
  * must be finite, the sampled ones within tolerance of the reference, the
  * guards untouched (else *ok = 0 and why says what went wrong); then timed
- * over at least min_seconds, the median per product in *ms. A candidate
+ * over at least min_seconds, the median per product in *ms; a candidate
+ * whose first timed run takes over cutoff_ms (0: no cutoff) is not timed
+ * further, that run's time in *ms (it cannot win). A candidate
  * the device or CLBlast refuses is a failed candidate, not an error: the
  * return value is not CT_OK only for errors that stop the tuner. */
 int tm_measure(ct_context *ctx, const tm_shape *s, tm_bufs *b, const tm_choice *c, double min_seconds,
-               double *ms, int *ok, char *why, size_t cap);
+               double cutoff_ms, double *ms, int *ok, char *why, size_t cap);
 
 #endif /* CT_TRAIN_TUNE_MEASURE_H */

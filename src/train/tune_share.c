@@ -172,7 +172,7 @@ static int check_entry(ct_context *ctx, const ct_tune_gemm *g, int *ok, double *
     if (st)
         return st;
     char why[512];
-    st = tm_measure(ctx, &s, &b, &c, 0.01, ms, ok, why, sizeof why);
+    st = tm_measure(ctx, &s, &b, &c, 0.01, 0, ms, ok, why, sizeof why);
     tm_free(&b);
     if (!st && !*ok)
         ct_log(ctx, CT_LOG_WARN, "tuned choices: the imported %s for %s%s %ux%ux%u fails its check here (%s): "
