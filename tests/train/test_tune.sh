@@ -20,7 +20,7 @@ table() { ls "$CLTRAIN_CACHE_DIR"/tuned-*.json 2>/dev/null | head -n 1; }
 py() { python3 -c "import json,sys; f=json.load(open(sys.argv[1])); d=f['devices'][0]; print($1)" "$2"; }
 
 expect "tune measures mlp's products" 0 '"ok": true' -- \
-    "$cltrain" tune --model mlp --budget 6 --no-clblast --json
+    "$cltrain" tune --model mlp --budget 60 --no-clblast --json
 t=$(table)
 if [ -n "$t" ] && [ "$(py "len(d['gemm'])" "$t")" -ge 6 ] && [ "$(py "'mlp@64' in d['models']" "$t")" = True ] &&
    [ "$(py "all(g['checked'] and g['ms'] > 0 for g in d['gemm'])" "$t")" = True ]; then
@@ -86,14 +86,14 @@ echo '{"format": "cltrain-tune", "version": 1, "devices": [{"device": 5}]}' >"$t
 expect "a corrupt cache table is ignored" 0 'ignoring .*tuned-.*json: devices\[0\]: "device" is missing or not a string' -- \
     env CLTRAIN_CACHE_DIR="$fresh" "$cltrain" bench --model mlp --steps 1 --warmup 0
 expect "tune writes it anew" 0 '"ok": true' -- \
-    env CLTRAIN_CACHE_DIR="$fresh" "$cltrain" tune --model mlp --budget 4 --no-clblast --json
+    env CLTRAIN_CACHE_DIR="$fresh" "$cltrain" tune --model mlp --budget 60 --no-clblast --json
 if [ "$(py "len(d['gemm']) >= 6" "$t2")" = True ]; then ok "a fresh table"; else bad "after the corrupt table"; fi
 
 # two tuners at once on one cache
 c4=$tmp/cache4
-CLTRAIN_CACHE_DIR=$c4 "$cltrain" tune --model mlp --budget 4 --no-clblast >"$tmp/a.out" 2>&1 &
+CLTRAIN_CACHE_DIR=$c4 "$cltrain" tune --model mlp --budget 60 --no-clblast >"$tmp/a.out" 2>&1 &
 p1=$!
-CLTRAIN_CACHE_DIR=$c4 "$cltrain" tune --model mlp --batch 32 --budget 4 --no-clblast >"$tmp/b.out" 2>&1
+CLTRAIN_CACHE_DIR=$c4 "$cltrain" tune --model mlp --batch 32 --budget 60 --no-clblast >"$tmp/b.out" 2>&1
 r2=$?
 wait $p1
 r1=$?
@@ -105,12 +105,12 @@ else
 fi
 
 # CLBlast's parameters: a short search runs, and whatever it keeps is checked
-expect "CLBlast's parameters are searched" 0 "clblast: (set [0-9]+|no shape runs through CLBlast)" -- \
+expect "CLBlast's parameters are searched" 0 "clblast: (set [0-9]+|no shape runs through CLBlast|no budget left)" -- \
     env CLTRAIN_CACHE_DIR="$tmp/cache5" "$cltrain" tune --model mlp --budget 8
 
 # the implicit-GEMM convolution: tiles, and k-slices for its weight gradient, with their geometry
 expect "convolutions are tuned" 0 "conv dw [0-9]+x[0-9]+x[0-9]+ x[0-9]+: own (big|small|narrow)/[0-9]+" -- \
-    env CLTRAIN_CACHE_DIR="$tmp/cache8" "$cltrain" tune --model cnn --batch 16 --budget 8 --no-clblast
+    env CLTRAIN_CACHE_DIR="$tmp/cache8" "$cltrain" tune --model cnn --batch 16 --budget 60 --no-clblast
 t8=$(ls "$tmp/cache8"/tuned-*.json)
 if [ "$(py "sorted(set(g.get('conv','') for g in d['gemm'] if g.get('conv'))) == ['dw', 'dx', 'fwd'] and all(len(g['geom']) == 15 for g in d['gemm'] if g.get('conv'))" "$t8")" = True ]; then
     ok "the table holds the convolutions' three products with their geometry"
@@ -135,7 +135,7 @@ if [ "$(py "all(g['checked'] for g in d['gemm']) and 'dw' not in [g.get('conv') 
 
 # the CPU class: the AVX-512 GEMM against BLAS, per shape
 expect "the CPU class tunes its host products" 0 '"ok": true, "shapes": [1-9]' -- \
-    env CLTRAIN_KERNELS=cpu CLTRAIN_CACHE_DIR="$tmp/cache6" "$cltrain" tune --model fcn-s --batch 64 --budget 6 --json
+    env CLTRAIN_KERNELS=cpu CLTRAIN_CACHE_DIR="$tmp/cache6" "$cltrain" tune --model fcn-s --batch 64 --budget 60 --json
 t6=$(ls "$tmp/cache6"/tuned-*.json)
 if [ "$(py "d['class'] == 'cpu' and d['host_blas'] != '' and all(g['pick'] in ('avx512','blas') for g in d['gemm'])" "$t6")" = True ]; then
     ok "CPU-class picks are avx512 or blas, keyed by the host BLAS"; else bad "CPU-class table"; head -c 800 "$t6"; fi
