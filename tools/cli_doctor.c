@@ -363,7 +363,9 @@ static void selected(doctor *d, const char *sel)
                    tuned_at, ts.models[0] ? ts.models : "(no model finished)", ts.path);
         else
             printf("  tuned: nothing yet (CLBlast runs with its database's parameters, or its defaults for a "
-                   "device it does not know; the built-in rules pick the GEMM kernel)\n");
+                   "device it does not know; the built-in rules pick the GEMM kernel): `cltrain tune --model M%s%s` "
+                   "measures the models you train (about a minute each), `cltrain tune --import FILE` takes a file "
+                   "from the same device and driver\n", sel ? " --device " : "", sel ? sel : "");
         printf("  measured: GEMM %d^3 %.4g GFLOP/s, copy %.3g GB/s", size, gflops, gbps);
         if (nt > 0)
             printf(" (nominal %.0f TFLOP/s fp32, %.2f TB/s)", nt, nb);
@@ -371,10 +373,6 @@ static void selected(doctor *d, const char *sel)
     }
     if (vst)
         problem(d, "%s", err);
-    if (cdir && !ts.found)
-        problem(d, "nothing is tuned for this device yet: run `cltrain tune --model M%s%s` for the models you "
-                   "train (about a minute each), or `cltrain tune --import FILE` with a file from the same device "
-                   "and driver", sel ? " --device " : "", sel ? sel : "");
     if (!cdir)
         problem(d, "the kernel cache is off: every start builds the kernels and checks them again. Set "
                    "CLTRAIN_CACHE_DIR to a writable directory");
