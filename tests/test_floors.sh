@@ -42,7 +42,7 @@ public_floor() {
         cltrain/device.h | cltrain/context.h | cltrain/gemm.h) echo 2 ;;
         cltrain/selftest.h) echo 3 ;;
         cltrain/model.h | cltrain/data.h) echo 4 ;;
-        cltrain/train.h | cltrain/parallel.h | cltrain/bench.h | cltrain/export.h) echo 5 ;;
+        cltrain/train.h | cltrain/parallel.h | cltrain/bench.h | cltrain/export.h | cltrain/tune.h) echo 5 ;;
         cltrain/cltrain.h) echo 6 ;;
         *) echo "" ;;
     esac
@@ -55,7 +55,7 @@ fail() {
 
 # ---- includes ----
 cd "$root" || exit 1
-files=$(find src tools -name '*.[ch]' -o -name '*.h.in' | sort)
+files=$(find src tools -name '*.[ch]' -o -name '*.cc' -o -name '*.h.in' | sort)
 [ -n "$files" ] || { echo "no sources under $root/src"; exit 1; }
 nfiles=0
 for f in $files; do

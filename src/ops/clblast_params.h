@@ -9,7 +9,7 @@
 #define CT_OPS_CLBLAST_PARAMS_H
 
 #include "cltrain/opencl.h"
-#include "io/tune_file.h"
+#include "ops/tune_file.h"
 
 #ifdef __cplusplus
 extern "C" {

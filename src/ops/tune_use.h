@@ -1,7 +1,7 @@
 /*
  * tune_use.h - the tuned choices a context uses (src/ops/tune_use.c): one
  * table per (device, driver, platform, device class, host BLAS), kept in
- * the kernel cache as "tuned-<key>.json" (io/tune_file.h), read on the
+ * the kernel cache as "tuned-<key>.json" (ops/tune_file.h), read on the
  * first matrix product, and consulted by ct_gemm for each shape. The
  * CLBlast parameters it holds are handed to CLBlast when it is read.
  * CLTRAIN_TUNE=off uses none (the built-in rules).
@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "cl/runtime.h"
-#include "io/tune_file.h"
+#include "ops/tune_file.h"
 
 /* This context's identity as a table records it (device, driver,
  * platform, class, host BLAS); the rest of d zeroed. */

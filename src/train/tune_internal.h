@@ -7,7 +7,7 @@
 #define CT_TRAIN_TUNE_INTERNAL_H
 
 #include "cltrain/tune.h"
-#include "io/tune_file.h"
+#include "ops/tune_file.h"
 #include "train/tune_measure.h"
 
 /* One shape's outcome */

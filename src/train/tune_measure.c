@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "core/util.h"
-#include "io/tune_file.h"
+#include "ops/tune_file.h"
 #include "ops/conv_igemm.h"
 #include "train/tune_measure.h"
 

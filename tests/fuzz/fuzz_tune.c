@@ -1,5 +1,5 @@
 /*
- * fuzz_tune - tuned-choice files (src/io/tune_file.c): the cache's
+ * fuzz_tune - tuned-choice files (src/ops/tune_file.c): the cache's
  * "tuned-<key>.json" tables and `cltrain tune --export` files, read by
  * `tune --import` and on every context's first matrix product. A file
  * parses or is refused with a message; a parsed one holds only fields in
@@ -10,7 +10,7 @@
 
 #include "core/error.h"
 #include "fuzz.h"
-#include "io/tune_file.h"
+#include "ops/tune_file.h"
 
 static void check_sane(const ct_tune_file *f)
 {

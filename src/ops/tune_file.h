@@ -1,5 +1,5 @@
 /*
- * tune_file.h - tuned choices as JSON (src/io/tune_file.c): the cache's
+ * tune_file.h - tuned choices as JSON (src/ops/tune_file.c): the cache's
  * "tuned-<key>.json" for one device, and `cltrain tune --export` files that
  * hold one or more. Each device entry names its device, driver, platform and
  * device class, and holds the per-shape GEMM choices, the CLBlast GEMM
@@ -17,8 +17,8 @@
  *                "ms": 1.2, "default_ms": 3.4, "checked": true}],
  *      "verdicts": {"passed": ["dense", "optim"], "failed": "", "since": 1790000000}}]}
  */
-#ifndef CT_IO_TUNE_FILE_H
-#define CT_IO_TUNE_FILE_H
+#ifndef CT_OPS_TUNE_FILE_H
+#define CT_OPS_TUNE_FILE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -110,4 +110,4 @@ int ct_tune_device_has_model(const ct_tune_device *d, const char *model);
  * any. */
 int ct_tune_device_merge(ct_tune_device *dst, const ct_tune_device *src);
 
-#endif /* CT_IO_TUNE_FILE_H */
+#endif /* CT_OPS_TUNE_FILE_H */

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "io/tune_file.h"
+#include "ops/tune_file.h"
 
 static const char *const pick_names[] = { "rule", "clblast", "own", "avx512", "blas" };
 static const char *const clblast_kernels[3] = { "Xgemm", "XgemmDirect", "GemmRoutine" };
