@@ -288,18 +288,19 @@ int ct_context_finish(ct_context *ctx)
 {
     CT_VALIDATE(ctx, ctx);
     ct_count_blocking(ctx);
-    /* a marker waited for, then clFinish: Mesa 22.3's rusticl returned
+    /* a marker waited for in place of clFinish (the queue is in order, so
+     * it completes after everything before it): Mesa 22.3's rusticl returned
      * from clFinish before commands that waited on another queue's event
      * (the transfer queue's batch upload) had run; waiting for a marker
-     * behind them does not */
+     * behind them does not. clFinish only where the marker is refused. */
     cl_event mark = NULL;
     cl_int err = clEnqueueMarkerWithWaitList(ctx->queue, 0, NULL, &mark);
     if (err == CL_SUCCESS) {
         err = clWaitForEvents(1, &mark);
         clReleaseEvent(mark);
+        return err == CL_SUCCESS ? CT_OK : ct_cl_fail(ctx, err, "clWaitForEvents (the queue's end)");
     }
-    if (err == CL_SUCCESS)
-        err = clFinish(ctx->queue);
+    err = clFinish(ctx->queue);
     return err == CL_SUCCESS ? CT_OK : ct_cl_fail(ctx, err, "clFinish");
 }
 
