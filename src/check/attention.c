@@ -144,6 +144,10 @@ void ct_check_attention(ct_check *c)
         run_case(c, 5, 2, 1, 7, 0, way);
         run_case(c, 6, 2, 2, 4, 0, way);
     }
+    /* the CPU class's host softmax (4,096 scores and more, AVX-512 CPUs):
+     * rows of 37 and 40 keys (two vectors and a tail), causal and not */
+    run_case(c, 37, 3, 2, 5, 1, 1);
+    run_case(c, 40, 2, 2, 3, 0, 1);
     /* more query rows than a fused work-group's 8 (blocks, a short last one) */
     run_case(c, 19, 2, 3, 5, 1, 0);
     run_case(c, 17, 1, 2, 9, 0, 0);

@@ -199,6 +199,9 @@ void ct_check_layernorm(ct_check *c)
         run_case(c, 7, 33, 0, 1e-5f, cpu);
         run_case(c, 3, 300, 20, 1e-5f, cpu);
         run_case(c, 4, 257, 0, 0.5f, cpu);
+        /* 4,096 elements and more: the CPU class's host pool on AVX-512
+         * CPUs (rows of 35: two vectors and a tail, 3 slices of rows) */
+        run_case(c, 129, 35, 5, 1e-5f, cpu);
         /* the GPU class's parameter gradients in 63 and 21 slices of rows
          * (4 under --small) */
         run_case(c, ck_small(c) ? 50 : 1000, ck_small(c) ? 7 : 37, 0, 1e-5f, cpu);

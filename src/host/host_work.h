@@ -25,6 +25,9 @@
  * direct convolution's) */
 #define CT_HOST_BIG_GEMM_A 4
 #define CT_HOST_BIG_GEMM_B 5
+/* the row ops' per-call partial sums (layer norm's column sums): slot 0,
+ * which the convolutions too only use within a call */
+#define CT_HOST_BIG_ROWS 0
 
 typedef struct ct_host_work {
     ct_pool *pool;

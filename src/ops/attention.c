@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "ops/attention.h"
+
+#include "host/attn_host.h"
 #include "ops/dense.h"
 #include "ops/gemm_cl.h"
 
@@ -60,7 +62,8 @@ static attn_params split_params(ct_buf w, size_t E)
 
 /* The masked softmax of the (N H T, T) scores in place (bwd: its backward,
  * s holding dP, p the probabilities): a work-group per row on the GPU
- * class, a work-item per row on the CPU class (cl_kernels/attention.cl). */
+ * class, a work-item per row on the CPU class (cl_kernels/attention.cl),
+ * or the host pool on AVX-512 CPUs (src/host/attn_host.c). */
 #define ATTN_MAX_WG 256
 static int softmax(ct_context *ctx, int bwd, const ct_attention_desc *d, ct_buf s, ct_buf p)
 {
@@ -69,6 +72,9 @@ static int softmax(ct_context *ctx, int bwd, const ct_attention_desc *d, ct_buf 
      * (bwd also reads p over the same keys) */
     size_t all = (size_t)rows * d->T * sizeof(float);
     size_t keys = causal ? d->N * d->H * (d->T * (d->T + 1) / 2) * sizeof(float) : all;
+    if (ct_attn_host_ok(ctx, rows, d->T))
+        return bwd ? ct_attn_host_softmax_backward(ctx, s, p, rows, d->T, causal)
+                   : ct_attn_host_softmax_forward(ctx, s, rows, d->T, causal);
     if (ctx->cls.row_kernels) {
         size_t g[1] = { rows };
         ct_launch_bytes(ctx, (bwd ? 2 : 1) * keys, all);

@@ -3,6 +3,8 @@
  */
 #include "ops/layernorm.h"
 
+#include "host/layernorm_host.h"
+
 #define LN_MAX_WG 256
 /* Slices of rows for the GPU class's parameter gradients: enough
  * work-items in all (LN_COL_ITEMS) to fill a device of 130 compute units,
@@ -12,7 +14,7 @@
 
 /* S slices of L rows (the last may be shorter, none empty); the shape
  * alone decides them, so the summation order is the same on every run. */
-static void ln_slices(size_t R, size_t F, size_t *S, size_t *L)
+void ct_layernorm_slices(size_t R, size_t F, size_t *S, size_t *L)
 {
     ct_slices(R, (LN_COL_ITEMS + F - 1) / F, LN_MIN_ROWS, S, L);
 }
@@ -20,7 +22,7 @@ static void ln_slices(size_t R, size_t F, size_t *S, size_t *L)
 size_t ct_layernorm_workspace_size(size_t R, size_t F)
 {
     size_t S, L;
-    ln_slices(R, F ? F : 1, &S, &L);
+    ct_layernorm_slices(R, F ? F : 1, &S, &L);
     return 2 * S * F;
 }
 
@@ -49,6 +51,8 @@ int ct_layernorm_forward(ct_context *ctx, ct_buf y, ct_buf mean, ct_buf rstd, ct
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "%s: a NULL buffer", who);
     if (R == 0)
         return CT_OK;
+    if (ct_layernorm_host_ok(ctx, R, F))
+        return ct_layernorm_host_forward(ctx, y, mean, rstd, x, w, b, R, F, eps);
     cl_uint rr = (cl_uint)R, ff = (cl_uint)F;
     cl_float e = eps;
     /* x, w, b read; y, mean, rstd written */
@@ -62,7 +66,6 @@ int ct_layernorm_forward(ct_context *ctx, ct_buf y, ct_buf mean, ct_buf rstd, ct
     if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_layernorm, "ln_fwd_f32", LN_MAX_WG, F, &wg)))
         return st;
     size_t g[1] = { R * wg }, l[1] = { wg };
-    ct_launch_bytes(ctx, (R * F + 2 * F) * sizeof(float), (R * F + 2 * R) * sizeof(float));
     return CT_RUN(ctx, CT_PROG_layernorm, "ln_fwd_f32", 1, g, l, CT_BUF(y), CT_BUF(mean),
                   CT_BUF(rstd), CT_BUF(x), CT_BUF(w), CT_BUF(b), CT_ARG(ff), CT_ARG(e),
                   CT_LOCAL(wg * sizeof(cl_float)));
@@ -86,6 +89,8 @@ int ct_layernorm_backward_acc(ct_context *ctx, ct_buf dx, int dx_acc, ct_buf dw,
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "%s: a NULL buffer (only dx may be NULL)", who);
     if (R == 0)
         return CT_OK;
+    if (ct_layernorm_host_ok(ctx, R, F))
+        return ct_layernorm_host_backward(ctx, dx, dx_acc, dw, db, dy, x, w, mean, rstd, R, F);
     cl_uint rr = (cl_uint)R, ff = (cl_uint)F;
     size_t n = R * F;
     if (ctx->cls.row_kernels) {
@@ -98,7 +103,7 @@ int ct_layernorm_backward_acc(ct_context *ctx, ct_buf dx, int dx_acc, ct_buf dw,
             return ct_fail(ctx, CT_ERR_INVALID_ARG, "%s: no workspace. HINT: pass one of "
                            "ct_layernorm_workspace_size(R, F) floats", who);
         size_t S, L, lc;
-        ln_slices(R, F, &S, &L);
+        ct_layernorm_slices(R, F, &S, &L);
         if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_layernorm, "ln_bwd_params_partial_f32", 64, F, &lc)))
             return st;
         cl_uint ns = (cl_uint)S, nl = (cl_uint)L;

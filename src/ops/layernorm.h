@@ -8,7 +8,9 @@
  * and accumulates dw and db (+=). GPU class: a work-group per row with a
  * tree reduction; CPU class: a work-item per row. The parameter gradients
  * are column sums in a fixed order (GPU class: two stages through a
- * workspace; CPU class: a work-item per column): deterministic, no atomics.
+ * workspace; CPU class: a work-item per column, or on AVX-512 CPUs the
+ * host pool over the same slices of rows, src/host/layernorm_host.c):
+ * deterministic, no atomics.
  */
 #ifndef CT_OPS_LAYERNORM_H
 #define CT_OPS_LAYERNORM_H
@@ -20,6 +22,10 @@ int ct_layernorm_forward(ct_context *ctx, ct_buf y, ct_buf mean, ct_buf rstd, ct
                          ct_buf b, size_t R, size_t F, float eps);
 /* Floats of workspace the backward takes for (R, F). */
 size_t ct_layernorm_workspace_size(size_t R, size_t F);
+/* The backward's S slices of L rows for its column sums (the last may be
+ * shorter, none empty): the shape alone decides them, so the summation
+ * order is the same on every run and thread count. */
+void ct_layernorm_slices(size_t R, size_t F, size_t *S, size_t *L);
 /* dx (R, F) written (skipped when dx.mem is NULL); dw (F) and db (F)
  * accumulated; from dy (R, F), x (R, F), w (F) and the forward's mean and
  * rstd (R). work: (ct_layernorm_workspace_size(R, F)), used only inside the
