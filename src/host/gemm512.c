@@ -158,6 +158,8 @@ static void pack_item(void *arg, size_t item, int thread)
         return;
     }
     item -= g->b_items;
+    /* A only when transposed (tile_rows reads an untransposed A in place;
+     * reading A^T in place, a line per product, measured 1.2x slower) */
     size_t e = (item + 1) * PACK_PANELS;
     for (size_t ip = item * PACK_PANELS; ip < e && ip < g->a_panels; ip++)
         pack_a(g, ip);
@@ -201,6 +203,38 @@ static CT_AVX512 void tile(size_t kc, const float *pa, const float *pb, float *t
     R12(STORE);
 }
 
+/* The same sums with A read in place: op(A) = A row-major (not
+ * transposed), rows MR rows from a (row stride lda) over the slice's k,
+ * each product's A value broadcast from its row. Packing A transposed it
+ * through 16 x 16 blocks, a pass over all of A per slice that cost as
+ * much as a third of the product where n is small (8192 x 192 x 768: A is
+ * 6.3 M floats, each used 192 times). The item's rows stay in L1/L2
+ * across its column panels as the packed block did. Rows past m (the last
+ * panel) read row rows - 1 again; add_tile drops them. */
+static CT_AVX512 void tile_rows(size_t kc, const float *a, size_t lda, size_t rows, const float *pb,
+                                float *t)
+{
+    const float *pa0 = a, *pa1 = a + (rows > 1 ? 1 : rows - 1) * lda, *pa2 = a + (rows > 2 ? 2 : rows - 1) * lda;
+    const float *pa3 = a + (rows > 3 ? 3 : rows - 1) * lda, *pa4 = a + (rows > 4 ? 4 : rows - 1) * lda;
+    const float *pa5 = a + (rows > 5 ? 5 : rows - 1) * lda, *pa6 = a + (rows > 6 ? 6 : rows - 1) * lda;
+    const float *pa7 = a + (rows > 7 ? 7 : rows - 1) * lda, *pa8 = a + (rows > 8 ? 8 : rows - 1) * lda;
+    const float *pa9 = a + (rows > 9 ? 9 : rows - 1) * lda, *pa10 = a + (rows > 10 ? 10 : rows - 1) * lda;
+    const float *pa11 = a + (rows > 11 ? 11 : rows - 1) * lda;
+    R12(DECL);
+#define FMAD(R)                                                                                   \
+    do {                                                                                          \
+        __m512 av = _mm512_set1_ps(pa##R[q]);                                                     \
+        s##R##a = _mm512_fmadd_ps(av, b0, s##R##a);                                               \
+        s##R##b = _mm512_fmadd_ps(av, b1, s##R##b);                                               \
+    } while (0)
+    for (size_t q = 0; q < kc; q++, pb += NR) {
+        __m512 b0 = _mm512_load_ps(pb), b1 = _mm512_load_ps(pb + 16);
+        R12(FMAD);
+    }
+#undef FMAD
+    R12(STORE);
+}
+
 /* C's rows x cols block at c from the sums t: C = alpha t + beta C on the
  * first slice (beta = 0: C not read), C += alpha t on the others. */
 static CT_AVX512 void add_tile(const gemm *g, const float *t, float *c, size_t rows, size_t cols)
@@ -238,7 +272,10 @@ static CT_AVX512 void compute_item(void *arg, size_t item, int thread)
                 _mm_prefetch((const char *)(cr + r * g->ldc), _MM_HINT_T0);
                 _mm_prefetch((const char *)(cr + r * g->ldc + 16), _MM_HINT_T0);
             }
-            tile(g->kc, g->pa + ip * MR * g->kc, pb, t);
+            if (g->ta)
+                tile(g->kc, g->pa + ip * MR * g->kc, pb, t);
+            else
+                tile_rows(g->kc, g->a + row * g->lda + g->p0, g->lda, rows, pb, t);
             add_tile(g, t, cr, rows, cols);
         }
     }
@@ -273,7 +310,7 @@ void ct_gemm512_run(ct_pool *pool, int ta, int tb, size_t m, size_t n, size_t k,
         g.n_items = ceil_div(g.b_panels, NP);
         for (g.p0 = 0; g.p0 < k; g.p0 += g.kc) {
             g.kc = k - g.p0 < kc ? k - g.p0 : kc;
-            run(serial ? NULL : pool, g.b_items + g.a_items, pack_item, &g);
+            run(serial ? NULL : pool, g.b_items + (ta ? g.a_items : 0), pack_item, &g);
             run(serial ? NULL : pool, g.m_items * g.n_items, compute_item, &g);
         }
     }
