@@ -23,9 +23,10 @@
  * are compared, within the tolerances of models[] (justified below), and
  * the test says that the exact comparison was skipped.
  *
- * The CPU class's bits depend on the host BLAS too: OpenBLAS takes another
- * code path on one thread (OPENBLAS_NUM_THREADS=1 gives other bits; 2, 3, 4
- * and 16 threads the same), and another OpenBLAS version may do the same.
+ * The CPU class's bits depend on the host BLAS too: another OpenBLAS
+ * version may sum in another order. Its thread count does not matter: the
+ * CPU class calls it single-threaded on blocks of C that the shape alone
+ * decides (src/host/gemm_host.c), and neither does CLTRAIN_THREADS.
  *
  * Re-record (on purpose only, after a change that is meant to move the
  * numbers):
@@ -470,7 +471,7 @@ int main(int argc, char **argv)
         write_record(stdout, dev, runs, count);
     if (!recording && bad && exact)
         printf("HINT: the first step that differs is where to look. Only the CPU class failing can "
-               "also be the host BLAS (another OpenBLAS, or OPENBLAS_NUM_THREADS=1); re-record only "
+               "also be the host BLAS (another OpenBLAS version); re-record only "
                "for a change meant to move the numbers\n");
     ct_context_free(&ctx);
     if (!recording)

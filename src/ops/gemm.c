@@ -7,13 +7,13 @@
  */
 #include "cl/runtime.h" /* first: sets the OpenCL target version */
 
-#include <cblas.h>
 #include <stdlib.h>
 #include <clblast_c.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "host/gemm512.h"
+#include "host/gemm_host.h"
 #include "ops/gemm_cl.h"
 #include "host/host_work.h"
 #include "host/hostmap.h"
@@ -104,7 +104,7 @@ const char *ct_host_gemm_str(void)
 }
 
 /* One product on host memory: the AVX-512 GEMM on the context's pool, or
- * the host's CBLAS. */
+ * the host's CBLAS in blocks on the pool (host/gemm_host.h). */
 static int host_product(ct_context *ctx, int ta, int tb, size_t m, size_t n, size_t k, float alpha,
                         const float *a, size_t lda, const float *b, size_t ldb, float beta, float *c,
                         size_t ldc)
@@ -114,9 +114,7 @@ static int host_product(ct_context *ctx, int ta, int tb, size_t m, size_t n, siz
         int st = ct_host_work_get(ctx, 16, 16, 1, &hw);
         return st ? st : ct_gemm512(ctx, hw, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     }
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-                (int)m, (int)n, (int)k, alpha, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
-    return CT_OK;
+    return ct_host_blas(ctx, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 /* The operands through host_product, on mapped buffers (host/hostmap.h). */
@@ -454,6 +452,13 @@ int ct_gemm_batched(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t 
         ct_hmap hm;
         if ((st = ct_hmap_map(ctx, r, 3, &hm, "ct_gemm_batched")))
             return st;
+        if (count >= CT_HOST_BATCH_MIN && ctx->cls.host_pool) {
+            /* each product whole on one of the pool's threads */
+            st = ct_host_gemm_batch(ctx, own_gemm(ctx, trans_a, trans_b, m, n, k), trans_a, trans_b, m, n, k,
+                                    alpha, r[0].host, a_offsets, lo[0], lda, r[1].host, b_offsets, lo[1], ldb,
+                                    beta, r[2].host, c_offsets, lo[2], ldc, count);
+            return ct_hmap_unmap(ctx, &hm, st, "ct_gemm_batched");
+        }
         for (size_t bi = 0; bi < count && !st; bi++)
             st = host_product(ctx, trans_a, trans_b, m, n, k, alpha, r[0].host + (a_offsets[bi] - lo[0]), lda,
                               r[1].host + (b_offsets[bi] - lo[1]), ldb, beta,
