@@ -145,10 +145,10 @@ inline float attn_dot(__local const float *a, __global const float *b, uint D)
     float4 acc = (float4)0.0f;
     uint d = 0;
     for (; d + 4 <= D; d += 4)
-        acc = fma(vload4(0, a + d), vload4(0, b + d), acc);
+        acc = ct_fma(vload4(0, a + d), vload4(0, b + d), acc);
     float s = (acc.x + acc.y) + (acc.z + acc.w);
     for (; d < D; d++)
-        s = fma(a[d], b[d], s);
+        s = ct_fma(a[d], b[d], s);
     return s;
 }
 
@@ -167,7 +167,7 @@ inline void attn_rows_times(__global float *out, float alpha, __global const flo
             __global const float *mr = m + j * ld;
             for (uint a = 0; a < ATTN_NA; a++)
                 if (d0 + a * L < D)
-                    acc[a] = fma(wj, mr[d0 + a * L], acc[a]);
+                    acc[a] = ct_fma(wj, mr[d0 + a * L], acc[a]);
         }
         for (uint a = 0; a < ATTN_NA; a++)
             if (d0 + a * L < D)
@@ -312,8 +312,8 @@ __kernel void attn_fused_bwd_kv_f32(__global float *dqkv, ulong dqkv_off, __glob
             __global const float *qr = q + t * ld3, *gr = g + t * ld1;
             for (uint a = 0; a < ATTN_NA; a++)
                 if (d0 + a * L < D) {
-                    ak[a] = fma(st, qr[d0 + a * L], ak[a]);
-                    av[a] = fma(pt, gr[d0 + a * L], av[a]);
+                    ak[a] = ct_fma(st, qr[d0 + a * L], ak[a]);
+                    av[a] = ct_fma(pt, gr[d0 + a * L], av[a]);
                 }
         }
         for (uint a = 0; a < ATTN_NA; a++)

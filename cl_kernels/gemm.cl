@@ -107,7 +107,7 @@ inline void ct_gemm_fma_tile(ct_gvec acc[CT_GEMM_RM][CT_GEMM_RNV], __local const
             const ct_gvec av = (ct_gvec)as[p * (TM + 1) + ty + WM * i];
 #pragma unroll
             for (int j = 0; j < RNV; j++)
-                acc[i][j] = fma(av, bv[j], acc[i][j]);
+                acc[i][j] = ct_fma(av, bv[j], acc[i][j]);
         }
     }
 }
@@ -182,14 +182,14 @@ inline void ct_gemm_tile(const int ta, const int tb, const int WM, const int WN,
             if (col + CT_GEMM_VN <= n && !has_bias && !act) {
                 ct_gvec v = alpha * acc[i][j];
                 if (beta != 0.0f)
-                    v = fma((ct_gvec)beta, ct_gvload(0, cr + col), v);
+                    v = ct_fma((ct_gvec)beta, ct_gvload(0, cr + col), v);
                 ct_gvstore(v, 0, cr + col);
             } else {
                 float sums[CT_GEMM_VN];
                 ct_gvstore(acc[i][j], 0, sums);
                 for (int e = 0; e < CT_GEMM_VN && col + e < n; e++) {
                     float v = alpha * sums[e];
-                    v = beta == 0.0f ? v : fma(beta, cr[col + e], v);
+                    v = beta == 0.0f ? v : ct_fma(beta, cr[col + e], v);
                     if (has_bias)
                         v += bias[bias_off + col + e];
                     cr[col + e] = ct_act_f(act, v);
@@ -253,7 +253,7 @@ __kernel void gemm_splitk_sum(__global const float *w, uint slices, __global flo
     for (uint z = 0; z < slices; z++)
         s += p[z * mn];
     __global float *q = c + c_off + (ulong)i * ldc + j;
-    float v = beta == 0.0f ? alpha * s : fma(alpha, s, beta * *q);
+    float v = beta == 0.0f ? alpha * s : ct_fma(alpha, s, beta * *q);
     if (has_bias)
         v += bias[bias_off + j];
     *q = ct_act_f(act, v);
@@ -626,7 +626,7 @@ inline void ct_conv_tile(const int mode, const int WM, const int WN, const int R
                 if (mode == CT_CONV_DW) {
                     if (n0 + col + e < n) {
                         __global float *q = c + (ulong)row * ldc + n0 + col + e;
-                        *q = beta == 0.0f ? sums[e] : fma(beta, *q, sums[e]);
+                        *q = beta == 0.0f ? sums[e] : ct_fma(beta, *q, sums[e]);
                     }
                 } else {
                     const int o = ctab[col + e].w;

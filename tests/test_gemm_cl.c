@@ -1,7 +1,7 @@
 /*
  * test_gemm_cl - cltrain's own OpenCL SGEMM (src/ops/gemm_cl.c,
- * cl_kernels/gemm.cl) against a double-precision host product: every
- * transposition, both tile sizes, without and with split-K (2, 3 and 7
+ * cl_kernels/gemm.cl, gemm_reg.cl) against a double-precision host product:
+ * every transposition, the three tile sizes, without and with split-K (2, 3 and 7
  * slices, and the plan's own), shapes that are not multiples of any tile,
  * offsets and padded leading dimensions, alpha and beta (beta = 0 over a C
  * of NaNs: C must not be read), and guard values around C that must stay
@@ -101,7 +101,8 @@ static int one(ct_context *ctx, ct_gemm_cl_plan plan, int ta, int tb, size_t m, 
         }
         if (!(fabs((double)got[i] - want) <= tol)) {
             CHECK(0, "%s tiles %c%c m=%zu n=%zu k=%zu split %zu alpha %g beta %g pad %d: element %zu "
-                  "(%s) is %.9g, want %.9g (tolerance %.3g)", plan.tiles == CT_GEMM_CL_BIG ? "big" : "small",
+                  "(%s) is %.9g, want %.9g (tolerance %.3g)",
+                  plan.tiles == CT_GEMM_CL_BIG ? "big" : plan.tiles == CT_GEMM_CL_REG ? "register" : "small",
                   ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, s, alpha, beta, pad, i,
                   inside ? "inside C" : "a guard outside C", got[i], want, tol);
             ok = 0;
@@ -123,14 +124,16 @@ static int checks(ct_context *ctx, int small)
     };
     static const size_t splits[] = { 1, 2, 3, 7, 0 }; /* 0: the plan's own */
     int cases = 0, passed = 0;
-    for (int tiles = 0; tiles < 2; tiles++)
+    /* big, small and register tiles (the register tiles run on every device) */
+    static const ct_gemm_cl_tiles tile_sets[3] = { CT_GEMM_CL_BIG, CT_GEMM_CL_SMALL, CT_GEMM_CL_REG };
+    for (int ts = 0; ts < 3; ts++)
         for (int t = 0; t < 4; t++)
             for (size_t i = 0; i < CT_ARRAY_LEN(shapes); i++)
                 for (size_t si = 0; si < CT_ARRAY_LEN(splits); si++) {
                     size_t m = shapes[i][0], n = shapes[i][1], k = shapes[i][2];
                     if (small && (m * n * k > 20000 || si == 1 || si == 3 || si == 4))
                         continue;
-                    ct_gemm_cl_plan plan = { (ct_gemm_cl_tiles)tiles, splits[si] };
+                    ct_gemm_cl_plan plan = { tile_sets[ts], splits[si] };
                     if (!splits[si])
                         plan = ct_gemm_cl_plan_for(ctx, m, n, k, t >> 1, t & 1);
                     if (plan.splits > 1 && k < 2 * plan.splits)
@@ -260,7 +263,7 @@ static int bench(ct_context *ctx, const char *only)
         double ours = t[0], theirs = t[1];
         double flop = 2.0 * (double)sh->m * (double)sh->n * (double)sh->k * 1e-9;
         printf("%-22s %6zu %7zu %6zu %c%c %6s %5zu %10.1f %10.1f %7.2f %s\n", sh->what, sh->m, sh->n,
-               sh->k, sh->ta ? 'T' : 'N', sh->tb ? 'T' : 'N', plan.tiles == CT_GEMM_CL_BIG ? "big" : "small",
+               sh->k, sh->ta ? 'T' : 'N', sh->tb ? 'T' : 'N', plan.tiles == CT_GEMM_CL_BIG ? "big" : plan.tiles == CT_GEMM_CL_REG ? "reg" : "small",
                plan.splits, flop / ours, flop / theirs, theirs / ours,
                ct_gemm_cl_choose(ctx, sh->m, sh->n, sh->k, sh->ta, sh->tb) ? "chosen" : "");
         fflush(stdout);

@@ -47,6 +47,8 @@ typedef struct ct_device_info {
     int host_unified_memory;     /* the device shares host memory (CPU devices, iGPUs) */
     void *cl_platform;           /* cl_platform_id */
     void *cl_device;             /* cl_device_id */
+    int fma;                     /* single precision fma() in hardware (CL_FP_FMA); without it
+                                    the kernels multiply-add with mad() (Mesa's llvmpipe) */
 } ct_device_info;
 
 /* Lists every device of every platform. On success *devices is an array of

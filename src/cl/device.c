@@ -99,6 +99,9 @@ int ct_device_query(cl_platform_id platform, cl_device_id d, unsigned p, unsigne
     cl_device_fp_config fp = 0;
     if (!info->fp64 && clGetDeviceInfo(d, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp, &fp, NULL) == CL_SUCCESS)
         info->fp64 = fp != 0;
+    fp = 0;
+    info->fma = clGetDeviceInfo(d, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp, &fp, NULL) == CL_SUCCESS &&
+                (fp & CL_FP_FMA) != 0;
     return CT_OK;
 }
 

@@ -54,9 +54,10 @@ char *ct_prelude_make(const ct_device_info *dev)
                      "#define CT_HAS_FP64 %d\n"
                      "#define CT_HAS_SUBGROUPS %d\n"
                      "#define CT_DEVICE_IS_CPU %d\n"
-                     "#define CT_DEVICE_IS_GPU %d\n",
+                     "#define CT_DEVICE_IS_GPU %d\n"
+                     "#define CT_HAS_FMA %d\n",
                      wg, dev->fp16, dev->fp64, dev->subgroups, dev->type == CT_DEVICE_CPU,
-                     dev->type == CT_DEVICE_GPU);
+                     dev->type == CT_DEVICE_GPU, dev->fma);
     if (n < 0 || (size_t)n >= sizeof buf)
         return NULL;
     return ct_strdup(buf);

@@ -541,6 +541,15 @@ int ct_gemm_batched2(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t
     size_t count = n1 * n2;
     if (count == 0 || m == 0 || n == 0)
         return CT_OK;
+    /* the Cs must not overlap, whichever path runs: the inner level's
+     * blocks, then the groups they form */
+    int inner = cs[1] <= cs[0];
+    size_t gc, ge, gc2, ge2, ext = (m - 1) * ldc + n;
+    if (!blocks_disjoint(m, n, ldc, ext, cs[inner], inner ? n2 : n1, &gc, &ge) ||
+        !blocks_disjoint(m, gc, ldc, ge, cs[!inner], inner ? n1 : n2, &gc2, &ge2))
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_gemm_batched2: the %zu x %zu products' C "
+                       "blocks (%zu x %zu, ld %zu, strides %zu and %zu) overlap", n1, n2, m, n,
+                       ldc, cs[0], cs[1]);
     int own = ctx->cls.gemm == CT_GEMM_CLBLAST && k > 0 && own_batched(ctx);
     if (own) {
         operand ops[3] = {
@@ -556,14 +565,6 @@ int ct_gemm_batched2(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t
             if ((st = check_operand(ctx, &last, "ABC"[i])))
                 return st;
         }
-        /* the Cs must not overlap: the inner level's blocks, then the groups they form */
-        int inner = cs[1] <= cs[0];
-        size_t gc, ge, gc2, ge2, ext = (m - 1) * ldc + n;
-        if (!blocks_disjoint(m, n, ldc, ext, cs[inner], inner ? n2 : n1, &gc, &ge) ||
-            !blocks_disjoint(m, gc, ldc, ge, cs[!inner], inner ? n1 : n2, &gc2, &ge2))
-            return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_gemm_batched2: the %zu x %zu products' C "
-                           "blocks (%zu x %zu, ld %zu, strides %zu and %zu) overlap", n1, n2, m, n,
-                           ldc, cs[0], cs[1]);
         gemm_record(ctx, trans_a, trans_b, m, n, k, count, 1, beta, 0);
         ctx->lrec.mute++;
         st = ct_gemm_cl_batched(ctx, trans_a, trans_b, m, n, k, alpha, a, a_off, lda, as, b, b_off, ldb, bs, beta,

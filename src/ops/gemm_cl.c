@@ -27,6 +27,10 @@ static const char *const kernel_names[2][4] = { /* by tiles, then ta * 2 + tb */
     { "gemm_big_nn", "gemm_big_nt", "gemm_big_tn", "gemm_big_tt" },
     { "gemm_small_nn", "gemm_small_nt", "gemm_small_tn", "gemm_small_tt" },
 };
+static const char *const reg_names[4] = { "gemm_reg_nn", "gemm_reg_nt", "gemm_reg_tn", "gemm_reg_tt" };
+/* cl_kernels/gemm_reg.cl's tiles (CT_GREG_WM, CT_GREG_WN; 4 x 4 sums per
+ * work-item, 4 k per step) */
+static const ct_gemm_cl_tile reg_tiles = { 16, 32, 4, 4, 8 };
 
 typedef ct_gemm_cl_tile tiles_info;
 
@@ -34,6 +38,8 @@ static const ct_gemm_cl_params params_cpu = CT_GEMM_CL_PARAMS_CPU, params_gpu = 
 
 static tiles_info tiles_in(const ct_gemm_cl_params *p, ct_gemm_cl_tiles t)
 {
+    if (t == CT_GEMM_CL_REG)
+        return reg_tiles;
     size_t rnv = t == CT_GEMM_CL_NARROW ? 1 : p->rnv;
     return (tiles_info){ p->wm[t] * p->rm, p->wn[t] * rnv * p->vn, p->tk, p->wm[t], p->wn[t] };
 }
@@ -85,6 +91,8 @@ ct_gemm_cl_plan ct_gemm_cl_plan_for(const ct_context *ctx, size_t m, size_t n, s
                                     int tb)
 {
     (void)ta, (void)tb;
+    if (ct_gemm_cl_reg_device(ctx))
+        return (ct_gemm_cl_plan){ CT_GEMM_CL_REG, splits_for(ctx, CT_GEMM_CL_REG, m, n, k) };
     ct_gemm_cl_tiles t = m <= 16 || ctx->dev.max_work_group_size < tiles_of(ctx, CT_GEMM_CL_BIG).wm *
                                  tiles_of(ctx, CT_GEMM_CL_BIG).wn ? CT_GEMM_CL_SMALL : CT_GEMM_CL_BIG;
     return (ct_gemm_cl_plan){ t, splits_for(ctx, t, m, n, k) };
@@ -109,10 +117,22 @@ int ct_gemm_cl_device_ok(const ct_context *ctx)
     return ctx->dev.type != CT_DEVICE_CPU || strstr(ctx->dev.platform_name, "Portable Computing Language");
 }
 
+/* Register tiles against CLBlast on llvmpipe: measured below (to be set) */
+static int reg_choose(size_t m, size_t n, size_t k, int ta, int tb)
+{
+    (void)m, (void)n, (void)k, (void)ta, (void)tb;
+    return 1;
+}
+
+int ct_gemm_cl_reg_device(const ct_context *ctx)
+{
+    return !ct_gemm_cl_device_ok(ctx);
+}
+
 int ct_gemm_cl_choose(const ct_context *ctx, size_t m, size_t n, size_t k, int ta, int tb)
 {
-    if (!ct_gemm_cl_device_ok(ctx))
-        return 0;
+    if (ct_gemm_cl_reg_device(ctx))
+        return reg_choose(m, n, k, ta, tb);
     if (ctx->dev.type == CT_DEVICE_CPU)
         return !(m <= 32 && tb && !ta && k >= 8192);
     return ct_gemm_cl_splits(ctx, m, n, k, ta, tb) > 1;
@@ -166,9 +186,25 @@ int ct_gemm_cl_launchable(ct_context *ctx, const char *const names[], ct_gemm_cl
     return CT_OK;
 }
 
-/* ct_gemm_cl_launchable for the SGEMM of transposition case tc, its name in *name */
-static int launchable(ct_context *ctx, ct_gemm_cl_tiles *tiles, int tc, tiles_info *ti, const char **name)
+/* ct_gemm_cl_launchable for the SGEMM of transposition case tc, its name in
+ * *name and its program in *prog; on a register-tile device (or asked) the
+ * register tiles */
+static int launchable(ct_context *ctx, ct_gemm_cl_tiles *tiles, int tc, tiles_info *ti, const char **name,
+                      int *prog)
 {
+    *prog = CT_PROG_gemm;
+    if (*tiles == CT_GEMM_CL_REG || ct_gemm_cl_reg_device(ctx)) {
+        *tiles = CT_GEMM_CL_REG;
+        *ti = reg_tiles;
+        *name = reg_names[tc];
+        *prog = CT_PROG_gemm_reg;
+        ct_kernel_entry *e;
+        int st = ct_kernel_get(ctx, CT_PROG_gemm_reg, *name, &e);
+        if (!st && e->max_wg < ti->wm * ti->wn)
+            st = ct_fail(ctx, CT_ERR_UNSUPPORTED, "ct_gemm_cl: %s needs work-groups of %zu on %s, which "
+                         "allows %zu", *name, ti->wm * ti->wn, ctx->dev.name, e->max_wg);
+        return st;
+    }
     const char *const names[2] = { kernel_names[0][tc], kernel_names[1][tc] };
     int st = ct_gemm_cl_launchable(ctx, names, tiles, ti);
     *name = kernel_names[*tiles][tc];
@@ -220,12 +256,14 @@ int ct_gemm_cl_run_epi(ct_context *ctx, ct_gemm_cl_plan plan, const ct_gemm_cl_e
         ldb > 0x7fffffff || ldc > 0x7fffffff)
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_gemm_cl: %zu x %zu x %zu (ld %zu, %zu, %zu) "
                        "is too large", m, n, k, lda, ldb, ldc);
-    CT_VALIDATE(ctx, a && b && c && (plan.tiles == CT_GEMM_CL_BIG || plan.tiles == CT_GEMM_CL_SMALL));
+    CT_VALIDATE(ctx, a && b && c && (plan.tiles == CT_GEMM_CL_BIG || plan.tiles == CT_GEMM_CL_SMALL ||
+                                     plan.tiles == CT_GEMM_CL_REG));
     int t = (trans_a ? 2 : 0) + (trans_b ? 1 : 0);
     tiles_info ti;
     const char *name;
+    int prog;
     ct_gemm_cl_tiles asked = plan.tiles;
-    int st = launchable(ctx, &plan.tiles, t, &ti, &name);
+    int st = launchable(ctx, &plan.tiles, t, &ti, &name, &prog);
     if (st)
         return st;
     if (plan.tiles != asked)
@@ -259,7 +297,7 @@ int ct_gemm_cl_run_epi(ct_context *ctx, ct_gemm_cl_plan plan, const ct_gemm_cl_e
     size_t local[3] = { ti.wn, ti.wm, 1 };
     ct_launch_bytes(ctx, (m * k + k * n + (b_out != 0.0f ? m * n : 0) + (s > 1 ? 0 : epi_rd)) * sizeof(float),
                     s * m * n * sizeof(float));
-    st = CT_RUN(ctx, CT_PROG_gemm, name, 3, global, local, CT_ARG(a), CT_ARG(ao),
+    st = CT_RUN(ctx, prog, name, 3, global, local, CT_ARG(a), CT_ARG(ao),
                 CT_ARG(la), CT_ARG(b), CT_ARG(bo), CT_ARG(lb), CT_ARG(out), CT_ARG(out_off),
                 CT_ARG(ldo), CT_ARG(stride), CT_ARG(mm), CT_ARG(nn), CT_ARG(kk), CT_ARG(kcc),
                 CT_ARG(a_out), CT_ARG(b_out), CT_ARG(bias), CT_ARG(bias_off), CT_ARG(k_bias),
@@ -287,7 +325,8 @@ int ct_gemm_cl_batched(ct_context *ctx, int trans_a, int trans_b, size_t m, size
     int t = (trans_a ? 2 : 0) + (trans_b ? 1 : 0);
     tiles_info ti;
     const char *name;
-    int st = launchable(ctx, &plan.tiles, t, &ti, &name);
+    int prog;
+    int st = launchable(ctx, &plan.tiles, t, &ti, &name, &prog);
     if (st)
         return st;
     cl_ulong ao = a_off, bo = b_off, co = c_off, stride = 0, bias_off = 0;
@@ -300,7 +339,7 @@ int ct_gemm_cl_batched(ct_context *ctx, int trans_a, int trans_b, size_t m, size
     size_t local[3] = { ti.wn, ti.wm, 1 };
     ct_launch_bytes(ctx, count * (m * k + k * n + (beta != 0.0f ? m * n : 0)) * sizeof(float),
                     count * m * n * sizeof(float));
-    return CT_RUN(ctx, CT_PROG_gemm, name, 3, global, local, CT_ARG(a), CT_ARG(ao), CT_ARG(la),
+    return CT_RUN(ctx, prog, name, 3, global, local, CT_ARG(a), CT_ARG(ao), CT_ARG(la),
                   CT_ARG(b), CT_ARG(bo), CT_ARG(lb), CT_ARG(c), CT_ARG(co), CT_ARG(lc),
                   CT_ARG(stride), CT_ARG(mm), CT_ARG(nn), CT_ARG(kk), CT_ARG(kk), CT_ARG(alpha),
                   CT_ARG(beta), CT_ARG(c), CT_ARG(bias_off), CT_ARG(none), CT_ARG(none),

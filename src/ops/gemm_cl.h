@@ -30,7 +30,11 @@ typedef struct ct_gemm_cl_params {
  * 32; CPUs: 64 x 128 on 32 and 16 x 128 on 8. The implicit-GEMM
  * convolution also has narrow ones, one vector of columns per work-item
  * (GPUs 32 x 16 on 32, CPUs 16 x 16 on 2), for products of few columns. */
-typedef enum ct_gemm_cl_tiles { CT_GEMM_CL_BIG, CT_GEMM_CL_SMALL, CT_GEMM_CL_NARROW } ct_gemm_cl_tiles;
+typedef enum ct_gemm_cl_tiles { CT_GEMM_CL_BIG, CT_GEMM_CL_SMALL, CT_GEMM_CL_NARROW, CT_GEMM_CL_REG } ct_gemm_cl_tiles;
+/* CT_GEMM_CL_REG: cl_kernels/gemm_reg.cl's register tiles without local
+ * memory, 16 x 32 on 4 x 8 work-items of 4 x 4 sums, 4 deep per step: every
+ * product of the SGEMM on the devices ct_gemm_cl_reg_device names (there
+ * any plan's tiles are taken as these). */
 
 /* How one product runs: the tiles and the number of k-slices (1: no
  * split, C written directly). */
@@ -54,6 +58,12 @@ ct_gemm_cl_plan ct_gemm_cl_plan_for(const ct_context *ctx, size_t m, size_t n, s
  * runs work-items in SIMD lanes (the SGEMM at 0.07-0.2x CLBlast there, the
  * convolution 10x slower than im2col + CLBlast). */
 int ct_gemm_cl_device_ok(const ct_context *ctx);
+
+/* Whether the SGEMM runs register tiles on this device: the CPU runtimes
+ * other than pocl (Mesa's llvmpipe), which the tiled kernels do not suit
+ * (ct_gemm_cl_device_ok); there they also computed wrong sums for NT
+ * products of depth 3,136 and more. */
+int ct_gemm_cl_reg_device(const ct_context *ctx);
 
 /* Whether this kernel should run the shape rather than CLBlast (by what
  * was measured, docs/BENCHMARKS.md). */
