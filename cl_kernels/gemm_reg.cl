@@ -21,13 +21,13 @@
 #define CT_GREG_WM 4
 #define CT_GREG_WN 8
 
-/* p[i .. i + 3], indices past len clamped to len - 1 */
-inline float4 ct_greg_ld4(__global const float *p, uint i, uint len)
+/* p at four (clamped) indices: four scalar loads, no branch. A runtime
+ * that runs work-items as SIMD lanes gathers a float4 load per component
+ * anyway; a GPU's neighbouring work-items still read neighbouring
+ * addresses. */
+inline float4 ct_greg_row(__global const float *p, uint i0, uint i1, uint i2, uint i3)
 {
-    if (i + 4 <= len)
-        return vload4(0, p + i);
-    const uint l = len - 1;
-    return (float4)(p[min(i, l)], p[min(i + 1, l)], p[min(i + 2, l)], p[min(i + 3, l)]);
+    return (float4)(p[i0], p[i1], p[i2], p[i3]);
 }
 
 #define CT_GREG_FMA4(acc, a4, b0, b1, b2, b3)                                                     \
@@ -57,10 +57,10 @@ inline void ct_greg_tile(const int ta, const int tb, __global const float *a, ul
         /* b0..b3: op(B)'s rows p .. p + 3 over columns c0 .. c0 + 3 */
         float4 b0, b1, b2, b3;
         if (!tb) {
-            b0 = ct_greg_ld4(b + (ulong)p * ldb, c0, n);
-            b1 = ct_greg_ld4(b + (ulong)(p + 1) * ldb, c0, n);
-            b2 = ct_greg_ld4(b + (ulong)(p + 2) * ldb, c0, n);
-            b3 = ct_greg_ld4(b + (ulong)(p + 3) * ldb, c0, n);
+            b0 = ct_greg_row(b + (ulong)p * ldb, cb0, cb1, cb2, cb3);
+            b1 = ct_greg_row(b + (ulong)(p + 1) * ldb, cb0, cb1, cb2, cb3);
+            b2 = ct_greg_row(b + (ulong)(p + 2) * ldb, cb0, cb1, cb2, cb3);
+            b3 = ct_greg_row(b + (ulong)(p + 3) * ldb, cb0, cb1, cb2, cb3);
         } else {
             const float4 u0 = vload4(0, b + (ulong)cb0 * ldb + p), u1 = vload4(0, b + (ulong)cb1 * ldb + p);
             const float4 u2 = vload4(0, b + (ulong)cb2 * ldb + p), u3 = vload4(0, b + (ulong)cb3 * ldb + p);
@@ -77,10 +77,10 @@ inline void ct_greg_tile(const int ta, const int tb, __global const float *a, ul
             a2 = vload4(0, a + (ulong)ra2 * lda + p);
             a3 = vload4(0, a + (ulong)ra3 * lda + p);
         } else {
-            const float4 t0 = ct_greg_ld4(a + (ulong)p * lda, r0, m);
-            const float4 t1 = ct_greg_ld4(a + (ulong)(p + 1) * lda, r0, m);
-            const float4 t2 = ct_greg_ld4(a + (ulong)(p + 2) * lda, r0, m);
-            const float4 t3 = ct_greg_ld4(a + (ulong)(p + 3) * lda, r0, m);
+            const float4 t0 = ct_greg_row(a + (ulong)p * lda, ra0, ra1, ra2, ra3);
+            const float4 t1 = ct_greg_row(a + (ulong)(p + 1) * lda, ra0, ra1, ra2, ra3);
+            const float4 t2 = ct_greg_row(a + (ulong)(p + 2) * lda, ra0, ra1, ra2, ra3);
+            const float4 t3 = ct_greg_row(a + (ulong)(p + 3) * lda, ra0, ra1, ra2, ra3);
             a0 = (float4)(t0.x, t1.x, t2.x, t3.x);
             a1 = (float4)(t0.y, t1.y, t2.y, t3.y);
             a2 = (float4)(t0.z, t1.z, t2.z, t3.z);
@@ -94,8 +94,8 @@ inline void ct_greg_tile(const int ta, const int tb, __global const float *a, ul
     for (; p < k1; p++) {
         const float4 bv = tb ? (float4)(b[(ulong)cb0 * ldb + p], b[(ulong)cb1 * ldb + p], b[(ulong)cb2 * ldb + p],
                                         b[(ulong)cb3 * ldb + p])
-                             : ct_greg_ld4(b + (ulong)p * ldb, c0, n);
-        const float4 av = ta ? ct_greg_ld4(a + (ulong)p * lda, r0, m)
+                             : ct_greg_row(b + (ulong)p * ldb, cb0, cb1, cb2, cb3);
+        const float4 av = ta ? ct_greg_row(a + (ulong)p * lda, ra0, ra1, ra2, ra3)
                              : (float4)(a[(ulong)ra0 * lda + p], a[(ulong)ra1 * lda + p], a[(ulong)ra2 * lda + p],
                                         a[(ulong)ra3 * lda + p]);
         acc0 = ct_fma((float4)av.x, bv, acc0);
