@@ -37,6 +37,13 @@ inline float ct_u01(uint x)
 #define ct_fma(a, b, c) mad(a, b, c)
 #endif
 
+/* x / d for 0 <= x < 2^31 through d's pair md = ct_fastdiv(d) (src/ops/ops.h):
+ * a multiply and a shift instead of a division */
+inline uint ct_udiv(uint x, uint2 md)
+{
+    return md.x ? mul_hi(x, md.x) >> md.y : x;
+}
+
 /* Activations, shared by act.cl and the fused bias + activation kernels.
  * `act` follows enum ct_act (src/ops/act.h). */
 #define CT_LEAKY_SLOPE 0.01f

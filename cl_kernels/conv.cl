@@ -32,7 +32,8 @@ inline void ct_conv_ox_range(int ix0, int sw, int w, int ow, int *lo, int *hi)
  * x: (nb, c_in, h, w); col: (c_in * kh * kw, nb * oh * ow) */
 __kernel void conv_im2col_f32(__global float *col, ulong col_off, __global const float *x,
                               ulong x_off, int nb, int c_in, int h, int w, int kh, int kw, int sh,
-                              int sw, int ph, int pw, int dh, int dw, int oh, int ow)
+                              int sw, int ph, int pw, int dh, int dw, int oh, int ow, uint2 by_oh,
+                              uint2 by_nb, uint2 by_khw, uint2 by_kw)
 {
     int ox = get_global_id(0), row = get_global_id(1);
     int khw = kh * kw;
@@ -40,10 +41,12 @@ __kernel void conv_im2col_f32(__global float *col, ulong col_off, __global const
      * returning for it here made this kernel 7x slower on pocl */
     if (row >= c_in * khw * nb * oh)
         return;
-    int z = row / oh, oy = row - z * oh;
-    int k = z / nb, i = z - k * nb;
-    int ci = k / khw, t = k - ci * khw;
-    int ky = t / kw, kx = t - ky * kw;
+    /* the row's (k, i, oy) by multiplies (ct_udiv): four divisions per
+     * element were most of this kernel on llvmpipe, a scalar idiv per lane */
+    int z = (int)ct_udiv((uint)row, by_oh), oy = row - z * oh;
+    int k = (int)ct_udiv((uint)z, by_nb), i = z - k * nb;
+    int ci = (int)ct_udiv((uint)k, by_khw), t = k - ci * khw;
+    int ky = (int)ct_udiv((uint)t, by_kw), kx = t - ky * kw;
     int iy = oy * sh - ph + ky * dh, ix = ox * sw - pw + kx * dw;
     float v = 0.0f;
     if (iy >= 0 && iy < h && ix >= 0 && ix < w)
@@ -190,16 +193,16 @@ __kernel void conv_col2im_plane_f32(__global float *restrict dx, ulong dx_off,
 /* y[i][co][p] = t[co][i * P + p] + b[co] (b only when has_bias). A 2-D
  * range, p along dimension 0 and the (i, co) pair along 1 (work-groups of
  * whole rows where P <= 256), keeps the per-element work free of
- * divisions; both sides are read and written along p, so they coalesce.
+ * divisions (the row's pair by a multiply, ct_udiv); both sides are read and written along p, so they coalesce.
  * t: (c_out, nb * P); b: (c_out); y: (nb, c_out, P) */
 __kernel void conv_scatter_f32(__global float *y, ulong y_off, __global const float *t,
                                ulong t_off, __global const float *b, ulong b_off, int has_bias,
-                               int nb, int c_out, int P)
+                               int nb, int c_out, int P, uint2 by_cout)
 {
     int p = get_global_id(0), r = get_global_id(1);
     if (r >= nb * c_out)
         return; /* p past P (rows wider than a work-group): no load, no store */
-    int i = r / c_out, co = r - i * c_out;
+    int i = (int)ct_udiv((uint)r, by_cout), co = r - i * c_out;
     float v = p < P ? t[t_off + ((ulong)co * nb + i) * P + p] : 0.0f;
     if (p < P)
         y[y_off + (ulong)r * P + p] = has_bias ? v + b[b_off + co] : v;
@@ -208,12 +211,12 @@ __kernel void conv_scatter_f32(__global float *y, ulong y_off, __global const fl
 /* t[co][i * P + p] = dy[i][co][p], the same 2-D range.
  * dy: (nb, c_out, P); t: (c_out, nb * P) */
 __kernel void conv_gather_f32(__global float *t, ulong t_off, __global const float *dy,
-                              ulong dy_off, int nb, int c_out, int P)
+                              ulong dy_off, int nb, int c_out, int P, uint2 by_cout)
 {
     int p = get_global_id(0), r = get_global_id(1);
     if (r >= nb * c_out)
         return; /* p past P: no load, no store, as in conv_scatter_f32 */
-    int i = r / c_out, co = r - i * c_out;
+    int i = (int)ct_udiv((uint)r, by_cout), co = r - i * c_out;
     float v = p < P ? dy[dy_off + (ulong)r * P + p] : 0.0f;
     if (p < P)
         t[t_off + ((ulong)co * nb + i) * P + p] = v;

@@ -7,6 +7,7 @@
 
 #include "cltrain/cltrain.h"
 #include "core/sha256.h"
+#include "ops/ops.h"
 #include "tcheck.h"
 
 static void sha(const char *msg, size_t reps, const char *want)
@@ -61,8 +62,46 @@ static void select_bad(const ct_device_info *devs, size_t n, const char *sel, in
           ct_last_error(), want_text);
 }
 
+/* The kernels' ct_udiv, evaluated as the device does (mul_hi, shift) */
+static uint32_t udiv(uint32_t x, cl_uint2 md)
+{
+    return md.s[0] ? (uint32_t)(((uint64_t)x * md.s[0]) >> 32) >> md.s[1] : x;
+}
+
+/* ct_fastdiv's pairs divide exactly: every divisor to 4,100 and around
+ * each power of two, against x at 0, around the divisor's multiples near
+ * 2^31 and at pseudo-random points. */
+static void fastdiv(void)
+{
+    uint64_t r = 12345;
+    int bad = 0;
+    for (int pass = 0; pass < 2 && !bad; pass++) {
+        for (uint64_t d = 1; d < 0x80000000u && !bad; d = pass ? d * 2 : d + 1) {
+            if (!pass && d > 4100)
+                break;
+            for (int e = pass ? -1 : 0; e <= (pass ? 1 : 0) && !bad; e++) {
+                uint32_t dv = (uint32_t)((int64_t)d + e);
+                if (dv == 0 || dv >= 0x80000000u)
+                    continue;
+                cl_uint2 md = ct_fastdiv(dv);
+                uint32_t top = 0x7fffffffu / dv * dv;
+                uint32_t xs[8] = { 0, dv - 1, dv, 0x7fffffffu, top, top - 1, top ? top - dv : 0, 0 };
+                for (int i = 0; i < 64 && !bad; i++) {
+                    uint32_t x = i < 7 ? xs[i] : (uint32_t)((r = r * 6364136223846793005ull + 1) >> 33);
+                    if (udiv(x, md) != x / dv) {
+                        CHECK(0, "ct_fastdiv(%u): %u / %u gave %u, want %u", dv, x, dv, udiv(x, md), x / dv);
+                        bad = 1;
+                    }
+                }
+            }
+        }
+    }
+    CHECK(!bad, "ct_fastdiv divides exactly");
+}
+
 int main(void)
 {
+    fastdiv();
     sha("", 1, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
     sha("abc", 1, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     sha("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 1,

@@ -192,6 +192,16 @@ static int columns(ct_context *ctx, const ct_conv2d_desc *d, const conv_plan *p,
     }
     ct_launch_bytes(ctx, (dir == 0 ? img_n : col_n) * sizeof(float),
                     (dir == 0 ? col_n : img_n) * sizeof(float));
+    if (dims == 2 && dir == 0) {
+        /* conv_im2col_f32 decomposes its row (k, i, oy) by multiplies */
+        cl_uint2 dv[4] = { ct_fastdiv((uint32_t)p->oh), ct_fastdiv((uint32_t)cnt),
+                           ct_fastdiv((uint32_t)(d->kh * d->kw)), ct_fastdiv((uint32_t)d->kw) };
+        return CT_RUN(ctx, CT_PROG_conv, k, dims, gl, lc, CT_BUF(dst), CT_BUF(src), CT_ARG(g[0]),
+                      CT_ARG(g[1]), CT_ARG(g[2]), CT_ARG(g[3]), CT_ARG(g[4]), CT_ARG(g[5]),
+                      CT_ARG(g[6]), CT_ARG(g[7]), CT_ARG(g[8]), CT_ARG(g[9]), CT_ARG(g[10]),
+                      CT_ARG(g[11]), CT_ARG(g[12]), CT_ARG(g[13]), CT_ARG(dv[0]), CT_ARG(dv[1]),
+                      CT_ARG(dv[2]), CT_ARG(dv[3]));
+    }
     return CT_RUN(ctx, CT_PROG_conv, k, dims, gl, lc, CT_BUF(dst), CT_BUF(src), CT_ARG(g[0]),
                   CT_ARG(g[1]), CT_ARG(g[2]), CT_ARG(g[3]), CT_ARG(g[4]), CT_ARG(g[5]),
                   CT_ARG(g[6]), CT_ARG(g[7]), CT_ARG(g[8]), CT_ARG(g[9]), CT_ARG(g[10]),
@@ -251,6 +261,7 @@ int ct_conv2d_forward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf y, ct_buf
         if ((st = gemm(ctx, 0, 0, co, ncols, p.K, w, p.K, col, ncols, 0.0f, t, ncols)))
             return st;
         cl_int has_b = b.mem != NULL, nb = cnt, c_out = d->c_out, P = (cl_int)p.P;
+        cl_uint2 by_cout = ct_fastdiv((uint32_t)d->c_out);
         ct_buf bb = b.mem ? b : t; /* any valid buffer when there is no bias */
         size_t gl[2], lc[2];
         if ((st = reorder_range(ctx, "conv_scatter_f32", p.P, (size_t)cnt * co, gl, lc)))
@@ -258,7 +269,7 @@ int ct_conv2d_forward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf y, ct_buf
         ct_launch_bytes(ctx, (ncols * co + (b.mem ? co : 0)) * sizeof(float),
                         ncols * co * sizeof(float));
         if ((st = CT_RUN(ctx, CT_PROG_conv, "conv_scatter_f32", 2, gl, lc, CT_BUF(yi), CT_BUF(t),
-                         CT_BUF(bb), CT_ARG(has_b), CT_ARG(nb), CT_ARG(c_out), CT_ARG(P))))
+                         CT_BUF(bb), CT_ARG(has_b), CT_ARG(nb), CT_ARG(c_out), CT_ARG(P), CT_ARG(by_cout))))
             return st;
     }
     if (p.nb == 1 && b.mem)
@@ -302,12 +313,13 @@ int ct_conv2d_backward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf dx, ct_b
         if (!direct) {
             t = ct_buf_at(ws, p.K * (size_t)p.nb * p.P);
             cl_int nb = cnt, c_out = d->c_out, P = (cl_int)p.P;
+            cl_uint2 by_cout = ct_fastdiv((uint32_t)d->c_out);
             size_t gl[2], lc[2];
             if ((st = reorder_range(ctx, "conv_gather_f32", p.P, (size_t)cnt * co, gl, lc)))
                 return st;
             ct_launch_bytes(ctx, ncols * co * sizeof(float), ncols * co * sizeof(float));
             if ((st = CT_RUN(ctx, CT_PROG_conv, "conv_gather_f32", 2, gl, lc, CT_BUF(t),
-                             CT_BUF(dyi), CT_ARG(nb), CT_ARG(c_out), CT_ARG(P))))
+                             CT_BUF(dyi), CT_ARG(nb), CT_ARG(c_out), CT_ARG(P), CT_ARG(by_cout))))
                 return st;
         }
         if (dw.mem) {

@@ -52,6 +52,20 @@ int ct_ones(ct_context *ctx, size_t n, ct_buf *out)
     return CT_OK;
 }
 
+cl_uint2 ct_fastdiv(uint32_t d)
+{
+    cl_uint2 r = { { 0, 0 } };
+    if (d <= 1)
+        return r;
+    unsigned l = 0;
+    while (((uint64_t)1 << l) < d)
+        l++;
+    uint64_t p = (uint64_t)1 << (31 + l);
+    r.s[0] = (cl_uint)((p + d - 1) / d);
+    r.s[1] = l - 1;
+    return r;
+}
+
 void ct_slices(size_t total, size_t want, size_t least, size_t *S, size_t *L)
 {
     if (total == 0) { /* nothing to sum: one empty slice */

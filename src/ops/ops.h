@@ -21,6 +21,15 @@
 /* The two kernel arguments of a ct_buf: the buffer and its element offset. */
 #define CT_BUF(b) CT_ARG((b).mem), CT_ARG((b).off)
 
+/* Division by an invariant divisor in kernels (cl_kernels/common.cl,
+ * ct_udiv): for 0 <= x < 2^31 and 1 <= d < 2^31, x / d = mul_hi(x, m) >> s
+ * with m = ceil(2^(31 + l) / d), s = l - 1, l = ceil(log2 d) (Granlund and
+ * Montgomery's round-up method: m d - 2^(31 + l) < d <= 2^l bounds the error
+ * below one for x < 2^31); m = 0 marks d = 1. A kernel's integer division
+ * is a routine of tens of instructions on GPUs and a scalar idiv per lane
+ * where work-items are SIMD lanes (Mesa's llvmpipe). */
+cl_uint2 ct_fastdiv(uint32_t d);
+
 /* x[0..n) = value */
 int ct_fill(ct_context *ctx, ct_buf x, size_t n, float value);
 /* A device vector of at least n ones, kept by the context (grown on
