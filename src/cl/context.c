@@ -11,6 +11,8 @@
 #include <clblast_c.h>
 #include <stdatomic.h>
 
+#include "core/blasctl.h"
+
 /* Contexts alive in this process: CLBlast caches its programs and kernels
  * per context in static tables; the last context to go clears them, or
  * they would be released at exit, after the OpenCL runtime may have gone
@@ -120,6 +122,10 @@ int ct_context_create(const ct_context_options *options, ct_context **out)
     if (!ctx)
         return ct_fail(NULL, CT_ERR_NO_MEMORY, "out of host memory creating a context");
     ctx->lrec.rd = ctx->lrec.wr = -1;
+    /* cltrain calls the BLAS single-threaded on its own pool: OpenBLAS's
+     * idle workers would spin through the first tenth of a second,
+     * beside the OpenCL runtime's threads (core/blasctl.h) */
+    ct_blas_quiet();
     ctx->log = options->log;
     ctx->log_user = options->log_user;
     ctx->log_level = options->log_level;

@@ -9,9 +9,8 @@
 #include "host/gemm_host.h"
 
 #include <cblas.h>
-#include <dlfcn.h>
-#include <pthread.h>
 
+#include "core/blasctl.h"
 #include "host/gemm512.h"
 #include "host/host_work.h"
 
@@ -21,50 +20,6 @@
 #define BH_BLOCKS 16
 #define BH_LEAST 64
 #define BH_SERIAL ((size_t)1 << 18)
-
-/* OpenBLAS's thread count, looked up at run time (another CBLAS links too) */
-static void (*set_threads)(int);
-static int (*get_threads)(void);
-static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
-
-static void blas_lookup(void)
-{
-    void *self = dlopen(NULL, RTLD_LAZY);
-    if (!self)
-        return;
-    void (*set)(int) = NULL;
-    int (*get)(void) = NULL;
-    *(void **)(&set) = dlsym(self, "openblas_set_num_threads");
-    *(void **)(&get) = dlsym(self, "openblas_get_num_threads");
-    if (set && get)
-        set_threads = set, get_threads = get;
-    dlclose(self);
-}
-
-/* OpenBLAS at one thread; returns the count to restore (0: not OpenBLAS) */
-static int blas_single(void)
-{
-    pthread_once(&blas_once, blas_lookup);
-    if (!set_threads)
-        return 0;
-    int prev = get_threads();
-    if (prev != 1)
-        set_threads(1);
-    return prev;
-}
-
-/* whether the BLAS is OpenBLAS, whose thread count can be set */
-static int blas_single_ok(void)
-{
-    pthread_once(&blas_once, blas_lookup);
-    return set_threads != NULL;
-}
-
-static void blas_restore(int prev)
-{
-    if (prev > 1)
-        set_threads(prev);
-}
 
 static void sgemm(int ta, int tb, size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
                   const float *b, size_t ldb, float beta, float *c, size_t ldc)
@@ -109,11 +64,11 @@ int ct_host_blas(ct_context *ctx, int ta, int tb, size_t m, size_t n, size_t k, 
     block = block < BH_LEAST ? BH_LEAST : (block + 15) / 16 * 16;
     size_t blocks = (side + block - 1) / block;
     ct_host_work *hw = NULL;
-    int prev = blas_single();
+    int prev = ct_blas_single();
     if (prev && blocks > 1 && (double)m * (double)n * (double)k >= (double)BH_SERIAL) {
         int st = ct_host_work_get(ctx, 16, 16, 1, &hw);
         if (st) {
-            blas_restore(prev);
+            ct_blas_restore(prev);
             return st;
         }
     }
@@ -123,13 +78,13 @@ int ct_host_blas(ct_context *ctx, int ta, int tb, size_t m, size_t n, size_t k, 
          * shape alone decides (a pool of one thread runs the blocks one
          * after the other), so the bits do not depend on the thread count. */
         sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-        blas_restore(prev);
+        ct_blas_restore(prev);
         return CT_OK;
     }
     bh h = { .ta = ta, .tb = tb, .rows = m >= n, .m = m, .n = n, .k = k, .lda = lda, .ldb = ldb, .ldc = ldc,
              .block = block, .alpha = alpha, .beta = beta, .a = a, .b = b, .c = c };
     ct_pool_run(hw->pool, blocks, block_item, &h);
-    blas_restore(prev);
+    ct_blas_restore(prev);
     return CT_OK;
 }
 
@@ -152,7 +107,7 @@ int ct_host_gemm_batch(ct_context *ctx, int own, int ta, int tb, size_t m, size_
                        const size_t *b_off, size_t b_lo, size_t ldb, float beta, float *c,
                        const size_t *c_off, size_t c_lo, size_t ldc, size_t count)
 {
-    if (!own && !blas_single_ok()) {
+    if (!own && !ct_blas_is_openblas()) {
         /* another CBLAS threads each call itself: one after the other */
         for (size_t i = 0; i < count; i++)
             sgemm(ta, tb, m, n, k, alpha, a + (a_off[i] - a_lo), lda, b + (b_off[i] - b_lo), ldb, beta,
@@ -168,11 +123,11 @@ int ct_host_gemm_batch(ct_context *ctx, int own, int ta, int tb, size_t m, size_
     int st = ct_host_work_get(ctx, na + nb + 16, 16, 1, &hw);
     if (st)
         return st;
-    int prev = own ? 0 : blas_single();
+    int prev = own ? 0 : ct_blas_single();
     bh h = { .ta = ta, .tb = tb, .own = own, .m = m, .n = n, .k = k, .lda = lda, .ldb = ldb, .ldc = ldc,
              .alpha = alpha, .beta = beta, .a = a, .b = b, .c = c, .a_off = a_off, .b_off = b_off,
              .c_off = c_off, .a_lo = a_lo, .b_lo = b_lo, .c_lo = c_lo, .pack_a = na, .hw = hw };
     ct_pool_run(hw->pool, count, batch_item, &h);
-    blas_restore(prev);
+    ct_blas_restore(prev);
     return CT_OK;
 }

@@ -1,0 +1,64 @@
+/*
+ * blasctl.c - OpenBLAS's threads (blasctl.h), through symbols looked up in
+ * the process: openblas_set_num_threads, openblas_get_num_threads and
+ * blas_thread_shutdown_ (exported by OpenBLAS 0.3's pthread builds).
+ */
+#include "core/blasctl.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stddef.h>
+
+static void (*set_threads)(int);
+static int (*get_threads)(void);
+static int (*shutdown_threads)(void);
+static pthread_once_t lookup_once = PTHREAD_ONCE_INIT, quiet_once = PTHREAD_ONCE_INIT;
+
+static void lookup(void)
+{
+    void *self = dlopen(NULL, RTLD_LAZY);
+    if (!self)
+        return;
+    void (*set)(int) = NULL;
+    int (*get)(void) = NULL;
+    int (*stop)(void) = NULL;
+    *(void **)(&set) = dlsym(self, "openblas_set_num_threads");
+    *(void **)(&get) = dlsym(self, "openblas_get_num_threads");
+    *(void **)(&stop) = dlsym(self, "blas_thread_shutdown_");
+    if (set && get)
+        set_threads = set, get_threads = get, shutdown_threads = stop;
+    dlclose(self);
+}
+
+int ct_blas_is_openblas(void)
+{
+    pthread_once(&lookup_once, lookup);
+    return set_threads != NULL;
+}
+
+int ct_blas_single(void)
+{
+    if (!ct_blas_is_openblas())
+        return 0;
+    int prev = get_threads();
+    if (prev != 1)
+        set_threads(1);
+    return prev;
+}
+
+void ct_blas_restore(int prev)
+{
+    if (prev > 1)
+        set_threads(prev);
+}
+
+static void quiet(void)
+{
+    if (ct_blas_is_openblas() && shutdown_threads)
+        shutdown_threads();
+}
+
+void ct_blas_quiet(void)
+{
+    pthread_once(&quiet_once, quiet);
+}
