@@ -50,13 +50,9 @@ static int product(ct_context *ctx, int mode, const ct_conv2d_desc *d, int oh, i
     /* or the tiles (and k-slices) the tuner forces, or the tuned table's */
     int tiles = -1;
     size_t splits = 0;
-    if (ctx->gemm_force.pick == CT_PICK_OWN) {
-        tiles = ctx->gemm_force.tiles, splits = ctx->gemm_force.splits;
-    } else {
-        const ct_tune_gemm *g = ct_tune_lookup_conv(ctx, mode + 1, m, n, k);
-        if (g && g->pick == CT_PICK_OWN)
-            tiles = g->tiles, splits = g->splits;
-    }
+    ct_tune_choice ch = ct_tune_choose(ctx, mode + 1, 0, 0, m, n, k, CT_PICK_OWN, CT_PICK_OWN);
+    if (ch.pick == CT_PICK_OWN)
+        tiles = ch.tiles, splits = ch.splits;
     if (tiles == CT_GEMM_CL_BIG || tiles == CT_GEMM_CL_SMALL)
         t = (ct_gemm_cl_tiles)tiles;
     ct_gemm_cl_tile ti, tn;

@@ -88,11 +88,7 @@ static int own_gemm(ct_context *ctx, int ta, int tb, size_t m, size_t n, size_t 
 {
     if (!ctx->cls.host_pool || !own_gemm_on())
         return 0;
-    int pick = ctx->gemm_force.pick;
-    if (pick != CT_PICK_AVX512 && pick != CT_PICK_BLAS) {
-        const ct_tune_gemm *g = ct_tune_lookup(ctx, ta, tb, m, n, k);
-        pick = g ? (int)g->pick : CT_PICK_NONE;
-    }
+    int pick = ct_tune_choose(ctx, 0, ta, tb, m, n, k, CT_PICK_AVX512, CT_PICK_BLAS).pick;
     if (pick == CT_PICK_AVX512 || pick == CT_PICK_BLAS)
         return pick == CT_PICK_AVX512;
     return own_gemm_rule(m, n, k);
@@ -246,19 +242,12 @@ static int own_kernel(ct_context *ctx, size_t m, size_t n, size_t k, int ta, int
         return 1;
     if (env && !strcmp(env, "clblast"))
         return 0;
-    int pick = ctx->gemm_force.pick, tiles = ctx->gemm_force.tiles;
-    size_t splits = ctx->gemm_force.splits;
-    if (pick != CT_PICK_OWN && pick != CT_PICK_CLBLAST) {
-        const ct_tune_gemm *g = ct_tune_lookup(ctx, ta, tb, m, n, k);
-        pick = g ? (int)g->pick : CT_PICK_NONE;
-        tiles = g ? g->tiles : 0;
-        splits = g ? g->splits : 1;
-    }
-    if (pick == CT_PICK_OWN) {
-        *plan = (ct_gemm_cl_plan){ tiles ? CT_GEMM_CL_SMALL : CT_GEMM_CL_BIG, splits ? splits : 1 };
+    ct_tune_choice c = ct_tune_choose(ctx, 0, ta, tb, m, n, k, CT_PICK_OWN, CT_PICK_CLBLAST);
+    if (c.pick == CT_PICK_OWN) {
+        *plan = (ct_gemm_cl_plan){ c.tiles ? CT_GEMM_CL_SMALL : CT_GEMM_CL_BIG, c.splits ? c.splits : 1 };
         return 1;
     }
-    if (pick == CT_PICK_CLBLAST)
+    if (c.pick == CT_PICK_CLBLAST)
         return 0;
     return ct_gemm_cl_choose(ctx, m, n, k, ta, tb);
 }

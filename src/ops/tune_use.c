@@ -194,6 +194,18 @@ const ct_tune_gemm *ct_tune_lookup(ct_context *ctx, int ta, int tb, size_t m, si
     return d ? ct_tune_device_find(d, 0, ta, tb, m, n, k) : NULL;
 }
 
+ct_tune_choice ct_tune_choose(ct_context *ctx, int conv, int ta, int tb, size_t m, size_t n, size_t k, int a,
+                              int b)
+{
+    int forced = ctx->gemm_force.pick;
+    if (forced == a || forced == b)
+        return (ct_tune_choice){ forced, ctx->gemm_force.tiles, ctx->gemm_force.splits };
+    const ct_tune_gemm *g = conv ? ct_tune_lookup_conv(ctx, conv, m, n, k) : ct_tune_lookup(ctx, ta, tb, m, n, k);
+    if (!g)
+        return (ct_tune_choice){ CT_PICK_NONE, 0, 1 };
+    return (ct_tune_choice){ (int)g->pick, g->tiles, g->splits };
+}
+
 const ct_tune_gemm *ct_tune_lookup_conv(ct_context *ctx, int conv, size_t m, size_t n, size_t k)
 {
     const ct_tune_device *d = ct_tune_table(ctx);

@@ -30,6 +30,18 @@ const ct_tune_gemm *ct_tune_lookup(ct_context *ctx, int ta, int tb, size_t m, si
 /* The entry for an implicit-GEMM convolution's product (conv: 1 forward,
  * 2 input gradient, 3 weight gradient; C (m, n) over k), or NULL. */
 const ct_tune_gemm *ct_tune_lookup_conv(ct_context *ctx, int conv, size_t m, size_t n, size_t k);
+/* What a product runs by the tuner's word: the pick the tuner forces
+ * while it measures (ctx->gemm_force), where that is `a` or `b`, the two
+ * the caller runs; else the table's entry for the shape (conv 0: ct_gemm's
+ * products, 1-3: the implicit-GEMM convolution's); else pick
+ * CT_PICK_NONE, and the caller's own rule decides. tiles and splits go
+ * with an own-kernel pick. */
+typedef struct ct_tune_choice {
+    int pick, tiles;
+    size_t splits;
+} ct_tune_choice;
+ct_tune_choice ct_tune_choose(ct_context *ctx, int conv, int ta, int tb, size_t m, size_t n, size_t k, int a,
+                              int b);
 /* Forgets the table read, so the next lookup reads the cache again. */
 void ct_tune_forget(ct_context *ctx);
 
