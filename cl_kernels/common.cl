@@ -44,6 +44,15 @@ inline uint ct_udiv(uint x, uint2 md)
     return md.x ? mul_hi(x, md.x) >> md.y : x;
 }
 
+/* The SGEMM kernels' parameters (gemm.cl's tiles, gemm_reg.cl's register
+ * tiles: src/ops/gemm_cl.c launches either with the same arguments) */
+#define CT_GEMM_PARAMS                                                                            \
+    __global const float *a, ulong a_off, uint lda, __global const float *b, ulong b_off,         \
+        uint ldb, __global float *c, ulong c_off, uint ldc, ulong c_stride, uint m, uint n,       \
+        uint k, uint kc, float alpha, float beta, __global const float *bias, ulong bias_off,    \
+        int has_bias, int act, int zs, uint nb2, ulong as1, ulong as2, ulong bs1, ulong bs2,     \
+        ulong cs1, ulong cs2
+
 /* Activations, shared by act.cl and the fused bias + activation kernels.
  * `act` follows enum ct_act (src/ops/act.h). */
 #define CT_LEAKY_SLOPE 0.01f

@@ -209,11 +209,7 @@ inline void ct_gemm_tile(const int ta, const int tb, const int WM, const int WN,
  * with slices c_stride apart, ldc */
 #define CT_GEMM_KERNEL(NAME, TA, TB, WM, WN)                                                      \
     __kernel __attribute__((reqd_work_group_size(WN, WM, 1))) void NAME(                          \
-        __global const float *a, ulong a_off, uint lda, __global const float *b, ulong b_off,     \
-        uint ldb, __global float *c, ulong c_off, uint ldc, ulong c_stride, uint m, uint n,       \
-        uint k, uint kc, float alpha, float beta, __global const float *bias, ulong bias_off,    \
-        int has_bias, int act, int zs, uint nb2, ulong as1, ulong as2, ulong bs1, ulong bs2,     \
-        ulong cs1, ulong cs2)                                                                     \
+        CT_GEMM_PARAMS)                                                                           \
     {                                                                                             \
         __local float as[CT_GEMM_TK * ((WM) * CT_GEMM_RM + 1)];                                   \
         __local float bs[CT_GEMM_TK * ((WN) * CT_GEMM_RN + 1)];                                   \

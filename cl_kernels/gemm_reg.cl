@@ -131,11 +131,7 @@ inline void ct_greg_tile(const int ta, const int tb, __global const float *a, ul
  * 16 x 32 */
 #define CT_GREG_KERNEL(NAME, TA, TB)                                                              \
     __kernel __attribute__((reqd_work_group_size(CT_GREG_WN, CT_GREG_WM, 1))) void NAME(          \
-        __global const float *a, ulong a_off, uint lda, __global const float *b, ulong b_off,     \
-        uint ldb, __global float *c, ulong c_off, uint ldc, ulong c_stride, uint m, uint n,       \
-        uint k, uint kc, float alpha, float beta, __global const float *bias, ulong bias_off,    \
-        int has_bias, int act, int zs, uint nb2, ulong as1, ulong as2, ulong bs1, ulong bs2,     \
-        ulong cs1, ulong cs2)                                                                     \
+        CT_GEMM_PARAMS)                                                                           \
     {                                                                                             \
         const uint g = get_group_id(2), i1 = g / nb2, i2 = g - i1 * nb2;                          \
         ct_greg_tile(TA, TB, a, a_off + i1 * as1 + i2 * as2, lda, b, b_off + i1 * bs1 + i2 * bs2, \
