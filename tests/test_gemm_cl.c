@@ -15,8 +15,10 @@
  * reference in double adds error far below that.
  *
  *   test_gemm_cl              the checks
- *   test_gemm_cl --small [--build-options OPTS]
- *                             the small shapes only (for Oclgrind)
+ *   test_gemm_cl --small [--tiles reg] [--build-options OPTS]
+ *                             the small shapes only (for Oclgrind); with
+ *                             --tiles reg the register tiles only (the
+ *                             products and the epilogues)
  *   test_gemm_cl --bench [NAME] [--build-options OPTS]
  *                             GFLOP/s of ct_gemm_cl against CLBlastSgemm
  *                             over the shapes the zoo's models run (those
@@ -34,6 +36,8 @@
 #include "tcheck.h"
 
 static uint64_t rng = 7;
+/* --tiles reg: the register tiles only (their Oclgrind run) */
+static int reg_only;
 static float frand(void)
 {
     rng = rng * 6364136223846793005ull + 1442695040888963407ull;
@@ -126,7 +130,7 @@ static int checks(ct_context *ctx, int small)
     int cases = 0, passed = 0;
     /* big, small and register tiles (the register tiles run on every device) */
     static const ct_gemm_cl_tiles tile_sets[3] = { CT_GEMM_CL_BIG, CT_GEMM_CL_SMALL, CT_GEMM_CL_REG };
-    for (int ts = 0; ts < 3; ts++)
+    for (int ts = reg_only ? 2 : 0; ts < 3; ts++)
         for (int t = 0; t < 4; t++)
             for (size_t i = 0; i < CT_ARRAY_LEN(shapes); i++)
                 for (size_t si = 0; si < CT_ARRAY_LEN(splits); si++) {
@@ -293,6 +297,8 @@ static int epilogue(ct_context *ctx, size_t m, size_t n, size_t k, size_t splits
              !ct_fill(ctx, (ct_buf){ c1, 0 }, nc, NAN) && !ct_fill(ctx, (ct_buf){ c2, 0 }, nc, NAN);
     ct_gemm_cl_plan plan = ct_gemm_cl_plan_for(ctx, m, n, k, 0, 1);
     plan.splits = splits;
+    if (reg_only)
+        plan.tiles = CT_GEMM_CL_REG;
     ct_gemm_cl_epi epi = { bias, 0, act };
     /* y (m, n) = act(x (m, k) . w^T (k, n) + bias), as a dense layer */
     ok = ok && !ct_gemm_cl_run_epi(ctx, plan, &epi, 0, 1, m, n, k, 1.0f, a, 0, k, b, 0, k, 0.0f, c1, 0, n) &&
@@ -393,6 +399,8 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--small"))
             small = 1;
+        else if (!strcmp(argv[i], "--tiles") && i + 1 < argc && !strcmp(argv[i + 1], "reg"))
+            reg_only = 1, i++;
         else if (!strcmp(argv[i], "--build-options") && i + 1 < argc)
             o.build_options = argv[++i];
     }
@@ -421,7 +429,7 @@ int main(int argc, char **argv)
      * ct_gemm_batched's strided runs (CLTRAIN_GPU_GEMM=clblast) */
     static const size_t bshape[][5] = { { 37, 37, 12, 3, 4 }, { 20, 12, 37, 4, 3 }, { 70, 5, 33, 2, 1 } };
     int bcases = 0, bpassed = 0;
-    if (ct_context_set_kernels(ctx, CT_KERNELS_GPU) == CT_OK) {
+    if (!reg_only && ct_context_set_kernels(ctx, CT_KERNELS_GPU) == CT_OK) {
         for (int way = 0; way < 2; way++) {
             setenv("CLTRAIN_GPU_GEMM", way ? "clblast" : "own", 1);
             for (size_t i = 0; i < (small ? 1 : 3); i++)
