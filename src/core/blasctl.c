@@ -1,7 +1,8 @@
 /*
  * blasctl.c - OpenBLAS's threads (blasctl.h), through symbols looked up in
- * the process: openblas_set_num_threads, openblas_get_num_threads and
- * blas_thread_shutdown_ (exported by OpenBLAS 0.3's pthread builds).
+ * the process: openblas_set_num_threads, openblas_get_num_threads,
+ * blas_thread_shutdown_ (exported by OpenBLAS 0.3's pthread builds) and
+ * openblas_get_corename.
  */
 #include "core/blasctl.h"
 
@@ -12,6 +13,7 @@
 static void (*set_threads)(int);
 static int (*get_threads)(void);
 static int (*shutdown_threads)(void);
+static char *(*corename)(void);
 static pthread_once_t lookup_once = PTHREAD_ONCE_INIT, quiet_once = PTHREAD_ONCE_INIT;
 
 static void lookup(void)
@@ -27,6 +29,7 @@ static void lookup(void)
     *(void **)(&stop) = dlsym(self, "blas_thread_shutdown_");
     if (set && get)
         set_threads = set, get_threads = get, shutdown_threads = stop;
+    *(void **)(&corename) = dlsym(self, "openblas_get_corename");
     dlclose(self);
 }
 
@@ -61,4 +64,10 @@ static void quiet(void)
 void ct_blas_quiet(void)
 {
     pthread_once(&quiet_once, quiet);
+}
+
+const char *ct_blas_core_name(void)
+{
+    pthread_once(&lookup_once, lookup);
+    return corename ? corename() : NULL;
 }

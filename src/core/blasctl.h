@@ -26,4 +26,8 @@ void ct_blas_restore(int prev);
  * creates its contexts before it starts them (as for ct_blas_single). */
 void ct_blas_quiet(void);
 
+/* OpenBLAS's name for the kernels it chose ("Haswell", "SkylakeX"), or
+ * NULL where the BLAS does not say. */
+const char *ct_blas_core_name(void);
+
 #endif /* CT_CORE_BLASCTL_H */

@@ -3,11 +3,11 @@
  */
 #include "host/host_work.h"
 
-#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cltrain/gemm.h"
+#include "core/blasctl.h"
 
 static void host_work_free(void *state)
 {
@@ -154,17 +154,10 @@ int ct_host_avx512(void)
 }
 #endif
 
-/* OpenBLAS's own name for the kernels it chose, looked up at run time so
- * that another CBLAS links too */
+/* OpenBLAS's own name for the kernels it chose (core/blasctl.h) */
 const char *ct_host_blas_core(void)
 {
-    void *self = dlopen(NULL, RTLD_LAZY);
-    if (!self)
-        return "unknown";
-    char *(*corename)(void) = NULL;
-    *(void **)(&corename) = dlsym(self, "openblas_get_corename");
-    const char *name = corename ? corename() : NULL;
-    dlclose(self);
+    const char *name = ct_blas_core_name();
     return name ? name : "unknown";
 }
 

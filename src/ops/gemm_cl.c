@@ -118,16 +118,6 @@ int ct_gemm_cl_device_ok(const ct_context *ctx)
     return ctx->dev.type != CT_DEVICE_CPU || strstr(ctx->dev.platform_name, "Portable Computing Language");
 }
 
-/* Register tiles against CLBlast on Mesa's llvmpipe (test_gemm_cl --bench,
- * 2 Zen 4 cores): 1.4-3.9x on every product of the zoo's shapes there
- * (4.4-9.1 GFLOP/s against 0.9-4.0), so every product; the tuner measures
- * CLBlast against them per shape. */
-static int reg_choose(size_t m, size_t n, size_t k, int ta, int tb)
-{
-    (void)m, (void)n, (void)k, (void)ta, (void)tb;
-    return 1;
-}
-
 int ct_gemm_cl_reg_device(const ct_context *ctx)
 {
     return !ct_gemm_cl_device_ok(ctx);
@@ -135,8 +125,12 @@ int ct_gemm_cl_reg_device(const ct_context *ctx)
 
 int ct_gemm_cl_choose(const ct_context *ctx, size_t m, size_t n, size_t k, int ta, int tb)
 {
+    /* register tiles against CLBlast on Mesa's llvmpipe (test_gemm_cl
+     * --bench, 2 Zen 4 cores): 1.4-3.9x on every product of the zoo's shapes
+     * (4.4-9.1 GFLOP/s against 0.9-4.0), so every product there; the tuner
+     * measures CLBlast against them per shape */
     if (ct_gemm_cl_reg_device(ctx))
-        return reg_choose(m, n, k, ta, tb);
+        return 1;
     if (ctx->dev.type == CT_DEVICE_CPU)
         return !(m <= 32 && tb && !ta && k >= 8192);
     return ct_gemm_cl_splits(ctx, m, n, k, ta, tb) > 1;
