@@ -3,8 +3,8 @@
 # x86-64 Linux machine with no packages installed (a GPU machine), made from
 # a meson build here:
 #
-#   OUTDIR/bin/cltrain            the CLI (and checkcl and bench_conv_gpu
-#                                 when built)
+#   OUTDIR/bin/cltrain            the CLI (and checkcl, bench_conv_gpu and
+#                                 test_gemm_cl when built)
 #   OUTDIR/lib/                   every shared library they load except
 #                                 glibc's own: libcltrain, the OpenCL ICD
 #                                 loader, CLBlast, OpenBLAS, zlib, cJSON, ...
@@ -33,7 +33,7 @@ command -v ldd >/dev/null || { echo "gpu_bundle: ldd is needed" >&2; exit 1; }
 
 mkdir -p "$out/bin" "$out/lib"
 bins=("$cltrain")
-for t in checkcl bench_conv_gpu; do
+for t in checkcl bench_conv_gpu test_gemm_cl; do
     [ -x "$build/tests/$t" ] && bins+=("$build/tests/$t")
 done
 

@@ -20,8 +20,10 @@
 #      the device (the benches of 2. run untuned, CLTRAIN_TUNE=off) and
 #      times them again tuned, side by side in the report;
 #   4. runs checkcl (every op against its host reference on random shapes,
-#      finite-difference gradients included) and bench_conv_gpu (the GPU
-#      class's convolution variants) if bundled;
+#      finite-difference gradients included), bench_conv_gpu (the GPU
+#      class's convolution variants) and test_gemm_cl (cltrain's own SGEMM
+#      tiles checked against a double-precision product, then timed beside
+#      CLBlast on the networks' shapes) if bundled;
 #   5. writes the report, and every command's output beside it.
 #
 # Nothing is fatal: a missing driver, device, dataset or PyTorch, or a
@@ -58,6 +60,7 @@ if [ -x "$src/bin/cltrain" ]; then # a bundle
     libdir=$src/lib
     convbench=$src/bin/bench_conv_gpu
     checkcl=$src/bin/checkcl
+    gemmcl=$src/bin/test_gemm_cl
     peer=$src/bench_peer.py
     data=${FASHION_MNIST_DIR:-$src/data/fashion-mnist}
 elif [ -x "$src/tools/cltrain" ]; then # a meson build directory
@@ -65,6 +68,7 @@ elif [ -x "$src/tools/cltrain" ]; then # a meson build directory
     libdir=
     convbench=$src/tests/bench_conv_gpu
     checkcl=$src/tests/checkcl
+    gemmcl=$src/tests/test_gemm_cl
     peer=$here/bench_peer.py
     data=${FASHION_MNIST_DIR:-/usr/share/datasets/fashion-mnist}
 else
@@ -295,6 +299,10 @@ if [ -n "$dev" ]; then
         # shellcheck disable=SC2086 # CONV_ARGS is a list of words
         run conv-gpu "$convbench" --device "$dev" --reps 5 $CONV_ARGS
     fi
+    if [ -x "$gemmcl" ]; then # it takes its device from CLTRAIN_DEVICE
+        run gemm-check env CLTRAIN_DEVICE="$dev" "$gemmcl"
+        run gemm-bench env CLTRAIN_DEVICE="$dev" "$gemmcl" --bench
+    fi
 fi
 
 # ---- PyTorch ----
@@ -523,6 +531,18 @@ if [ -e "$logs/conv-gpu.rc" ]; then
     md "## Convolution forward variants (\`bench_conv_gpu\`)" ""
     md '```' "$(grep -v 'warning generated' "$logs/conv-gpu.out")" '```'
     [ "$(cat "$logs/conv-gpu.rc")" = 0 ] || err_tail conv-gpu
+    md ""
+fi
+
+if [ -e "$logs/gemm-check.rc" ]; then
+    md "## Own SGEMM tiles (\`test_gemm_cl\`)" ""
+    md "Check (exit $(cat "$logs/gemm-check.rc")): $(tail -n1 "$logs/gemm-check.out" 2>/dev/null)" ""
+    [ "$(cat "$logs/gemm-check.rc")" = 0 ] || { md '```' "$(grep -iv '^ok' "$logs/gemm-check.out" | head -n 20)" '```'; err_tail gemm-check; }
+    if [ -s "$logs/gemm-bench.out" ]; then
+        md "Beside CLBlast on the networks' shapes (GFLOP/s; \`chosen\`: the rule takes the own kernel):" ""
+        md '```' "$(cat "$logs/gemm-bench.out")" '```'
+    fi
+    [ "$(cat "$logs/gemm-bench.rc" 2>/dev/null)" = 0 ] || err_tail gemm-bench
     md ""
 fi
 
