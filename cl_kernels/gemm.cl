@@ -20,8 +20,10 @@
  *
  * The tile sizes are compile-time parameters (CT_GEMM_*, defaults per
  * device kind below; the host mirrors them in src/ops/gemm_cl.h): "big"
- * tiles, and "small" ones of 16 rows on at most 32 work-items (products of
- * few rows, and devices such as Mesa's llvmpipe that allow no more).
+ * tiles, "small" ones of 16 rows on at most 32 work-items (products of
+ * few rows, and devices such as Mesa's llvmpipe that allow no more), and
+ * on GPUs "huge" ones of 8 x 8 sums per work-item (128 x 128 on 256) for
+ * products that fill the device with them.
  */
 
 /* Tile parameters (the host mirrors them in src/ops/gemm_cl.h). Each
@@ -40,6 +42,11 @@
 #define CT_GEMM_DEF_SMALL_WN 4
 #define CT_GEMM_DEF_NARROW_WM 2
 #define CT_GEMM_DEF_NARROW_WN 1
+#define CT_GEMM_DEF_HUGE_RM 8 /* CPUs: the big tiles again (the host never picks them there) */
+#define CT_GEMM_DEF_HUGE_RNV 2
+#define CT_GEMM_DEF_HUGE_WM 8
+#define CT_GEMM_DEF_HUGE_WN 4
+#define CT_GEMM_DEF_TK_MM 16
 #else
 #define CT_GEMM_DEF_VN 4
 #define CT_GEMM_DEF_RM 4
@@ -50,6 +57,11 @@
 #define CT_GEMM_DEF_SMALL_WN 8
 #define CT_GEMM_DEF_NARROW_WM 8
 #define CT_GEMM_DEF_NARROW_WN 4
+#define CT_GEMM_DEF_HUGE_RM 8
+#define CT_GEMM_DEF_HUGE_RNV 2
+#define CT_GEMM_DEF_HUGE_WM 16
+#define CT_GEMM_DEF_HUGE_WN 16
+#define CT_GEMM_DEF_TK_MM 32 /* the SGEMM's depth per local step; the convolution's is CT_GEMM_TK */
 #endif
 #ifndef CT_GEMM_VN
 #define CT_GEMM_VN CT_GEMM_DEF_VN /* 4, 8 or 16 */
@@ -62,6 +74,9 @@
 #endif
 #ifndef CT_GEMM_TK
 #define CT_GEMM_TK 16
+#endif
+#ifndef CT_GEMM_TK_MM
+#define CT_GEMM_TK_MM CT_GEMM_DEF_TK_MM
 #endif
 #ifndef CT_GEMM_BIG_WM
 #define CT_GEMM_BIG_WM CT_GEMM_DEF_BIG_WM
@@ -81,29 +96,53 @@
 #ifndef CT_GEMM_NARROW_WN
 #define CT_GEMM_NARROW_WN CT_GEMM_DEF_NARROW_WN
 #endif
+#ifndef CT_GEMM_HUGE_RM
+#define CT_GEMM_HUGE_RM CT_GEMM_DEF_HUGE_RM
+#endif
+#ifndef CT_GEMM_HUGE_RNV
+#define CT_GEMM_HUGE_RNV CT_GEMM_DEF_HUGE_RNV
+#endif
+#ifndef CT_GEMM_HUGE_WM
+#define CT_GEMM_HUGE_WM CT_GEMM_DEF_HUGE_WM
+#endif
+#ifndef CT_GEMM_HUGE_WN
+#define CT_GEMM_HUGE_WN CT_GEMM_DEF_HUGE_WN
+#endif
+/* the sums' array holds the larger set; a kernel of the smaller one leaves
+ * the rest unused (constant indices after unrolling: no registers) */
+#if CT_GEMM_HUGE_RM > CT_GEMM_RM
+#define CT_GEMM_RM_MAX CT_GEMM_HUGE_RM
+#else
+#define CT_GEMM_RM_MAX CT_GEMM_RM
+#endif
+#if CT_GEMM_HUGE_RNV > CT_GEMM_RNV
+#define CT_GEMM_RNV_MAX CT_GEMM_HUGE_RNV
+#else
+#define CT_GEMM_RNV_MAX CT_GEMM_RNV
+#endif
 
 #define CT_GEMM_CAT2(a, b) a##b
 #define CT_GEMM_CAT(a, b) CT_GEMM_CAT2(a, b)
 #define ct_gvec CT_GEMM_CAT(float, CT_GEMM_VN)
 #define ct_gvload CT_GEMM_CAT(vload, CT_GEMM_VN)
 #define ct_gvstore CT_GEMM_CAT(vstore, CT_GEMM_VN)
-#define CT_GEMM_RN (CT_GEMM_RNV * CT_GEMM_VN)
 
 /* The products of one step of TK along k: each work-item's RM rows (ty +
  * WM i) by RNV vectors of columns ((tx + WN j) VN) of the local tiles as
  * (TK, TM + 1) and bs (TK, TN + 1) added into its sums acc */
-inline void ct_gemm_fma_tile(ct_gvec acc[CT_GEMM_RM][CT_GEMM_RNV], __local const float *as,
+inline void ct_gemm_fma_tile(ct_gvec acc[CT_GEMM_RM_MAX][CT_GEMM_RNV_MAX], __local const float *as,
                              __local const float *bs, const int TM, const int TN, const int WM,
-                             const int WN, const int RNV, const int tx, const int ty)
+                             const int WN, const int RM, const int RNV, const int TK, const int tx,
+                             const int ty)
 {
 #pragma unroll
-    for (int p = 0; p < CT_GEMM_TK; p++) {
-        ct_gvec bv[CT_GEMM_RNV];
+    for (int p = 0; p < TK; p++) {
+        ct_gvec bv[CT_GEMM_RNV_MAX];
 #pragma unroll
         for (int j = 0; j < RNV; j++)
             bv[j] = ct_gvload(0, bs + p * (TN + 1) + (tx + WN * j) * CT_GEMM_VN);
 #pragma unroll
-        for (int i = 0; i < CT_GEMM_RM; i++) {
+        for (int i = 0; i < RM; i++) {
             const ct_gvec av = (ct_gvec)as[p * (TM + 1) + ty + WM * i];
 #pragma unroll
             for (int j = 0; j < RNV; j++)
@@ -116,8 +155,8 @@ inline void ct_gemm_fma_tile(ct_gvec acc[CT_GEMM_RM][CT_GEMM_RNV], __local const
  * one tile of C over k in [k0, k1) (the work-group's slice z), written to
  * c[c_off + z * c_stride + row * ldc + col]. Work-item (tx, ty) holds rows
  * ty + WM i and the vectors of columns (tx + WN j) VN + [0, VN). */
-inline void ct_gemm_tile(const int ta, const int tb, const int WM, const int WN,
-                         __local float *as, __local float *bs,
+inline void ct_gemm_tile(const int ta, const int tb, const int WM, const int WN, const int RM,
+                         const int RNV, __local float *as, __local float *bs,
                          __global const float *a, ulong a_off, uint lda,
                          __global const float *b, ulong b_off, uint ldb,
                          __global float *c, ulong c_off, uint ldc, ulong c_stride,
@@ -125,18 +164,18 @@ inline void ct_gemm_tile(const int ta, const int tb, const int WM, const int WN,
                          __global const float *bias, ulong bias_off, int has_bias, int act,
                          uint z)
 {
-    const int TM = WM * CT_GEMM_RM, TN = WN * CT_GEMM_RN, TK = CT_GEMM_TK;
+    const int TM = WM * RM, TN = WN * RNV * CT_GEMM_VN, TK = CT_GEMM_TK_MM;
     const int tx = get_local_id(0), ty = get_local_id(1);
     const int lid = ty * WN + tx;
     const int WG = WM * WN;
     const uint m0 = get_group_id(1) * TM, n0 = get_group_id(0) * TN;
     const uint k0 = z * kc;
     const uint k1 = min(k, k0 + kc);
-    ct_gvec acc[CT_GEMM_RM][CT_GEMM_RNV];
+    ct_gvec acc[CT_GEMM_RM_MAX][CT_GEMM_RNV_MAX];
 #pragma unroll
-    for (int i = 0; i < CT_GEMM_RM; i++)
+    for (int i = 0; i < RM; i++)
 #pragma unroll
-        for (int j = 0; j < CT_GEMM_RNV; j++)
+        for (int j = 0; j < RNV; j++)
             acc[i][j] = (ct_gvec)0.0f;
     a += a_off;
     b += b_off;
@@ -162,19 +201,19 @@ inline void ct_gemm_tile(const int ta, const int tb, const int WM, const int WN,
             bs[p * (TN + 1) + col] = v;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        ct_gemm_fma_tile(acc, as, bs, TM, TN, WM, WN, CT_GEMM_RNV, tx, ty);
+        ct_gemm_fma_tile(acc, as, bs, TM, TN, WM, WN, RM, RNV, TK, tx, ty);
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 
     c += c_off + z * c_stride;
 #pragma unroll
-    for (int i = 0; i < CT_GEMM_RM; i++) {
+    for (int i = 0; i < RM; i++) {
         const uint row = m0 + ty + WM * i;
         if (row >= m)
             continue;
         __global float *cr = c + (ulong)row * ldc;
 #pragma unroll
-        for (int j = 0; j < CT_GEMM_RNV; j++) {
+        for (int j = 0; j < RNV; j++) {
             const uint col = n0 + (tx + WN * j) * CT_GEMM_VN;
             /* beta == 0: C is not read (NaNs there do not survive). The
              * epilogue (a bias per column, then an activation) rounds as a
@@ -207,27 +246,33 @@ inline void ct_gemm_tile(const int ta, const int tb, const int WM, const int WN,
  * + i2 as2, B and C likewise (attention's samples and heads in one launch).
  * a: op(A) (m, k), lda; b: op(B) (k, n), ldb; c: (slices, m, n) at c_off
  * with slices c_stride apart, ldc */
-#define CT_GEMM_KERNEL(NAME, TA, TB, WM, WN)                                                      \
+#define CT_GEMM_KERNEL(NAME, TA, TB, WM, WN, RM, RNV)                                             \
     __kernel __attribute__((reqd_work_group_size(WN, WM, 1))) void NAME(                          \
         CT_GEMM_PARAMS)                                                                           \
     {                                                                                             \
-        __local float as[CT_GEMM_TK * ((WM) * CT_GEMM_RM + 1)];                                   \
-        __local float bs[CT_GEMM_TK * ((WN) * CT_GEMM_RN + 1)];                                   \
+        __local float as[CT_GEMM_TK_MM * ((WM) * (RM) + 1)];                                      \
+        __local float bs[CT_GEMM_TK_MM * ((WN) * (RNV) * CT_GEMM_VN + 1)];                        \
         const uint g = get_group_id(2), i1 = g / nb2, i2 = g - i1 * nb2;                          \
-        ct_gemm_tile(TA, TB, WM, WN, as, bs, a, a_off + i1 * as1 + i2 * as2, lda, b,              \
+        ct_gemm_tile(TA, TB, WM, WN, RM, RNV, as, bs, a, a_off + i1 * as1 + i2 * as2, lda, b,              \
                      b_off + i1 * bs1 + i2 * bs2, ldb, c, c_off + i1 * cs1 + i2 * cs2, ldc,       \
                      c_stride, m, n, k, kc, alpha, beta, bias, bias_off, has_bias, act,           \
                      zs ? g : 0);                                                                 \
     }
 
-CT_GEMM_KERNEL(gemm_big_nn, 0, 0, CT_GEMM_BIG_WM, CT_GEMM_BIG_WN)
-CT_GEMM_KERNEL(gemm_big_nt, 0, 1, CT_GEMM_BIG_WM, CT_GEMM_BIG_WN)
-CT_GEMM_KERNEL(gemm_big_tn, 1, 0, CT_GEMM_BIG_WM, CT_GEMM_BIG_WN)
-CT_GEMM_KERNEL(gemm_big_tt, 1, 1, CT_GEMM_BIG_WM, CT_GEMM_BIG_WN)
-CT_GEMM_KERNEL(gemm_small_nn, 0, 0, CT_GEMM_SMALL_WM, CT_GEMM_SMALL_WN)
-CT_GEMM_KERNEL(gemm_small_nt, 0, 1, CT_GEMM_SMALL_WM, CT_GEMM_SMALL_WN)
-CT_GEMM_KERNEL(gemm_small_tn, 1, 0, CT_GEMM_SMALL_WM, CT_GEMM_SMALL_WN)
-CT_GEMM_KERNEL(gemm_small_tt, 1, 1, CT_GEMM_SMALL_WM, CT_GEMM_SMALL_WN)
+CT_GEMM_KERNEL(gemm_big_nn, 0, 0, CT_GEMM_BIG_WM, CT_GEMM_BIG_WN, CT_GEMM_RM, CT_GEMM_RNV)
+CT_GEMM_KERNEL(gemm_big_nt, 0, 1, CT_GEMM_BIG_WM, CT_GEMM_BIG_WN, CT_GEMM_RM, CT_GEMM_RNV)
+CT_GEMM_KERNEL(gemm_big_tn, 1, 0, CT_GEMM_BIG_WM, CT_GEMM_BIG_WN, CT_GEMM_RM, CT_GEMM_RNV)
+CT_GEMM_KERNEL(gemm_big_tt, 1, 1, CT_GEMM_BIG_WM, CT_GEMM_BIG_WN, CT_GEMM_RM, CT_GEMM_RNV)
+CT_GEMM_KERNEL(gemm_small_nn, 0, 0, CT_GEMM_SMALL_WM, CT_GEMM_SMALL_WN, CT_GEMM_RM, CT_GEMM_RNV)
+CT_GEMM_KERNEL(gemm_small_nt, 0, 1, CT_GEMM_SMALL_WM, CT_GEMM_SMALL_WN, CT_GEMM_RM, CT_GEMM_RNV)
+CT_GEMM_KERNEL(gemm_small_tn, 1, 0, CT_GEMM_SMALL_WM, CT_GEMM_SMALL_WN, CT_GEMM_RM, CT_GEMM_RNV)
+CT_GEMM_KERNEL(gemm_small_tt, 1, 1, CT_GEMM_SMALL_WM, CT_GEMM_SMALL_WN, CT_GEMM_RM, CT_GEMM_RNV)
+/* huge: 8 x 8 sums per work-item on GPUs, for products large enough to
+ * fill the device with 128 x 128 tiles */
+CT_GEMM_KERNEL(gemm_huge_nn, 0, 0, CT_GEMM_HUGE_WM, CT_GEMM_HUGE_WN, CT_GEMM_HUGE_RM, CT_GEMM_HUGE_RNV)
+CT_GEMM_KERNEL(gemm_huge_nt, 0, 1, CT_GEMM_HUGE_WM, CT_GEMM_HUGE_WN, CT_GEMM_HUGE_RM, CT_GEMM_HUGE_RNV)
+CT_GEMM_KERNEL(gemm_huge_tn, 1, 0, CT_GEMM_HUGE_WM, CT_GEMM_HUGE_WN, CT_GEMM_HUGE_RM, CT_GEMM_HUGE_RNV)
+CT_GEMM_KERNEL(gemm_huge_tt, 1, 1, CT_GEMM_HUGE_WM, CT_GEMM_HUGE_WN, CT_GEMM_HUGE_RM, CT_GEMM_HUGE_RNV)
 
 /* Split-K's second pass: c = act(alpha * sum over the slices of w + beta c
  * + bias), the slices summed in order (deterministic); the epilogue as in
@@ -465,7 +510,7 @@ inline void ct_conv_tile(const int mode, const int WM, const int WN, const int R
     const uint k0 = z * kc;
     const uint k1 = min(k, k0 + kc);
     const int khw = g.s5 * g.s6, P = g.sd * g.se;
-    ct_gvec acc[CT_GEMM_RM][CT_GEMM_RNV];
+    ct_gvec acc[CT_GEMM_RM_MAX][CT_GEMM_RNV_MAX];
 #pragma unroll
     for (int i = 0; i < CT_GEMM_RM; i++)
 #pragma unroll
@@ -599,7 +644,7 @@ inline void ct_conv_tile(const int mode, const int WM, const int WN, const int R
             bs[p * (TN + 1) + col] = v;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        ct_gemm_fma_tile(acc, as, bs, TM, TN, WM, WN, RNV, tx, ty);
+        ct_gemm_fma_tile(acc, as, bs, TM, TN, WM, WN, CT_GEMM_RM, RNV, CT_GEMM_TK, tx, ty);
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 

@@ -46,6 +46,12 @@ static float frand(void)
 
 #define GUARD 1234.5f
 
+/* a plan's tiles, for messages and the bench table */
+static const char *tiles_str(ct_gemm_cl_tiles t)
+{
+    return t == CT_GEMM_CL_BIG ? "big" : t == CT_GEMM_CL_SMALL ? "small" : t == CT_GEMM_CL_HUGE ? "huge" : "reg";
+}
+
 /* One product with a given plan; 1 when it matches. */
 static int one(ct_context *ctx, ct_gemm_cl_plan plan, int ta, int tb, size_t m, size_t n, size_t k,
                float alpha, float beta, int pad)
@@ -106,7 +112,7 @@ static int one(ct_context *ctx, ct_gemm_cl_plan plan, int ta, int tb, size_t m, 
         if (!(fabs((double)got[i] - want) <= tol)) {
             CHECK(0, "%s tiles %c%c m=%zu n=%zu k=%zu split %zu alpha %g beta %g pad %d: element %zu "
                   "(%s) is %.9g, want %.9g (tolerance %.3g)",
-                  plan.tiles == CT_GEMM_CL_BIG ? "big" : plan.tiles == CT_GEMM_CL_REG ? "register" : "small",
+                  tiles_str(plan.tiles),
                   ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, s, alpha, beta, pad, i,
                   inside ? "inside C" : "a guard outside C", got[i], want, tol);
             ok = 0;
@@ -124,13 +130,14 @@ static int checks(ct_context *ctx, int small)
     /* none a multiple of 16 or 32 (but 64 for a full-tile case) */
     static const size_t shapes[][3] = {
         { 1, 1, 1 },   { 7, 5, 3 },    { 17, 33, 19 }, { 65, 63, 47 }, { 64, 64, 64 },
-        { 13, 150, 531 }, { 100, 37, 700 }, { 3, 2, 1000 },  { 70, 130, 17 },
+        { 13, 150, 531 }, { 100, 37, 700 }, { 3, 2, 1000 },  { 70, 130, 17 }, { 131, 259, 45 },
     };
     static const size_t splits[] = { 1, 2, 3, 7, 0 }; /* 0: the plan's own */
     int cases = 0, passed = 0;
-    /* big, small and register tiles (the register tiles run on every device) */
-    static const ct_gemm_cl_tiles tile_sets[3] = { CT_GEMM_CL_BIG, CT_GEMM_CL_SMALL, CT_GEMM_CL_REG };
-    for (int ts = reg_only ? 2 : 0; ts < 3; ts++)
+    /* big, small, huge and register tiles (the register tiles run on every device) */
+    static const ct_gemm_cl_tiles tile_sets[4] = { CT_GEMM_CL_BIG, CT_GEMM_CL_SMALL, CT_GEMM_CL_HUGE,
+                                                   CT_GEMM_CL_REG };
+    for (int ts = reg_only ? 3 : 0; ts < 4; ts++)
         for (int t = 0; t < 4; t++)
             for (size_t i = 0; i < CT_ARRAY_LEN(shapes); i++)
                 for (size_t si = 0; si < CT_ARRAY_LEN(splits); si++) {
@@ -267,7 +274,7 @@ static int bench(ct_context *ctx, const char *only)
         double ours = t[0], theirs = t[1];
         double flop = 2.0 * (double)sh->m * (double)sh->n * (double)sh->k * 1e-9;
         printf("%-22s %6zu %7zu %6zu %c%c %6s %5zu %10.1f %10.1f %7.2f %s\n", sh->what, sh->m, sh->n,
-               sh->k, sh->ta ? 'T' : 'N', sh->tb ? 'T' : 'N', plan.tiles == CT_GEMM_CL_BIG ? "big" : plan.tiles == CT_GEMM_CL_REG ? "reg" : "small",
+               sh->k, sh->ta ? 'T' : 'N', sh->tb ? 'T' : 'N', tiles_str(plan.tiles),
                plan.splits, flop / ours, flop / theirs, theirs / ours,
                ct_gemm_cl_choose(ctx, sh->m, sh->n, sh->k, sh->ta, sh->tb) ? "chosen" : "");
         fflush(stdout);
@@ -299,6 +306,8 @@ static int epilogue(ct_context *ctx, size_t m, size_t n, size_t k, size_t splits
     plan.splits = splits;
     if (reg_only)
         plan.tiles = CT_GEMM_CL_REG;
+    else if (act == 3)
+        plan.tiles = CT_GEMM_CL_HUGE; /* the sigmoid's cases: the huge tiles' epilogue */
     ct_gemm_cl_epi epi = { bias, 0, act };
     /* y (m, n) = act(x (m, k) . w^T (k, n) + bias), as a dense layer */
     ok = ok && !ct_gemm_cl_run_epi(ctx, plan, &epi, 0, 1, m, n, k, 1.0f, a, 0, k, b, 0, k, 0.0f, c1, 0, n) &&

@@ -162,9 +162,14 @@ int ct_context_create(const ct_context_options *options, ct_context **out)
         st = ct_fail(ctx, CT_ERR_NO_MEMORY, "out of host memory");
         goto fail;
     }
-    int n = snprintf(ctx->build_options, sizeof ctx->build_options, "-cl-std=CL1.2%s%s",
+    /* CLTRAIN_BUILD_OPTIONS: more options for every program, after the
+     * caller's (compiler flags measured without a rebuild; they are part
+     * of the kernel cache's key) */
+    const char *eo = getenv("CLTRAIN_BUILD_OPTIONS");
+    int n = snprintf(ctx->build_options, sizeof ctx->build_options, "-cl-std=CL1.2%s%s%s%s",
                      options->build_options ? " " : "",
-                     options->build_options ? options->build_options : "");
+                     options->build_options ? options->build_options : "",
+                     eo && *eo ? " " : "", eo && *eo ? eo : "");
     if (n < 0 || (size_t)n >= sizeof ctx->build_options) {
         st = ct_fail(ctx, CT_ERR_INVALID_ARG, "build options too long (%d bytes)", n);
         goto fail;

@@ -23,9 +23,11 @@
 #define MAX_SPLITS_CPU 64
 #define MAX_SPLITS_GPU 512
 
-static const char *const kernel_names[2][4] = { /* by tiles, then ta * 2 + tb */
+static const char *const kernel_names[4][4] = { /* by tiles, then ta * 2 + tb */
     { "gemm_big_nn", "gemm_big_nt", "gemm_big_tn", "gemm_big_tt" },
     { "gemm_small_nn", "gemm_small_nt", "gemm_small_tn", "gemm_small_tt" },
+    { NULL, NULL, NULL, NULL }, /* narrow: the convolution's only */
+    { "gemm_huge_nn", "gemm_huge_nt", "gemm_huge_tn", "gemm_huge_tt" },
 };
 static const char *const reg_names[4] = { "gemm_reg_nn", "gemm_reg_nt", "gemm_reg_tn", "gemm_reg_tt" };
 /* cl_kernels/gemm_reg.cl's tiles (CT_GREG_WM, CT_GREG_WN; 4 x 4 sums per
@@ -40,14 +42,28 @@ static tiles_info tiles_in(const ct_gemm_cl_params *p, ct_gemm_cl_tiles t)
 {
     if (t == CT_GEMM_CL_REG)
         return reg_tiles;
-    size_t rnv = t == CT_GEMM_CL_NARROW ? 1 : p->rnv;
-    return (tiles_info){ p->wm[t] * p->rm, p->wn[t] * rnv * p->vn, p->tk, p->wm[t], p->wn[t] };
+    return (tiles_info){ p->wm[t] * p->rm[t], p->wn[t] * p->rnv[t] * p->vn, p->tk, p->wm[t], p->wn[t] };
 }
 
 /* The tiles the kernels are built with by default on the context's device */
+static const ct_gemm_cl_params *params_of(const ct_context *ctx)
+{
+    return ctx->dev.type == CT_DEVICE_CPU ? &params_cpu : &params_gpu;
+}
+
 static tiles_info tiles_of(const ct_context *ctx, ct_gemm_cl_tiles t)
 {
-    return tiles_in(ctx->dev.type == CT_DEVICE_CPU ? &params_cpu : &params_gpu, t);
+    return tiles_in(params_of(ctx), t);
+}
+
+/* The SGEMM's tiles: its depth per local step is its own (GPUs: 32, the
+ * convolution's 16) */
+static tiles_info mm_tiles_of(const ct_context *ctx, ct_gemm_cl_tiles t)
+{
+    tiles_info ti = tiles_of(ctx, t);
+    if (t != CT_GEMM_CL_REG)
+        ti.tk = params_of(ctx)->tk_mm;
+    return ti;
 }
 
 static size_t cdiv(size_t a, size_t b)
@@ -66,9 +82,10 @@ static size_t slice_depth(size_t k, size_t tk, size_t *splits)
     return kc;
 }
 
-static size_t splits_for(const ct_context *ctx, ct_gemm_cl_tiles t, size_t m, size_t n, size_t k)
+/* mm: the SGEMM's slices (else the convolution's) */
+static size_t splits_for(const ct_context *ctx, ct_gemm_cl_tiles t, size_t m, size_t n, size_t k, int mm)
 {
-    tiles_info ti = tiles_of(ctx, t);
+    tiles_info ti = mm ? mm_tiles_of(ctx, t) : tiles_of(ctx, t);
     size_t cu = ctx->dev.compute_units ? ctx->dev.compute_units : 1;
     size_t groups = cdiv(m, ti.tm) * cdiv(n, ti.tn);
     size_t want = ctx->dev.type == CT_DEVICE_CPU ? cu * GROUPS_PER_CPU_CU
@@ -87,15 +104,32 @@ static size_t splits_for(const ct_context *ctx, ct_gemm_cl_tiles t, size_t m, si
     return s;
 }
 
+/* Whether a product takes the huge tiles: on GPUs, where C has 128 rows and
+ * columns at least and fills a quarter of the compute units with 128 x 128
+ * tiles before any k-slices. On an H200 (test_gemm_cl --bench, 2026-11-27)
+ * they ran 1.03-1.5x the big tiles' speed on such products (1024^3: 21
+ * TFLOP/s against 14 and CLBlast's 13.6), and 0.87x on products of 4 to 25
+ * huge tiles, which stay big. */
+static int huge_fits(const ct_context *ctx, size_t m, size_t n, size_t k)
+{
+    if (ctx->dev.type == CT_DEVICE_CPU || m < 128 || n < 128 || k < 64)
+        return 0;
+    tiles_info h = tiles_of(ctx, CT_GEMM_CL_HUGE);
+    size_t cu = ctx->dev.compute_units ? ctx->dev.compute_units : 1;
+    return ctx->dev.max_work_group_size >= h.wm * h.wn && 4 * cdiv(m, h.tm) * cdiv(n, h.tn) >= cu;
+}
+
 ct_gemm_cl_plan ct_gemm_cl_plan_for(const ct_context *ctx, size_t m, size_t n, size_t k, int ta,
                                     int tb)
 {
     (void)ta, (void)tb;
     if (ct_gemm_cl_reg_device(ctx))
-        return (ct_gemm_cl_plan){ CT_GEMM_CL_REG, splits_for(ctx, CT_GEMM_CL_REG, m, n, k) };
+        return (ct_gemm_cl_plan){ CT_GEMM_CL_REG, splits_for(ctx, CT_GEMM_CL_REG, m, n, k, 1) };
     ct_gemm_cl_tiles t = m <= 16 || ctx->dev.max_work_group_size < tiles_of(ctx, CT_GEMM_CL_BIG).wm *
                                  tiles_of(ctx, CT_GEMM_CL_BIG).wn ? CT_GEMM_CL_SMALL : CT_GEMM_CL_BIG;
-    return (ct_gemm_cl_plan){ t, splits_for(ctx, t, m, n, k) };
+    if (t == CT_GEMM_CL_BIG && huge_fits(ctx, m, n, k))
+        t = CT_GEMM_CL_HUGE;
+    return (ct_gemm_cl_plan){ t, splits_for(ctx, t, m, n, k, 1) };
 }
 
 size_t ct_gemm_cl_splits(const ct_context *ctx, size_t m, size_t n, size_t k, int ta, int tb)
@@ -133,12 +167,15 @@ int ct_gemm_cl_choose(const ct_context *ctx, size_t m, size_t n, size_t k, int t
         return 1;
     if (ctx->dev.type == CT_DEVICE_CPU)
         return !(m <= 32 && tb && !ta && k >= 8192);
-    return ct_gemm_cl_splits(ctx, m, n, k, ta, tb) > 1;
+    /* GPUs: the products that split, and those the huge tiles take
+     * (1.1-1.6x CLBlast on an H200, test_gemm_cl --bench) */
+    ct_gemm_cl_plan p = ct_gemm_cl_plan_for(ctx, m, n, k, ta, tb);
+    return p.splits > 1 || p.tiles == CT_GEMM_CL_HUGE;
 }
 
 size_t ct_gemm_cl_slices(const ct_context *ctx, ct_gemm_cl_tiles t, size_t m, size_t n, size_t k)
 {
-    return splits_for(ctx, t, m, n, k);
+    return splits_for(ctx, t, m, n, k, 0);
 }
 
 size_t ct_gemm_cl_slice_depth(size_t k, size_t tk, size_t *splits)
@@ -171,9 +208,9 @@ int ct_gemm_cl_launchable(ct_context *ctx, const char *const names[], ct_gemm_cl
 {
     ct_kernel_entry *e;
     int st = ct_gemm_cl_kernel(ctx, names[*tiles], *tiles, ti, &e);
-    if (!st && e->max_wg < ti->wm * ti->wn && *tiles == CT_GEMM_CL_BIG) {
-        /* a device that allows fewer work-items per group */
-        *tiles = CT_GEMM_CL_SMALL;
+    while (!st && e->max_wg < ti->wm * ti->wn && (*tiles == CT_GEMM_CL_HUGE || *tiles == CT_GEMM_CL_BIG)) {
+        /* a device (or kernel) that allows fewer work-items per group */
+        *tiles = *tiles == CT_GEMM_CL_HUGE ? CT_GEMM_CL_BIG : CT_GEMM_CL_SMALL;
         st = ct_gemm_cl_kernel(ctx, names[*tiles], *tiles, ti, &e);
     }
     if (st)
@@ -203,9 +240,13 @@ static int launchable(ct_context *ctx, ct_gemm_cl_tiles *tiles, int tc, tiles_in
                          "allows %zu", *name, ti->wm * ti->wn, ctx->dev.name, e->max_wg);
         return st;
     }
-    const char *const names[2] = { kernel_names[0][tc], kernel_names[1][tc] };
+    const char *const names[4] = { kernel_names[0][tc], kernel_names[1][tc], NULL, kernel_names[3][tc] };
     int st = ct_gemm_cl_launchable(ctx, names, tiles, ti);
     *name = kernel_names[*tiles][tc];
+    /* the slices' depth: a multiple of the SGEMM's step (a kernel built
+     * with another still sums right: its steps are guarded at the slice's
+     * end) */
+    ti->tk = mm_tiles_of(ctx, *tiles).tk;
     return st;
 }
 
@@ -255,7 +296,7 @@ int ct_gemm_cl_run_epi(ct_context *ctx, ct_gemm_cl_plan plan, const ct_gemm_cl_e
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_gemm_cl: %zu x %zu x %zu (ld %zu, %zu, %zu) "
                        "is too large", m, n, k, lda, ldb, ldc);
     CT_VALIDATE(ctx, a && b && c && (plan.tiles == CT_GEMM_CL_BIG || plan.tiles == CT_GEMM_CL_SMALL ||
-                                     plan.tiles == CT_GEMM_CL_REG));
+                                     plan.tiles == CT_GEMM_CL_HUGE || plan.tiles == CT_GEMM_CL_REG));
     int t = (trans_a ? 2 : 0) + (trans_b ? 1 : 0);
     tiles_info ti;
     const char *name;
@@ -265,7 +306,7 @@ int ct_gemm_cl_run_epi(ct_context *ctx, ct_gemm_cl_plan plan, const ct_gemm_cl_e
     if (st)
         return st;
     if (plan.tiles != asked)
-        plan.splits = splits_for(ctx, plan.tiles, m, n, k);
+        plan.splits = splits_for(ctx, plan.tiles, m, n, k, 1);
     size_t s = plan.splits ? plan.splits : 1;
     size_t kc = slice_depth(k, ti.tk, &s);
 

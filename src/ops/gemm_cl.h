@@ -18,19 +18,30 @@
  * holds RM rows x RNV vectors of VN columns; a tile of C is (WM RM) x
  * (WN RNV VN) on WM x WN work-items, TK deep per local step. */
 typedef struct ct_gemm_cl_params {
-    size_t vn, rm, rnv, tk;
-    size_t wm[3], wn[3]; /* by ct_gemm_cl_tiles (narrow: one vector of columns per work-item) */
+    size_t vn, tk, tk_mm; /* depth per local step: the convolution's, the SGEMM's */
+    /* by ct_gemm_cl_tiles: big, small, narrow, huge (narrow: one vector
+     * of columns per work-item) */
+    size_t rm[4], rnv[4], wm[4], wn[4];
 } ct_gemm_cl_params;
 
-#define CT_GEMM_CL_PARAMS_CPU { 16, 8, 2, 16, { 8, 2, 2 }, { 4, 4, 1 } }
-#define CT_GEMM_CL_PARAMS_GPU { 4, 4, 1, 16, { 16, 4, 8 }, { 16, 8, 4 } }
+#define CT_GEMM_CL_PARAMS_CPU { 16, 16, 16, { 8, 8, 8, 8 }, { 2, 2, 1, 2 }, { 8, 2, 2, 8 }, { 4, 4, 1, 4 } }
+#define CT_GEMM_CL_PARAMS_GPU { 4, 16, 32, { 4, 4, 4, 8 }, { 1, 1, 1, 2 }, { 16, 4, 8, 16 }, { 16, 8, 4, 16 } }
 
 /* The tile sizes: big, and small (16 rows; at most 32 work-items, as
  * Mesa's llvmpipe allows). GPUs: 64 x 64 on 256 work-items and 16 x 32 on
  * 32; CPUs: 64 x 128 on 32 and 16 x 128 on 8. The implicit-GEMM
  * convolution also has narrow ones, one vector of columns per work-item
- * (GPUs 32 x 16 on 32, CPUs 16 x 16 on 2), for products of few columns. */
-typedef enum ct_gemm_cl_tiles { CT_GEMM_CL_BIG, CT_GEMM_CL_SMALL, CT_GEMM_CL_NARROW, CT_GEMM_CL_REG } ct_gemm_cl_tiles;
+ * (GPUs 32 x 16 on 32, CPUs 16 x 16 on 2), for products of few columns.
+ * The SGEMM also has huge ones on GPUs, 8 x 8 sums per work-item (128 x
+ * 128 on 256), for products that fill the device with them (on CPUs they
+ * are the big ones again). The values are the tuned table's "tiles". */
+typedef enum ct_gemm_cl_tiles {
+    CT_GEMM_CL_BIG,
+    CT_GEMM_CL_SMALL,
+    CT_GEMM_CL_NARROW,
+    CT_GEMM_CL_HUGE,
+    CT_GEMM_CL_REG
+} ct_gemm_cl_tiles;
 /* CT_GEMM_CL_REG: cl_kernels/gemm_reg.cl's register tiles without local
  * memory, 16 x 32 on 4 x 8 work-items of 4 x 4 sums, 4 deep per step: every
  * product of the SGEMM on the devices ct_gemm_cl_reg_device names (there

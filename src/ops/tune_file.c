@@ -17,7 +17,8 @@
 static const char *const pick_names[] = { "rule", "clblast", "own", "avx512", "blas" };
 static const char *const clblast_kernels[3] = { "Xgemm", "XgemmDirect", "GemmRoutine" };
 static const char *const conv_names[4] = { "", "fwd", "dx", "dw" };
-static const char *const tile_names[3] = { "big", "small", "narrow" };
+/* by ct_gemm_cl_tiles: narrow for convolutions only, huge for products only */
+static const char *const tile_names[4] = { "big", "small", "narrow", "huge" };
 
 const char *ct_tune_pick_str(ct_tune_pick p)
 {
@@ -250,11 +251,12 @@ static int read_gemm(reader *r, const cJSON *o, ct_tune_gemm *g, const char *whe
             get_int(r, o, "splits", 1, 4096, 0, &v[5], where))
             return CT_ERR_CORRUPT;
         g->tiles = -1;
-        for (int i = 0; i < (g->conv ? 3 : 2); i++)
-            if (!strcmp(tiles, tile_names[i]))
+        for (int i = 0; i < 4; i++)
+            if (!strcmp(tiles, tile_names[i]) && i != (g->conv ? 3 : 2))
                 g->tiles = i;
         if (g->tiles < 0)
-            return bad(r, "%s: \"tiles\" is \"%s\", not big, small%s", where, tiles, g->conv ? " or narrow" : "");
+            return bad(r, "%s: \"tiles\" is \"%s\", not big, small or %s", where, tiles,
+                       g->conv ? "narrow" : "huge");
         g->splits = (uint32_t)v[5];
     }
     if (get_ms(r, o, "ms", &g->ms, where) || get_ms(r, o, "default_ms", &g->default_ms, where) ||
@@ -480,7 +482,7 @@ static cJSON *device_json(const ct_tune_device *d)
             ok = cJSON_AddStringToObject(e, "conv", conv_names[g->conv & 3]) && gv && cJSON_AddItemToObject(e, "geom", gv);
         }
         if (ok && g->pick == CT_PICK_OWN)
-            ok = cJSON_AddStringToObject(e, "tiles", tile_names[(unsigned)g->tiles % 3]) &&
+            ok = cJSON_AddStringToObject(e, "tiles", tile_names[(unsigned)g->tiles % 4]) &&
                  cJSON_AddNumberToObject(e, "splits", g->splits);
         ok = ok && cJSON_AddNumberToObject(e, "ms", round(g->ms * 1e4) / 1e4) &&
              cJSON_AddNumberToObject(e, "default_ms", round(g->default_ms * 1e4) / 1e4) &&

@@ -50,7 +50,7 @@ typedef struct ct_tune_gemm {
     int geom[15];       /* a convolution's n, c_in, h, w, c_out, kh, kw, strides, pads, dilations,
                            oh, ow (to check its pick on first use) */
     ct_tune_pick pick;
-    int tiles;          /* CT_PICK_OWN: ct_gemm_cl_tiles (0 big, 1 small, 2 narrow: convolutions) */
+    int tiles;          /* CT_PICK_OWN: ct_gemm_cl_tiles (0 big, 1 small, 2 narrow: convolutions, 3 huge: products) */
     uint32_t splits;    /* CT_PICK_OWN: k-slices */
     double ms, default_ms; /* measured: the pick's and the built-in rule's */
     int checked;        /* 0: imported, its output not checked here yet */

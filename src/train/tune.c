@@ -48,9 +48,9 @@ void tn_shape_str(const tm_shape *s, char *out, size_t cap)
 
 void tn_choice_str(const tm_choice *c, char *out, size_t cap)
 {
-    static const char *const tiles[3] = { "big", "small", "narrow" };
+    static const char *const tiles[4] = { "big", "small", "narrow", "huge" };
     if (c->pick == CT_PICK_OWN)
-        snprintf(out, cap, "own %s/%zu", tiles[(unsigned)c->tiles % 3], c->splits);
+        snprintf(out, cap, "own %s/%zu", tiles[(unsigned)c->tiles % 4], c->splits);
     else
         snprintf(out, cap, "%s", ct_tune_pick_str((ct_tune_pick)c->pick));
 }
@@ -68,7 +68,7 @@ static tm_choice rule_choice(ct_context *ctx, const tm_shape *s)
     if (!ct_gemm_cl_choose(ctx, s->m, s->n, s->k, s->ta, s->tb))
         return (tm_choice){ CT_PICK_CLBLAST, 0, 1 };
     ct_gemm_cl_plan p = ct_gemm_cl_plan_for(ctx, s->m, s->n, s->k, s->ta, s->tb);
-    return (tm_choice){ CT_PICK_OWN, p.tiles == CT_GEMM_CL_SMALL, p.splits };
+    return (tm_choice){ CT_PICK_OWN, p.tiles == CT_GEMM_CL_REG ? CT_GEMM_CL_BIG : (int)p.tiles, p.splits };
 }
 
 static int same_choice(const tm_choice *a, const tm_choice *b)
@@ -173,7 +173,7 @@ static int walk_splits(tuner *t, const tm_shape *s, tm_bufs *b, int tiles, tm_ch
             return CT_OK;
         /* far slower than the best though C fills the device: slices will not save this tile size */
         if (sp == 1 && *best_ms > 0 && ms > 3 * *best_ms &&
-            ct_gemm_cl_slices(t->ctx, tiles ? CT_GEMM_CL_SMALL : CT_GEMM_CL_BIG, s->m, s->n, s->k) <= 1)
+            ct_gemm_cl_slices(t->ctx, (ct_gemm_cl_tiles)tiles, s->m, s->n, s->k) <= 1)
             return CT_OK;
         if (prev > 0 && ms >= prev && ++worse >= 2)
             break;
@@ -218,8 +218,10 @@ static int tune_shape(tuner *t, const tm_shape *s, tn_shape_result *r)
             r->clblast_ms = rule_ms;
         else if (!(st = try_choice(t, s, &b, &cb, &best, &best_ms, &ms, r)))
             r->clblast_ms = ms;
-        for (int tiles = 0; tiles < 2 && !st && !t->stop; tiles++)
-            st = walk_splits(t, s, &b, tiles, &best, &best_ms, r);
+        /* big, small, and on GPUs huge */
+        for (int tiles = 0; tiles < 4 && !st && !t->stop; tiles++)
+            if (tiles != CT_GEMM_CL_NARROW && (tiles != CT_GEMM_CL_HUGE || ctx->dev.type != CT_DEVICE_CPU))
+                st = walk_splits(t, s, &b, tiles, &best, &best_ms, r);
     }
     if (st)
         goto done;
