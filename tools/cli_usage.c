@@ -140,6 +140,7 @@ const char cli_usage_text[] =
     "  CLTRAIN_CACHE_DIR   kernel binary cache (default $XDG_CACHE_HOME/cltrain)\n"
     "  CLTRAIN_CACHE=off   compile kernels at every start\n"
     "  CLTRAIN_KERNEL_DIR  load .cl files from this directory instead of the built-in ones\n"
+    "  CLTRAIN_BUILD_OPTIONS  more OpenCL compiler options for every program\n"
     "  CLTRAIN_VERIFY      auto | always | off: before training, check the model's op families\n"
     "                      on each device against the host reference (auto: once per device,\n"
     "                      driver, kernels and class, the verdict kept in the kernel cache)\n"

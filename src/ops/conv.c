@@ -192,20 +192,28 @@ static int columns(ct_context *ctx, const ct_conv2d_desc *d, const conv_plan *p,
     }
     ct_launch_bytes(ctx, (dir == 0 ? img_n : col_n) * sizeof(float),
                     (dir == 0 ? col_n : img_n) * sizeof(float));
-    if (dims == 2 && dir == 0) {
-        /* conv_im2col_f32 decomposes its row (k, i, oy) by multiplies */
-        cl_uint2 dv[4] = { ct_fastdiv((uint32_t)p->oh), ct_fastdiv((uint32_t)cnt),
-                           ct_fastdiv((uint32_t)(d->kh * d->kw)), ct_fastdiv((uint32_t)d->kw) };
-        return CT_RUN(ctx, CT_PROG_conv, k, dims, gl, lc, CT_BUF(dst), CT_BUF(src), CT_ARG(g[0]),
-                      CT_ARG(g[1]), CT_ARG(g[2]), CT_ARG(g[3]), CT_ARG(g[4]), CT_ARG(g[5]),
-                      CT_ARG(g[6]), CT_ARG(g[7]), CT_ARG(g[8]), CT_ARG(g[9]), CT_ARG(g[10]),
-                      CT_ARG(g[11]), CT_ARG(g[12]), CT_ARG(g[13]), CT_ARG(dv[0]), CT_ARG(dv[1]),
-                      CT_ARG(dv[2]), CT_ARG(dv[3]));
-    }
-    return CT_RUN(ctx, CT_PROG_conv, k, dims, gl, lc, CT_BUF(dst), CT_BUF(src), CT_ARG(g[0]),
-                  CT_ARG(g[1]), CT_ARG(g[2]), CT_ARG(g[3]), CT_ARG(g[4]), CT_ARG(g[5]),
-                  CT_ARG(g[6]), CT_ARG(g[7]), CT_ARG(g[8]), CT_ARG(g[9]), CT_ARG(g[10]),
-                  CT_ARG(g[11]), CT_ARG(g[12]), CT_ARG(g[13]));
+    ct_karg args[2 * 2 + 14 + 4] = { CT_BUF(dst), CT_BUF(src) };
+    size_t na = 4;
+    for (int i = 0; i < 14; i++)
+        args[na++] = CT_ARG(g[i]);
+    /* conv_im2col_f32 decomposes its row (k, i, oy) by multiplies */
+    cl_uint2 dv[4] = { ct_fastdiv((uint32_t)p->oh), ct_fastdiv((uint32_t)cnt),
+                       ct_fastdiv((uint32_t)(d->kh * d->kw)), ct_fastdiv((uint32_t)d->kw) };
+    for (int i = 0; dims == 2 && dir == 0 && i < 4; i++)
+        args[na++] = CT_ARG(dv[i]);
+    return ct_run(ctx, CT_PROG_conv, k, dims, gl, lc, na, args);
+}
+
+int ct_conv2d_im2col(ct_context *ctx, const ct_conv2d_desc *d, ct_buf col, ct_buf x, int cnt)
+{
+    conv_plan p = { 0 };
+    int st = ct_conv2d_out_shape(ctx, d, &p.oh, &p.ow);
+    if (st)
+        return st;
+    p.K = (size_t)d->c_in * d->kh * d->kw;
+    p.P = (size_t)p.oh * p.ow;
+    p.in_img = (size_t)d->c_in * d->h * d->w;
+    return columns(ctx, d, &p, 0, x, col, cnt);
 }
 
 /* The 2-D range of the reorder kernels: P along dimension 0, one (image,

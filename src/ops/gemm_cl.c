@@ -104,6 +104,20 @@ static size_t splits_for(const ct_context *ctx, ct_gemm_cl_tiles t, size_t m, si
     return s;
 }
 
+/* The local memory an SGEMM kernel declares: A's and B's tiles, rows
+ * padded by one float */
+static size_t mm_local_bytes(tiles_info ti)
+{
+    return ti.tk * (ti.tm + 1 + ti.tn + 1) * sizeof(float);
+}
+
+/* Whether the device holds the huge tiles' local memory (32 deep: 33 KiB;
+ * Oclgrind, and GPUs of 32 KiB, do not) */
+static int huge_launchable(const ct_context *ctx)
+{
+    return mm_local_bytes(mm_tiles_of(ctx, CT_GEMM_CL_HUGE)) <= ctx->dev.local_mem_bytes;
+}
+
 /* Whether a product takes the huge tiles: on GPUs, where C has 128 rows and
  * columns at least and fills a quarter of the compute units with 128 x 128
  * tiles before any k-slices. On an H200 (test_gemm_cl --bench, 2026-11-27)
@@ -112,7 +126,7 @@ static size_t splits_for(const ct_context *ctx, ct_gemm_cl_tiles t, size_t m, si
  * huge tiles, which stay big. */
 static int huge_fits(const ct_context *ctx, size_t m, size_t n, size_t k)
 {
-    if (ctx->dev.type == CT_DEVICE_CPU || m < 128 || n < 128 || k < 64)
+    if (ctx->dev.type == CT_DEVICE_CPU || m < 128 || n < 128 || k < 64 || !huge_launchable(ctx))
         return 0;
     tiles_info h = tiles_of(ctx, CT_GEMM_CL_HUGE);
     size_t cu = ctx->dev.compute_units ? ctx->dev.compute_units : 1;
@@ -241,6 +255,8 @@ static int launchable(ct_context *ctx, ct_gemm_cl_tiles *tiles, int tc, tiles_in
         return st;
     }
     const char *const names[4] = { kernel_names[0][tc], kernel_names[1][tc], NULL, kernel_names[3][tc] };
+    if (*tiles == CT_GEMM_CL_HUGE && !huge_launchable(ctx))
+        *tiles = CT_GEMM_CL_BIG;
     int st = ct_gemm_cl_launchable(ctx, names, tiles, ti);
     *name = kernel_names[*tiles][tc];
     /* the slices' depth: a multiple of the SGEMM's step (a kernel built

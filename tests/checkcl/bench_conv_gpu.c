@@ -109,19 +109,7 @@ static int clblast_status(ct_context *ctx, CLBlastStatusCode s, const char *what
 /* the fine-grained im2col of cnt images (the GPU class's kernel): col (K, cnt P) */
 static int im2col(ct_context *ctx, const geom *g, ct_buf col, ct_buf x, int cnt)
 {
-    const ct_conv2d_desc *d = &g->d;
-    cl_int a[14] = { cnt, d->c_in, d->h, d->w, d->kh, d->kw, d->stride_h, d->stride_w,
-                     d->pad_h, d->pad_w, d->dil_h, d->dil_w, g->oh, g->ow };
-    /* its 2-D range: the output column ox, then the column matrix's row (k, i, oy) */
-    size_t gl[2] = { (size_t)g->ow, g->K * (size_t)cnt * (size_t)g->oh };
-    /* the row (k, i, oy) is decomposed by multiplies (ct_fastdiv) */
-    cl_uint2 dv[4] = { ct_fastdiv((uint32_t)g->oh), ct_fastdiv((uint32_t)cnt),
-                       ct_fastdiv((uint32_t)(d->kh * d->kw)), ct_fastdiv((uint32_t)d->kw) };
-    return CT_RUN(ctx, CT_PROG_conv, "conv_im2col_f32", 2, gl, NULL, CT_BUF(col), CT_BUF(x),
-                  CT_ARG(a[0]), CT_ARG(a[1]), CT_ARG(a[2]), CT_ARG(a[3]), CT_ARG(a[4]),
-                  CT_ARG(a[5]), CT_ARG(a[6]), CT_ARG(a[7]), CT_ARG(a[8]), CT_ARG(a[9]),
-                  CT_ARG(a[10]), CT_ARG(a[11]), CT_ARG(a[12]), CT_ARG(a[13]), CT_ARG(dv[0]),
-                  CT_ARG(dv[1]), CT_ARG(dv[2]), CT_ARG(dv[3]));
+    return ct_conv2d_im2col(ctx, &g->d, col, x, cnt);
 }
 
 static int run_convgemm(ct_context *ctx, const geom *g, ct_buf y, ct_buf x, ct_buf w, ct_buf b)
