@@ -66,13 +66,15 @@ __kernel void conv_im2col_f32(__global float *col, ulong col_off, __global const
  * col: (c_in * kh * kw, nb * oh * ow); dx: (nb, c_in, h, w), written */
 __kernel void conv_col2im_f32(__global float *dx, ulong dx_off, __global const float *col,
                               ulong col_off, int nb, int c_in, int h, int w, int kh, int kw,
-                              int sh, int sw, int ph, int pw, int dh, int dw, int oh, int ow)
+                              int sh, int sw, int ph, int pw, int dh, int dw, int oh, int ow,
+                              uint2 by_h, uint2 by_cin, uint2 by_sh, uint2 by_sw)
 {
     int ix = get_global_id(0), row = get_global_id(1);
     if (row >= nb * c_in * h)
         return; /* ix past w reads in bounds (ox < ow) and stores nothing */
-    int plane = row / h, iy = row - plane * h;
-    int i = plane / c_in, ci = plane - i * c_in;
+    /* divisions by multiplies (ct_udiv), as im2col's */
+    int plane = (int)ct_udiv((uint)row, by_h), iy = row - plane * h;
+    int i = (int)ct_udiv((uint)plane, by_cin), ci = plane - i * c_in;
     ulong ncols = (ulong)nb * oh * ow;
     __global const float *cp = col + col_off + (ulong)ci * kh * kw * ncols + (ulong)i * oh * ow;
     float acc = 0.0f;
@@ -80,14 +82,14 @@ __kernel void conv_col2im_f32(__global float *dx, ulong dx_off, __global const f
         int ty = iy + ph - ky * dh; /* = oy * sh */
         if (ty < 0)
             break; /* ty only falls as ky grows */
-        int oy = sh == 1 ? ty : ty / sh;
+        int oy = sh == 1 ? ty : (int)ct_udiv((uint)ty, by_sh);
         if (oy * sh != ty || oy >= oh)
             continue;
         for (int kx = 0; kx < kw; kx++) {
             int tx = ix + pw - kx * dw; /* = ox * sw */
             if (tx < 0)
                 break;
-            int ox = sw == 1 ? tx : tx / sw;
+            int ox = sw == 1 ? tx : (int)ct_udiv((uint)tx, by_sw);
             if (ox * sw != tx || ox >= ow)
                 continue;
             acc += cp[(ulong)(ky * kw + kx) * ncols + oy * ow + ox];

@@ -196,10 +196,17 @@ static int columns(ct_context *ctx, const ct_conv2d_desc *d, const conv_plan *p,
     size_t na = 4;
     for (int i = 0; i < 14; i++)
         args[na++] = CT_ARG(g[i]);
-    /* conv_im2col_f32 decomposes its row (k, i, oy) by multiplies */
+    /* the per-element kernels divide by multiplies: im2col its row (k, i,
+     * oy), col2im its row (i, ci, iy) and the strides */
     cl_uint2 dv[4] = { ct_fastdiv((uint32_t)p->oh), ct_fastdiv((uint32_t)cnt),
                        ct_fastdiv((uint32_t)(d->kh * d->kw)), ct_fastdiv((uint32_t)d->kw) };
-    for (int i = 0; dims == 2 && dir == 0 && i < 4; i++)
+    if (dir == 1) {
+        dv[0] = ct_fastdiv((uint32_t)d->h);
+        dv[1] = ct_fastdiv((uint32_t)d->c_in);
+        dv[2] = ct_fastdiv((uint32_t)d->stride_h);
+        dv[3] = ct_fastdiv((uint32_t)d->stride_w);
+    }
+    for (int i = 0; dims == 2 && i < 4; i++)
         args[na++] = CT_ARG(dv[i]);
     return ct_run(ctx, CT_PROG_conv, k, dims, gl, lc, na, args);
 }
