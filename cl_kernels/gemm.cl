@@ -253,26 +253,24 @@ inline void ct_gemm_tile(const int ta, const int tb, const int WM, const int WN,
         __local float as[CT_GEMM_TK_MM * ((WM) * (RM) + 1)];                                      \
         __local float bs[CT_GEMM_TK_MM * ((WN) * (RNV) * CT_GEMM_VN + 1)];                        \
         const uint g = get_group_id(2), i1 = g / nb2, i2 = g - i1 * nb2;                          \
-        ct_gemm_tile(TA, TB, WM, WN, RM, RNV, as, bs, a, a_off + i1 * as1 + i2 * as2, lda, b,              \
+        ct_gemm_tile(TA, TB, WM, WN, RM, RNV, as, bs, a, a_off + i1 * as1 + i2 * as2, lda, b,      \
                      b_off + i1 * bs1 + i2 * bs2, ldb, c, c_off + i1 * cs1 + i2 * cs2, ldc,       \
                      c_stride, m, n, k, kc, alpha, beta, bias, bias_off, has_bias, act,           \
                      zs ? g : 0);                                                                 \
     }
 
-CT_GEMM_KERNEL(gemm_big_nn, 0, 0, CT_GEMM_BIG_WM, CT_GEMM_BIG_WN, CT_GEMM_RM, CT_GEMM_RNV)
-CT_GEMM_KERNEL(gemm_big_nt, 0, 1, CT_GEMM_BIG_WM, CT_GEMM_BIG_WN, CT_GEMM_RM, CT_GEMM_RNV)
-CT_GEMM_KERNEL(gemm_big_tn, 1, 0, CT_GEMM_BIG_WM, CT_GEMM_BIG_WN, CT_GEMM_RM, CT_GEMM_RNV)
-CT_GEMM_KERNEL(gemm_big_tt, 1, 1, CT_GEMM_BIG_WM, CT_GEMM_BIG_WN, CT_GEMM_RM, CT_GEMM_RNV)
-CT_GEMM_KERNEL(gemm_small_nn, 0, 0, CT_GEMM_SMALL_WM, CT_GEMM_SMALL_WN, CT_GEMM_RM, CT_GEMM_RNV)
-CT_GEMM_KERNEL(gemm_small_nt, 0, 1, CT_GEMM_SMALL_WM, CT_GEMM_SMALL_WN, CT_GEMM_RM, CT_GEMM_RNV)
-CT_GEMM_KERNEL(gemm_small_tn, 1, 0, CT_GEMM_SMALL_WM, CT_GEMM_SMALL_WN, CT_GEMM_RM, CT_GEMM_RNV)
-CT_GEMM_KERNEL(gemm_small_tt, 1, 1, CT_GEMM_SMALL_WM, CT_GEMM_SMALL_WN, CT_GEMM_RM, CT_GEMM_RNV)
+/* gemm_<size>_{nn,nt,tn,tt}: one tile size in the four transpositions */
+#define CT_GEMM_KERNELS(SIZE, WM, WN, RM, RNV)                                                    \
+    CT_GEMM_KERNEL(gemm_##SIZE##_nn, 0, 0, WM, WN, RM, RNV)                                       \
+    CT_GEMM_KERNEL(gemm_##SIZE##_nt, 0, 1, WM, WN, RM, RNV)                                       \
+    CT_GEMM_KERNEL(gemm_##SIZE##_tn, 1, 0, WM, WN, RM, RNV)                                       \
+    CT_GEMM_KERNEL(gemm_##SIZE##_tt, 1, 1, WM, WN, RM, RNV)
+
+CT_GEMM_KERNELS(big, CT_GEMM_BIG_WM, CT_GEMM_BIG_WN, CT_GEMM_RM, CT_GEMM_RNV)
+CT_GEMM_KERNELS(small, CT_GEMM_SMALL_WM, CT_GEMM_SMALL_WN, CT_GEMM_RM, CT_GEMM_RNV)
 /* huge: 8 x 8 sums per work-item on GPUs, for products large enough to
  * fill the device with 128 x 128 tiles */
-CT_GEMM_KERNEL(gemm_huge_nn, 0, 0, CT_GEMM_HUGE_WM, CT_GEMM_HUGE_WN, CT_GEMM_HUGE_RM, CT_GEMM_HUGE_RNV)
-CT_GEMM_KERNEL(gemm_huge_nt, 0, 1, CT_GEMM_HUGE_WM, CT_GEMM_HUGE_WN, CT_GEMM_HUGE_RM, CT_GEMM_HUGE_RNV)
-CT_GEMM_KERNEL(gemm_huge_tn, 1, 0, CT_GEMM_HUGE_WM, CT_GEMM_HUGE_WN, CT_GEMM_HUGE_RM, CT_GEMM_HUGE_RNV)
-CT_GEMM_KERNEL(gemm_huge_tt, 1, 1, CT_GEMM_HUGE_WM, CT_GEMM_HUGE_WN, CT_GEMM_HUGE_RM, CT_GEMM_HUGE_RNV)
+CT_GEMM_KERNELS(huge, CT_GEMM_HUGE_WM, CT_GEMM_HUGE_WN, CT_GEMM_HUGE_RM, CT_GEMM_HUGE_RNV)
 
 /* Split-K's second pass: c = act(alpha * sum over the slices of w + beta c
  * + bias), the slices summed in order (deterministic); the epilogue as in

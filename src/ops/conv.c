@@ -198,28 +198,25 @@ static int columns(ct_context *ctx, const ct_conv2d_desc *d, const conv_plan *p,
         args[na++] = CT_ARG(g[i]);
     /* the per-element kernels divide by multiplies: im2col its row (k, i,
      * oy), col2im its row (i, ci, iy) and the strides */
-    cl_uint2 dv[4] = { ct_fastdiv((uint32_t)p->oh), ct_fastdiv((uint32_t)cnt),
-                       ct_fastdiv((uint32_t)(d->kh * d->kw)), ct_fastdiv((uint32_t)d->kw) };
-    if (dir == 1) {
-        dv[0] = ct_fastdiv((uint32_t)d->h);
-        dv[1] = ct_fastdiv((uint32_t)d->c_in);
-        dv[2] = ct_fastdiv((uint32_t)d->stride_h);
-        dv[3] = ct_fastdiv((uint32_t)d->stride_w);
-    }
-    for (int i = 0; dims == 2 && i < 4; i++)
+    const int by[2][4] = { { p->oh, cnt, d->kh * d->kw, d->kw }, { d->h, d->c_in, d->stride_h, d->stride_w } };
+    cl_uint2 dv[4];
+    for (int i = 0; dims == 2 && i < 4; i++) {
+        dv[i] = ct_fastdiv((uint32_t)by[dir][i]);
         args[na++] = CT_ARG(dv[i]);
+    }
     return ct_run(ctx, CT_PROG_conv, k, dims, gl, lc, na, args);
 }
 
-int ct_conv2d_im2col(ct_context *ctx, const ct_conv2d_desc *d, ct_buf col, ct_buf x, int cnt)
+int ct_conv2d_im2col(ct_context *ctx, const ct_conv2d_desc *d, ct_buf col, size_t col_elems, ct_buf x,
+                     int cnt)
 {
     conv_plan p = { 0 };
-    int st = ct_conv2d_out_shape(ctx, d, &p.oh, &p.ow);
+    int st = make_plan(ctx, "ct_conv2d_im2col", d, col, col_elems, &p);
     if (st)
         return st;
-    p.K = (size_t)d->c_in * d->kh * d->kw;
-    p.P = (size_t)p.oh * p.ow;
-    p.in_img = (size_t)d->c_in * d->h * d->w;
+    if (cnt < 1 || cnt > d->n || col_elems / p.K / p.P < (size_t)cnt)
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_conv2d_im2col: %d images' columns (%zu x %zu each) "
+                       "in %zu floats of %d images", cnt, p.K, p.P, col_elems, d->n);
     return columns(ctx, d, &p, 0, x, col, cnt);
 }
 

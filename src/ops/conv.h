@@ -56,9 +56,11 @@ int ct_conv2d_forward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf y, ct_buf
 int ct_conv2d_backward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf dx, ct_buf dw, ct_buf db,
                        ct_buf dy, ct_buf x, ct_buf w, ct_buf ws, size_t ws_elems);
 
-/* The column matrix of cnt images of x, as the forward builds it (the
- * class's im2col kernel and work-groups): col (K, cnt oh ow), K = c_in kh
- * kw (benchmarks that compare other convolution schemes use it) */
-int ct_conv2d_im2col(ct_context *ctx, const ct_conv2d_desc *d, ct_buf col, ct_buf x, int cnt);
+/* The column matrix of the first cnt images of x, as the forward builds it
+ * (the class's im2col kernel and work-groups): col (K, cnt oh ow) of
+ * col_elems floats, K = c_in kh kw (benchmarks that compare other
+ * convolution schemes use it) */
+int ct_conv2d_im2col(ct_context *ctx, const ct_conv2d_desc *d, ct_buf col, size_t col_elems, ct_buf x,
+                     int cnt);
 
 #endif /* CT_OPS_CONV_H */

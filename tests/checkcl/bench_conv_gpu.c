@@ -109,7 +109,7 @@ static int clblast_status(ct_context *ctx, CLBlastStatusCode s, const char *what
 /* the fine-grained im2col of cnt images (the GPU class's kernel): col (K, cnt P) */
 static int im2col(ct_context *ctx, const geom *g, ct_buf col, ct_buf x, int cnt)
 {
-    return ct_conv2d_im2col(ctx, &g->d, col, x, cnt);
+    return ct_conv2d_im2col(ctx, &g->d, col, g->ws_cur > g->ws_bat ? g->ws_cur : g->ws_bat, x, cnt);
 }
 
 static int run_convgemm(ct_context *ctx, const geom *g, ct_buf y, ct_buf x, ct_buf w, ct_buf b)
