@@ -5,16 +5,19 @@
  *
  * Reductions on GPUs: two stages, so that the launch fills a device of 30 to
  * 130 compute units even with 16 channels. The launcher cuts each channel's
- * [0, m) into S slices of L consecutive j (S and L depend on the shape
- * only); stage one (bn_*_partial_f32) runs a work-group per (slice,
- * channel), its work-items reading neighbouring elements (coalesced along
- * HW), each Kahan-summing a strided share, a fixed-order tree in local
- * memory (`red`) combining the shares into the slice's partial sums in a
- * workspace; stage two, in the element-wise kernel that follows
- * (bn_fwd_train_f32, bn_bwd_dx_f32), Kahan-sums a channel's S partials in
- * slice order in each work-group that needs them. No atomics: the result is the
- * same every run on a device, and its error is ~(4 + log2 wg) eps of the
- * sum of magnitudes whatever m is.
+ * [0, m) into S slices of L consecutive j (S and L depend on the shape and
+ * the device's compute units); stage one (bn_*_partial_f32) runs a
+ * work-group per (slice, channel), its work-items reading neighbouring
+ * elements (coalesced along HW), each Kahan-summing a strided share in four
+ * lanes, a fixed-order tree in local memory (`red`) combining the shares
+ * into the slice's partial sums in a workspace; stage two, in the
+ * element-wise kernel that follows (bn_fwd_train_f32, bn_bwd_dx_f32),
+ * Kahan-sums a channel's S partials in slice order in each work-group that
+ * needs them. With one slice (small devices, small batches) stage one
+ * finishes the channel itself and the element-wise kernels that follow
+ * (bn_fwd_f32, bn_bwd_dx1_f32) need no stage two and no barrier. No
+ * atomics: the result is the same every run on a device, and its error is
+ * ~(5 + log2 wg) eps of the sum of magnitudes whatever m is.
  *
  * The variance never takes E[x^2] - mean^2, which loses every digit when
  * |mean| >> std (ReLU outputs, un-centred inputs). Each slice makes a
@@ -51,6 +54,23 @@ inline void bn_kahan(float *s, float *comp, float v)
     float t = *s + y;
     *comp = (t - *s) - y;
     *s = t;
+}
+
+/* Four interleaved Kahan sums (a work-item's elements k, k + wg, k + 2 wg,
+ * k + 3 wg go to lanes 0-3): four independent dependency chains instead of
+ * one, which a CPU runs about 4x as fast; the lanes combine pairwise. */
+inline void bn_kahan4(float4 *s, float4 *comp, float4 v)
+{
+    float4 y = v - *comp;
+    float4 t = *s + y;
+    *comp = (t - *s) - y;
+    *s = t;
+}
+
+inline float bn_lanes4(float4 v, float tail)
+{
+    float2 a = v.lo + v.hi;
+    return (a.x + a.y) + tail;
 }
 
 /* red[0..wg) summed into red[0] in a fixed order; every work-item calls it. */
@@ -110,34 +130,73 @@ inline uint bn_slice_end(uint s, uint L, uint m)
 /*
  * Training statistics, stage one: a work-group per (slice s, channel c)
  * writes part[c, s] = (sum x, mu_s = sum x / n_s, r_s, q_s) (see the top
- * of the file). x: (N, C, HW), part: (C, S, 4), red: (2 wg)
+ * of the file). Each work-item sums its elements four at a time into four
+ * lanes (bn_kahan4), its last few into a scalar tail. With one slice
+ * (S = 1: the usual case on CPU devices, and for small batches) the group
+ * holds the whole channel and also writes what stage two would: mean,
+ * invstd = 1 / sqrt(var + eps) and the running statistics (unless NULL),
+ * as bn_fwd_train_f32 does (there mu_s = mu, so var = q / m).
+ * x: (N, C, HW), part: (C, S, 4), mean, invstd, running_*: (C), red: (2 wg)
  */
-__kernel void bn_stats_partial_f32(__global float *part, ulong part_off, __global const float *x,
-                                   ulong x_off, uint N, uint C, uint HW, uint L,
-                                   __local float *red)
+__kernel void bn_stats_partial_f32(__global float *part, ulong part_off, __global float *mean,
+                                   ulong mean_off, __global float *invstd, ulong invstd_off,
+                                   __global float *running_mean, ulong rmean_off,
+                                   __global float *running_var, ulong rvar_off,
+                                   __global const float *x, ulong x_off, uint N, uint C, uint HW,
+                                   uint L, float momentum, float eps, __local float *red)
 {
     uint s = get_group_id(0), S = get_num_groups(0), c = get_group_id(1);
     uint lid = get_local_id(0), wg = get_local_size(0);
     uint m = N * HW, j0 = s * L, j1 = bn_slice_end(s, L, m);
     __global const float *xc = x + x_off;
-    float sum = 0.0f, comp = 0.0f;
+    float4 sum4 = 0.0f, comp4 = 0.0f;
+    float sum1 = 0.0f, comp1 = 0.0f;
     bn_walk w = bn_walk_start(j0 + lid, wg, HW);
-    for (uint j = j0 + lid; j < j1; j += wg, bn_walk_step(&w, HW))
-        bn_kahan(&sum, &comp, xc[bn_at(&w, c, C, HW)]);
-    red[lid] = sum;
+    uint j = j0 + lid;
+    for (; j < j1 && j1 - j > 3 * wg; j += 4 * wg) {
+        float4 v;
+        v.x = xc[bn_at(&w, c, C, HW)];
+        bn_walk_step(&w, HW);
+        v.y = xc[bn_at(&w, c, C, HW)];
+        bn_walk_step(&w, HW);
+        v.z = xc[bn_at(&w, c, C, HW)];
+        bn_walk_step(&w, HW);
+        v.w = xc[bn_at(&w, c, C, HW)];
+        bn_walk_step(&w, HW);
+        bn_kahan4(&sum4, &comp4, v);
+    }
+    for (; j < j1; j += wg, bn_walk_step(&w, HW))
+        bn_kahan(&sum1, &comp1, xc[bn_at(&w, c, C, HW)]);
+    red[lid] = bn_lanes4(sum4, sum1);
     bn_tree_sum(red, lid, wg);
-    sum = red[0];
+    float sum = red[0];
     float mu = sum / (float)(j1 - j0);
     barrier(CLK_LOCAL_MEM_FENCE); /* red[0] read by all before reuse */
-    float r = 0.0f, cr = 0.0f, q = 0.0f, cq = 0.0f;
+    float4 r4 = 0.0f, cr4 = 0.0f, q4 = 0.0f, cq4 = 0.0f;
+    float r1 = 0.0f, cr1 = 0.0f, q1 = 0.0f, cq1 = 0.0f;
     w = bn_walk_start(j0 + lid, wg, HW);
-    for (uint j = j0 + lid; j < j1; j += wg, bn_walk_step(&w, HW)) {
-        float d = xc[bn_at(&w, c, C, HW)] - mu;
-        bn_kahan(&r, &cr, d);
-        bn_kahan(&q, &cq, d * d);
+    j = j0 + lid;
+    for (; j < j1 && j1 - j > 3 * wg; j += 4 * wg) {
+        float4 d;
+        d.x = xc[bn_at(&w, c, C, HW)];
+        bn_walk_step(&w, HW);
+        d.y = xc[bn_at(&w, c, C, HW)];
+        bn_walk_step(&w, HW);
+        d.z = xc[bn_at(&w, c, C, HW)];
+        bn_walk_step(&w, HW);
+        d.w = xc[bn_at(&w, c, C, HW)];
+        bn_walk_step(&w, HW);
+        d -= mu;
+        bn_kahan4(&r4, &cr4, d);
+        bn_kahan4(&q4, &cq4, d * d);
     }
-    red[lid] = r;
-    red[wg + lid] = q;
+    for (; j < j1; j += wg, bn_walk_step(&w, HW)) {
+        float d = xc[bn_at(&w, c, C, HW)] - mu;
+        bn_kahan(&r1, &cr1, d);
+        bn_kahan(&q1, &cq1, d * d);
+    }
+    red[lid] = bn_lanes4(r4, r1);
+    red[wg + lid] = bn_lanes4(q4, q1);
     bn_tree_sum(red, lid, wg);
     bn_tree_sum(red + wg, lid, wg);
     if (lid == 0) {
@@ -146,6 +205,17 @@ __kernel void bn_stats_partial_f32(__global float *part, ulong part_off, __globa
         o[1] = mu;
         o[2] = red[0];
         o[3] = red[wg];
+        if (S == 1) {
+            float var = fmax(red[wg], 0.0f) / (float)m;
+            mean[mean_off + c] = mu;
+            invstd[invstd_off + c] = 1.0f / sqrt(var + eps);
+            if (running_mean) {
+                running_mean[rmean_off + c] =
+                    (1.0f - momentum) * running_mean[rmean_off + c] + momentum * mu;
+                running_var[rvar_off + c] = (1.0f - momentum) * running_var[rvar_off + c] +
+                                            momentum * (var * ((float)m / (float)(m - 1)));
+            }
+        }
     }
 }
 
@@ -170,110 +240,61 @@ inline void bn_stats_combine(__global const float *p, uint S, uint L, uint m, fl
 }
 
 /*
- * The element-wise passes after a reduction run in work-groups of E = K wg
- * consecutive elements i of (N, C, HW), work-item lid taking i0 + lid + q wg
- * for q < K (coalesced whatever HW), and each group makes stage two itself
- * for the channels it touches, so no launch sits between the two: the group
- * covers the rows r = i / HW in [r0, r0 + nrows), nrows <= E, whose
- * channels r % C are the nd = min(nrows, C) distinct ones (r0 + t) % C;
- * work-item t mod wg combines channel (r0 + t) % C's S partials, in slice
- * order as a single stage-two kernel would, into local memory slots t and
- * ld + t (ld = min(E, C)), and row r reads slot (r - r0) % C. The group
- * holding a channel's first element (row r = c, n = 0) is the one that
- * writes the channel's outputs, so each is written once. Groups repeat the
- * combination (nd S partials, S <= BN_GROUPS / C), a small read next to
- * their E elements, each from cache after the first; K > 1 where there are
- * elements enough to amortise it.
+ * The element-wise passes after a reduction run in a 2-D range: dimension 0
+ * the position p in a row of HW, dimension 1 the row r = n C + c of
+ * (N, C, HW), a work-item per element (neighbouring work-items,
+ * neighbouring addresses); a work-group holds ly rows of lx positions.
+ * Each group makes stage two itself for its rows, so no launch sits
+ * between the two: work-item (0, t) Kahan-sums row t's channel's S
+ * partials, in slice order as a single stage-two kernel would, into the
+ * local slots of row t, which the row's work-items read after the barrier
+ * (a group repeats the combination for its rows: S <= BN_GROUPS / C small
+ * reads next to its lx ly elements). The first group along dimension 0 of
+ * the channel's first row (n = 0, r = c) writes the channel's outputs, so
+ * each is written once. The channel c = r mod C comes from a multiply
+ * (ct_udiv with md = ct_fastdiv(C)): CPU compilers cannot vectorize a
+ * row of work-items whose guarded code divides.
  */
-typedef struct bn_rows {
-    uint r0, nd;
-} bn_rows;
-
-/* the rows of the group holding elements [i0, i0 + wg) of n_el, HW each */
-inline bn_rows bn_group_rows(uint i0, uint wg, uint n_el, uint HW, uint C)
+inline uint bn_channel(uint r, uint C, uint2 md)
 {
-    bn_rows g;
-    uint i1 = n_el - i0 > wg ? i0 + wg : n_el; /* i0 < n_el: groups cover n_el */
-    g.r0 = i0 / HW;
-    uint nrows = (i1 - 1) / HW - g.r0 + 1;
-    g.nd = nrows < C ? nrows : C;
-    return g;
-}
-
-/* whether this group writes channel r0 + t's outputs: row r0 + t is the
- * channel's first (n = 0) and its first element lies in the group */
-inline int bn_group_owns(bn_rows g, uint t, uint i0, uint C, uint HW)
-{
-    uint r = g.r0 + t;
-    return r < C && (ulong)r * HW >= i0;
-}
-
-/* A work-item's walk over the elements i0 + lid, + wg, ... of (N, C, HW):
- * the row r = i / HW, the channel r mod C and the group's local channel
- * (r - r0) mod C, advanced without dividing per element */
-typedef struct bn_elems {
-    uint p, c, t, dr, dp;
-} bn_elems;
-
-inline bn_elems bn_elems_start(uint i, uint wg, uint HW, uint C, uint r0)
-{
-    bn_elems e;
-    uint r = i / HW;
-    e.p = i - r * HW;
-    e.c = r % C;
-    e.t = (r - r0) % C;
-    e.dr = wg / HW;
-    e.dp = wg - e.dr * HW;
-    return e;
-}
-
-inline void bn_elems_step(bn_elems *e, uint HW, uint C)
-{
-    uint dr = e->dr;
-    if (e->p >= HW - e->dp) { /* p + dp >= HW, without overflowing */
-        e->p -= HW - e->dp;
-        dr++;
-    } else {
-        e->p += e->dp;
-    }
-    e->c += dr; /* below 2C unless a step spans more than C rows */
-    e->t += dr;
-    e->c = e->c < C ? e->c : e->c - C < C ? e->c - C : e->c % C;
-    e->t = e->t < C ? e->t : e->t - C < C ? e->t - C : e->t % C;
+    return r - ct_udiv(r, md) * C;
 }
 
 /*
- * y = gamma (x - mean) invstd + beta, element-wise. from_var = 0: `stat` is
- * invstd (saved by bn_fwd_train_f32); 1: `stat` is a variance and
- * invstd = 1 / sqrt(stat + eps) (inference, running stats). y may alias x.
- * x, y: (N, C, HW), mean, stat, gamma, beta: (C)
+ * y = gamma (x - mean) invstd + beta, element-wise, in the 2-D layout
+ * above without its stage two. from_var = 0: `stat` is invstd (saved by
+ * training: bn_stats_partial_f32 with one slice writes it); 1: `stat` is a
+ * variance and invstd = 1 / sqrt(stat + eps) (inference, running stats).
+ * y may alias x. x, y: (N, C, HW), mean, stat, gamma, beta: (C)
  */
 __kernel void bn_fwd_f32(__global float *y, ulong y_off, __global const float *x, ulong x_off,
                          __global const float *mean, ulong mean_off, __global const float *stat,
                          ulong stat_off, __global const float *gamma, ulong gamma_off,
                          __global const float *beta, ulong beta_off, uint N, uint C, uint HW,
-                         float eps, int from_var, int relu)
+                         uint2 md, float eps, int from_var, int relu)
 {
-    uint i = get_global_id(0);
-    if (i >= N * C * HW)
-        return;
-    uint c = (i / HW) % C;
+    uint p = get_global_id(0), r = get_global_id(1), c = bn_channel(r, C, md);
+    /* the row's constants ahead of the guard (c < C on padded rows too):
+     * loads behind it would be per element on CPUs */
     float v = stat[stat_off + c];
     float is = from_var ? 1.0f / sqrt(v + eps) : v;
-    float r = gamma[gamma_off + c] * ((x[x_off + i] - mean[mean_off + c]) * is) + beta[beta_off + c];
-    y[y_off + i] = relu ? fmax(r, 0.0f) : r;
+    float mu = mean[mean_off + c], ga = gamma[gamma_off + c], be = beta[beta_off + c];
+    if (p >= HW || r >= N * C)
+        return;
+    ulong i = (ulong)r * HW + p;
+    float o = ga * ((x[x_off + i] - mu) * is) + be;
+    y[y_off + i] = relu && !(o > 0.0f) ? 0.0f : o;
 }
 
 /*
  * Training: the statistics from the stage-one partials and y = gamma (x -
- * mean) invstd + beta, in the element-wise layout above; the owning group
- * writes mean, invstd = 1 / sqrt(var + eps) (saved for the backward) and
- * moves the running stats (if not NULL) towards the batch's with the
- * unbiased variance, as PyTorch: running = (1 - momentum) running +
- * momentum batch. m >= 2. y may alias x. Launched with a group per E
- * elements, masked past the end (no return ahead of the barrier).
- * x, y: (N, C, HW), part: (C, S, 4), mean, invstd, gamma, beta,
- * running_mean, running_var: (C), loc: (2 ld)
+ * mean) invstd + beta, in the 2-D layout above; the owning group writes
+ * mean, invstd = 1 / sqrt(var + eps) (saved for the backward) and moves
+ * the running stats (if not NULL) towards the batch's with the unbiased
+ * variance, as PyTorch: running = (1 - momentum) running + momentum
+ * batch. m >= 2. y may alias x. Masked past the ends (no return ahead of
+ * the barrier). x, y: (N, C, HW), part: (C, S, 4), mean, invstd, gamma,
+ * beta, running_mean, running_var: (C), loc: (4 ly)
  */
 __kernel void bn_fwd_train_f32(__global float *y, ulong y_off, __global float *mean,
                                ulong mean_off, __global float *invstd, ulong invstd_off,
@@ -282,20 +303,20 @@ __kernel void bn_fwd_train_f32(__global float *y, ulong y_off, __global float *m
                                __global const float *x, ulong x_off, __global const float *part,
                                ulong part_off, __global const float *gamma, ulong gamma_off,
                                __global const float *beta, ulong beta_off, uint N, uint C,
-                               uint HW, uint S, uint L, uint K, uint ld, float momentum,
-                               float eps, int relu, __local float *loc)
+                               uint HW, uint S, uint L, uint2 md, float momentum, float eps,
+                               int relu, __local float *loc)
 {
-    uint lid = get_local_id(0), wg = get_local_size(0), E = wg * K, i0 = get_group_id(0) * E;
-    uint m = N * HW, n_el = N * C * HW;
-    bn_rows g = bn_group_rows(i0, E, n_el, HW, C);
-    for (uint t = lid; t < g.nd; t += wg) {
-        uint c = (g.r0 + t) % C;
+    uint p = get_global_id(0), r = get_global_id(1), t = get_local_id(1), ly = get_local_size(1);
+    uint m = N * HW, rows = N * C, c = bn_channel(r, C, md);
+    if (get_local_id(0) == 0 && r < rows) {
         float mu, var;
         bn_stats_combine(part + part_off + (ulong)c * S * 4, S, L, m, &mu, &var);
         float is = 1.0f / sqrt(var + eps);
         loc[t] = mu;
-        loc[ld + t] = is;
-        if (bn_group_owns(g, t, i0, C, HW)) {
+        loc[ly + t] = is;
+        loc[2 * ly + t] = gamma[gamma_off + c];
+        loc[3 * ly + t] = beta[beta_off + c];
+        if (r < C && get_group_id(0) == 0) {
             mean[mean_off + c] = mu;
             invstd[invstd_off + c] = is;
             if (running_mean) {
@@ -307,30 +328,41 @@ __kernel void bn_fwd_train_f32(__global float *y, ulong y_off, __global float *m
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    bn_elems w = bn_elems_start(i0 + lid, wg, HW, C, g.r0);
-    for (uint q = 0; q < K; q++, bn_elems_step(&w, HW, C)) {
-        ulong i = (ulong)i0 + q * wg + lid;
-        if (i < n_el) {
-            uint c = w.c, t = w.t;
-            float v = gamma[gamma_off + c] * ((x[x_off + i] - loc[t]) * loc[ld + t]) +
-                      beta[beta_off + c];
-            y[y_off + i] = relu ? fmax(v, 0.0f) : v;
-        }
+    float mu = loc[t], is = loc[ly + t], ga = loc[2 * ly + t], be = loc[3 * ly + t];
+    if (p < HW && r < rows) {
+        ulong i = (ulong)r * HW + p;
+        float v = ga * ((x[x_off + i] - mu) * is) + be;
+        y[y_off + i] = relu && !(v > 0.0f) ? 0.0f : v; /* fmax(v, 0), a call on pocl */
     }
 }
 
 /*
  * Backward, stage one: a work-group per (slice s, channel c) writes
  * part[c, s] = (sum g, sum g xhat) over the slice, g = dy (times y > 0 with
- * relu), xhat = (x - mean) invstd. `stat` as in bn_fwd_f32 (train: the
- * saved invstd; eval: running_var). x, dy, y: (N, C, HW), mean, stat: (C),
+ * relu), xhat = (x - mean) invstd, in four lanes as the statistics. With
+ * one slice (S = 1) the group also adds the sums to dbeta and dgamma, which
+ * stage two would. `stat` as in bn_fwd_f32 (train: the saved invstd;
+ * eval: running_var). x, dy, y: (N, C, HW), mean, stat, dgamma, dbeta: (C),
  * part: (C, S, 2), red: (2 wg)
  */
-__kernel void bn_bwd_partial_f32(__global float *part, ulong part_off, __global const float *dy,
-                                 ulong dy_off, __global const float *x, ulong x_off,
-                                 __global const float *y, ulong y_off, __global const float *mean,
-                                 ulong mean_off, __global const float *stat, ulong stat_off,
-                                 uint N, uint C, uint HW, uint L, float eps, int train, int relu,
+/* dy at k, 0 where relu is on and y <= 0 (or NaN). y is always read (the
+ * launcher passes dy for it without relu) and the choice is a select: a
+ * branch on y's sign mispredicts half the time (3 ms of 4.4 on a cnn layer
+ * on a CPU). */
+inline float bn_bwd_g(__global const float *dy, __global const float *y, ulong k, int relu)
+{
+    float g = dy[k], yv = y[k];
+    int keep = !relu | (yv > 0.0f);
+    return keep ? g : 0.0f;
+}
+
+__kernel void bn_bwd_partial_f32(__global float *part, ulong part_off, __global float *dgamma,
+                                 ulong dgamma_off, __global float *dbeta, ulong dbeta_off,
+                                 __global const float *dy, ulong dy_off, __global const float *x,
+                                 ulong x_off, __global const float *y, ulong y_off,
+                                 __global const float *mean, ulong mean_off,
+                                 __global const float *stat, ulong stat_off, uint N, uint C,
+                                 uint HW, uint L, float eps, int train, int relu,
                                  __local float *red)
 {
     uint s = get_group_id(0), S = get_num_groups(0), c = get_group_id(1);
@@ -338,37 +370,63 @@ __kernel void bn_bwd_partial_f32(__global float *part, ulong part_off, __global 
     uint m = N * HW, j0 = s * L, j1 = bn_slice_end(s, L, m);
     float mu = mean[mean_off + c], v = stat[stat_off + c];
     float is = train ? v : 1.0f / sqrt(v + eps);
-    float sg = 0.0f, cg = 0.0f, sgx = 0.0f, cgx = 0.0f;
+    __global const float *dyc = dy + dy_off, *xc = x + x_off, *yc = y + y_off;
+    float4 sg4 = 0.0f, cg4 = 0.0f, sgx4 = 0.0f, cgx4 = 0.0f;
+    float sg1 = 0.0f, cg1 = 0.0f, sgx1 = 0.0f, cgx1 = 0.0f;
     bn_walk w = bn_walk_start(j0 + lid, wg, HW);
-    for (uint j = j0 + lid; j < j1; j += wg, bn_walk_step(&w, HW)) {
+    uint j = j0 + lid;
+    for (; j < j1 && j1 - j > 3 * wg; j += 4 * wg) {
+        float4 g, xh;
         ulong k = bn_at(&w, c, C, HW);
-        float g = dy[dy_off + k];
-        if (relu && !(y[y_off + k] > 0.0f))
-            g = 0.0f;
-        bn_kahan(&sg, &cg, g);
-        bn_kahan(&sgx, &cgx, g * ((x[x_off + k] - mu) * is));
+        g.x = bn_bwd_g(dyc, yc, k, relu);
+        xh.x = xc[k];
+        bn_walk_step(&w, HW);
+        k = bn_at(&w, c, C, HW);
+        g.y = bn_bwd_g(dyc, yc, k, relu);
+        xh.y = xc[k];
+        bn_walk_step(&w, HW);
+        k = bn_at(&w, c, C, HW);
+        g.z = bn_bwd_g(dyc, yc, k, relu);
+        xh.z = xc[k];
+        bn_walk_step(&w, HW);
+        k = bn_at(&w, c, C, HW);
+        g.w = bn_bwd_g(dyc, yc, k, relu);
+        xh.w = xc[k];
+        bn_walk_step(&w, HW);
+        bn_kahan4(&sg4, &cg4, g);
+        bn_kahan4(&sgx4, &cgx4, g * ((xh - mu) * is));
     }
-    red[lid] = sg;
-    red[wg + lid] = sgx;
+    for (; j < j1; j += wg, bn_walk_step(&w, HW)) {
+        ulong k = bn_at(&w, c, C, HW);
+        float g = bn_bwd_g(dyc, yc, k, relu);
+        bn_kahan(&sg1, &cg1, g);
+        bn_kahan(&sgx1, &cgx1, g * ((xc[k] - mu) * is));
+    }
+    red[lid] = bn_lanes4(sg4, sg1);
+    red[wg + lid] = bn_lanes4(sgx4, sgx1);
     bn_tree_sum(red, lid, wg);
     bn_tree_sum(red + wg, lid, wg);
     if (lid == 0) {
         __global float *o = part + part_off + ((ulong)c * S + s) * 2;
         o[0] = red[0];
         o[1] = red[wg];
+        if (S == 1) {
+            dbeta[dbeta_off + c] += red[0];
+            dgamma[dgamma_off + c] += red[wg];
+        }
     }
 }
 
 /*
- * The input gradient, element-wise in the layout above, with stage two of
- * the backward: each group Kahan-sums its channels' partials in slice order
- * (sum g, sum g xhat); the owning group adds them to dbeta and dgamma.
+ * The input gradient, element-wise in the 2-D layout above, with stage two
+ * of the backward: each group Kahan-sums its rows' channels' partials in
+ * slice order (sum g, sum g xhat); the owning group adds them to dbeta and
+ * dgamma.
  *   train: dx = gamma invstd (g - sum g / m - xhat sum(g xhat) / m)
  *   eval:  dx = gamma invstd g   (the statistics are constants)
  * Each element is read and written by one work-item, so dx may alias dy.
- * Launched with a group per E elements, masked past the end.
- * x, dy, dx, y: (N, C, HW), gamma, mean, stat, dgamma, dbeta: (C),
- * part: (C, S, 2), loc: (2 ld)
+ * Masked past the ends. x, dy, dx, y: (N, C, HW), gamma, mean, stat,
+ * dgamma, dbeta: (C), part: (C, S, 2), loc: (5 ly)
  */
 __kernel void bn_bwd_dx_f32(__global float *dx, ulong dx_off, __global float *dgamma,
                             ulong dgamma_off, __global float *dbeta, ulong dbeta_off,
@@ -378,43 +436,66 @@ __kernel void bn_bwd_dx_f32(__global float *dx, ulong dx_off, __global float *dg
                             __global const float *mean, ulong mean_off,
                             __global const float *stat, ulong stat_off,
                             __global const float *part, ulong part_off, uint N, uint C, uint HW,
-                            uint S, uint K, uint ld, float eps, int train, int relu,
-                            __local float *loc)
+                            uint S, uint2 md, float eps, int train, int relu, __local float *loc)
 {
-    uint lid = get_local_id(0), wg = get_local_size(0), E = wg * K, i0 = get_group_id(0) * E;
-    uint m = N * HW, n_el = N * C * HW;
-    bn_rows gr = bn_group_rows(i0, E, n_el, HW, C);
-    for (uint t = lid; t < gr.nd; t += wg) {
-        uint c = (gr.r0 + t) % C;
-        __global const float *p = part + part_off + (ulong)c * S * 2;
+    uint p = get_global_id(0), r = get_global_id(1), t = get_local_id(1), ly = get_local_size(1);
+    uint m = N * HW, rows = N * C, c = bn_channel(r, C, md);
+    if (get_local_id(0) == 0 && r < rows) {
+        __global const float *pp = part + part_off + (ulong)c * S * 2;
         float sg = 0.0f, cg = 0.0f, sgx = 0.0f, cgx = 0.0f;
         for (uint k = 0; k < S; k++) {
-            bn_kahan(&sg, &cg, p[2 * k]);
-            bn_kahan(&sgx, &cgx, p[2 * k + 1]);
+            bn_kahan(&sg, &cg, pp[2 * k]);
+            bn_kahan(&sgx, &cgx, pp[2 * k + 1]);
         }
-        loc[t] = sg;
-        loc[ld + t] = sgx;
-        if (bn_group_owns(gr, t, i0, C, HW)) {
+        if (r < C && get_group_id(0) == 0) {
             dbeta[dbeta_off + c] += sg;
             dgamma[dgamma_off + c] += sgx;
         }
+        float v = stat[stat_off + c];
+        float is = train ? v : 1.0f / sqrt(v + eps);
+        loc[t] = mean[mean_off + c];
+        loc[ly + t] = is;
+        loc[2 * ly + t] = gamma[gamma_off + c] * is;
+        loc[3 * ly + t] = sg / (float)m;
+        loc[4 * ly + t] = sgx / (float)m;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    bn_elems w = bn_elems_start(i0 + lid, wg, HW, C, gr.r0);
-    for (uint q = 0; q < K; q++, bn_elems_step(&w, HW, C)) {
-        ulong i = (ulong)i0 + q * wg + lid;
-        if (i < n_el) {
-            uint c = w.c, t = w.t;
-            float mu = mean[mean_off + c], v = stat[stat_off + c];
-            float is = train ? v : 1.0f / sqrt(v + eps);
-            float g = dy[dy_off + i];
-            if (relu && !(y[y_off + i] > 0.0f))
-                g = 0.0f;
-            float gi = gamma[gamma_off + c] * is;
-            float mg = loc[t] / (float)m, mgx = loc[ld + t] / (float)m;
-            dx[dx_off + i] = train ? gi * (g - mg - ((x[x_off + i] - mu) * is) * mgx) : gi * g;
-        }
+    float mu = loc[t], is = loc[ly + t], gi = loc[2 * ly + t];
+    float mg = loc[3 * ly + t], mgx = loc[4 * ly + t];
+    if (p < HW && r < rows) {
+        ulong i = (ulong)r * HW + p;
+        float g = bn_bwd_g(dy + dy_off, y + y_off, i, relu);
+        dx[dx_off + i] = train ? gi * (g - mg - ((x[x_off + i] - mu) * is) * mgx) : gi * g;
     }
+}
+
+/*
+ * The input gradient with one slice (S = 1): bn_bwd_partial_f32 has
+ * written the channel's sums and added them to dgamma and dbeta, so this
+ * is element-wise, without bn_bwd_dx_f32's stage two and barrier (which on
+ * a CPU cost as much as the elements). The same formulas.
+ * x, dy, dx, y: (N, C, HW), gamma, mean, stat: (C), part: (C, 1, 2)
+ */
+__kernel void bn_bwd_dx1_f32(__global float *dx, ulong dx_off, __global const float *dy,
+                             ulong dy_off, __global const float *x, ulong x_off,
+                             __global const float *y, ulong y_off, __global const float *gamma,
+                             ulong gamma_off, __global const float *mean, ulong mean_off,
+                             __global const float *stat, ulong stat_off,
+                             __global const float *part, ulong part_off, uint N, uint C, uint HW,
+                             uint2 md, float eps, int train, int relu)
+{
+    uint p = get_global_id(0), r = get_global_id(1), c = bn_channel(r, C, md);
+    uint m = N * HW;
+    float v = stat[stat_off + c]; /* the row's constants ahead of the guard, as bn_fwd_f32 */
+    float is = train ? v : 1.0f / sqrt(v + eps);
+    float mu = mean[mean_off + c], gi = gamma[gamma_off + c] * is;
+    float mg = part[part_off + 2 * (ulong)c] / (float)m;
+    float mgx = part[part_off + 2 * (ulong)c + 1] / (float)m;
+    if (p >= HW || r >= N * C)
+        return;
+    ulong i = (ulong)r * HW + p;
+    float g = bn_bwd_g(dy + dy_off, y + y_off, i, relu);
+    dx[dx_off + i] = train ? gi * (g - mg - ((x[x_off + i] - mu) * is) * mgx) : gi * g;
 }
 
 /* ---- CPU devices ---- */

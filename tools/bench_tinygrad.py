@@ -231,7 +231,7 @@ def main():
     ap.add_argument("--models", default="mlp,cnn,resnet56", help="comma-separated, of: " + ",".join(BATCH))
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--steps", type=int, help="timed steps per run (default: mlp 20, cnn 10, resnet56 3)")
-    ap.add_argument("--warmup", type=int, help="untimed steps first (default: mlp 3, cnn 2, resnet56 1)")
+    ap.add_argument("--warmup", type=int, help="untimed steps first (default: mlp 50, cnn 2, resnet56 1)")
     ap.add_argument("--cltrain", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                                                       "build", "tools", "cltrain"))
     ap.add_argument("--platform", choices=sorted(PLATFORM), default="pocl")

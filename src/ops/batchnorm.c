@@ -11,26 +11,30 @@
 #include "host/batchnorm_host.h"
 
 #define BN_MAX_WG 256
-/* Slices: enough work-groups in all for a device of 130 compute units
- * (BN_GROUPS), none shorter than BN_MIN_SLICE elements (8 per work-item of
- * the largest group) unless a channel has fewer. */
+/* Slices: enough work-groups in all to give each compute unit 8
+ * (BN_PER_UNIT), at most BN_GROUPS (a device of 130 units), none shorter
+ * than BN_MIN_SLICE elements (8 per work-item of the largest group) unless
+ * a channel has fewer. Fewer slices on smaller devices: each element-wise
+ * group combines its channels' slices again, so slices beyond what fills
+ * the device are work repeated in every group (on a 2-unit CPU the cnn's
+ * first batch norm went from 24 slices to 1). */
 #define BN_GROUPS 1024
+#define BN_PER_UNIT 8
 #define BN_MIN_SLICE 2048
-/* elements per work-item at most in the element-wise passes */
-#define BN_MAX_K 8
-
 /* S slices of L consecutive elements of a channel's m (the last may be
- * shorter, none empty); the shape alone decides them, so the summation
- * order is the same on every run. */
-static void bn_slices(size_t m, size_t C, size_t *S, size_t *L)
+ * shorter, none empty) for a device of `units` compute units (0: the
+ * most, BN_GROUPS); the shape and the device decide them, so the
+ * summation order is the same on every run on a device. */
+static void bn_slices(size_t m, size_t C, size_t units, size_t *S, size_t *L)
 {
-    ct_slices(m, (BN_GROUPS + C - 1) / C, BN_MIN_SLICE, S, L);
+    size_t groups = units && units * BN_PER_UNIT < BN_GROUPS ? units * BN_PER_UNIT : BN_GROUPS;
+    ct_slices(m, (groups + C - 1) / C, BN_MIN_SLICE, S, L);
 }
 
 size_t ct_batchnorm_workspace_size(size_t N, size_t C, size_t HW)
 {
     size_t S, L;
-    bn_slices(N * HW, C, &S, &L);
+    bn_slices(N * HW, C, 0, &S, &L); /* the most slices any device takes */
     return 4 * C * S; /* stats: (C, S, 4); backward: (C, S, 2) */
 }
 
@@ -46,21 +50,40 @@ static int cpu_local(ct_context *ctx, const char *kernel, size_t items, size_t *
     return ct_kernel_pow2_wg(ctx, CT_PROG_batchnorm, kernel, 64, per ? per : 1, w);
 }
 
-/* The element-wise layout of bn_fwd_train_f32 and bn_bwd_dx_f32: groups of
- * wg work-items taking k elements each, k <= BN_MAX_K, as large as still
- * leaves BN_GROUPS groups (the shape alone decides; the results do not
- * depend on it), and the local slots per statistic, ld = min(wg k, C). */
-static int elt_layout(ct_context *ctx, const char *kernel, size_t n_el, size_t C, size_t *wg,
-                      size_t *k, size_t *groups, size_t *ld)
+/* The 2-D layout of the element-wise kernels (bn_fwd_f32, bn_fwd_train_f32,
+ * bn_bwd_dx_f32, bn_bwd_dx1_f32): a work-item per element, groups of lx
+ * positions by ly rows; lx the smallest power of two holding a row of HW
+ * <= 32 (1 for a dense layer's HW = 1: its rows are neighbours), else the
+ * one from 32 to 256 that pads a row least (ties to the wider); ly as many
+ * rows as make 256 work-items (fewer if the kernel allows less). The shape
+ * and the device's limit decide; the results do not depend on them. */
+static int elt_layout(ct_context *ctx, const char *kernel, size_t HW, size_t rows, size_t g[2],
+                      size_t l[2])
 {
-    int st = ct_kernel_pow2_wg(ctx, CT_PROG_batchnorm, kernel, BN_MAX_WG, n_el, wg);
+    size_t cap;
+    int st = ct_kernel_pow2_wg(ctx, CT_PROG_batchnorm, kernel, BN_MAX_WG, 0, &cap);
     if (st)
         return st;
-    *k = n_el / (*wg * BN_GROUPS);
-    *k = *k < 1 ? 1 : *k > BN_MAX_K ? BN_MAX_K : *k;
-    size_t e = *wg * *k;
-    *groups = (n_el + e - 1) / e;
-    *ld = e < C ? e : C;
+    size_t lx = 1, best = (size_t)-1;
+    if (HW <= 32) {
+        while (lx < HW)
+            lx *= 2;
+    } else {
+        for (size_t w = 32; w <= 256 && w <= cap; w *= 2) {
+            size_t padded = (HW + w - 1) / w * w;
+            if (padded <= best) {
+                best = padded;
+                lx = w;
+            }
+        }
+    }
+    if (lx > cap)
+        lx = cap;
+    size_t ly = cap / lx < rows ? cap / lx : rows;
+    l[0] = lx;
+    l[1] = ly ? ly : 1;
+    g[0] = (HW + lx - 1) / lx * lx;
+    g[1] = (rows + l[1] - 1) / l[1] * l[1];
     return CT_OK;
 }
 
@@ -92,10 +115,14 @@ static int launch_fwd(ct_context *ctx, ct_buf y, ct_buf x, ct_buf mean, ct_buf s
                       CT_BUF(mean), CT_BUF(stat), CT_BUF(gamma), CT_BUF(beta), CT_ARG(n),
                       CT_ARG(c), CT_ARG(hw), CT_ARG(e), CT_ARG(fv), CT_ARG(r));
     }
-    size_t g[1] = { N * C * HW };
-    return CT_RUN(ctx, CT_PROG_batchnorm, "bn_fwd_f32", 1, g, NULL, CT_BUF(y), CT_BUF(x),
+    size_t g[2], l[2];
+    int st = elt_layout(ctx, "bn_fwd_f32", HW, N * C, g, l);
+    if (st)
+        return st;
+    cl_uint2 md = ct_fastdiv(c);
+    return CT_RUN(ctx, CT_PROG_batchnorm, "bn_fwd_f32", 2, g, l, CT_BUF(y), CT_BUF(x),
                   CT_BUF(mean), CT_BUF(stat), CT_BUF(gamma), CT_BUF(beta), CT_ARG(n), CT_ARG(c),
-                  CT_ARG(hw), CT_ARG(e), CT_ARG(fv), CT_ARG(r));
+                  CT_ARG(hw), CT_ARG(md), CT_ARG(e), CT_ARG(fv), CT_ARG(r));
 }
 
 int ct_batchnorm_forward_train(ct_context *ctx, ct_buf y, ct_buf save_mean, ct_buf save_invstd,
@@ -140,31 +167,36 @@ int ct_batchnorm_forward_train(ct_context *ctx, ct_buf y, ct_buf save_mean, ct_b
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "%s: no workspace. HINT: pass one of "
                        "ct_batchnorm_workspace_size(N, C, HW) floats", who);
     size_t S, L, wg;
-    bn_slices(N * HW, C, &S, &L);
+    bn_slices(N * HW, C, ctx->dev.compute_units, &S, &L);
     if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_batchnorm, "bn_stats_partial_f32", BN_MAX_WG, L, &wg)))
         return st;
     cl_uint ns = (cl_uint)S, nl = (cl_uint)L;
     size_t g1[2] = { S * wg, C }, l1[2] = { wg, 1 };
-    ct_launch_bytes(ctx, N * C * HW * sizeof(float), 4 * C * S * sizeof(float));
-    st = CT_RUN(ctx, CT_PROG_batchnorm, "bn_stats_partial_f32", 2, g1, l1, CT_BUF(work), CT_BUF(x),
-                CT_ARG(n), CT_ARG(c), CT_ARG(hw), CT_ARG(nl), CT_LOCAL(2 * wg * sizeof(cl_float)));
+    /* one slice: the group finishes the statistics (mean, invstd, running) */
+    size_t fin = S == 1 ? 2 * C + running : 0;
+    ct_launch_bytes(ctx, (N * C * HW + (S == 1 ? running : 0)) * sizeof(float),
+                    (4 * C * S + fin) * sizeof(float));
+    st = CT_RUN(ctx, CT_PROG_batchnorm, "bn_stats_partial_f32", 2, g1, l1, CT_BUF(work),
+                CT_BUF(save_mean), CT_BUF(save_invstd), CT_BUF(running_mean), CT_BUF(running_var),
+                CT_BUF(x), CT_ARG(n), CT_ARG(c), CT_ARG(hw), CT_ARG(nl), CT_ARG(mom), CT_ARG(e),
+                CT_LOCAL(2 * wg * sizeof(cl_float)));
     if (st)
         return st;
+    if (S == 1) /* then the normalisation is element-wise */
+        return launch_fwd(ctx, y, x, save_mean, save_invstd, gamma, beta, N, C, HW, eps, 0, relu);
     /* stage two inside the normalisation (bn_fwd_train_f32) */
-    size_t n_el = N * C * HW, wg2, k, groups, ld;
-    if ((st = elt_layout(ctx, "bn_fwd_train_f32", n_el, C, &wg2, &k, &groups, &ld)))
+    size_t n_el = N * C * HW, g2[2], l2[2];
+    if ((st = elt_layout(ctx, "bn_fwd_train_f32", HW, N * C, g2, l2)))
         return st;
-    size_t g2[1] = { groups * wg2 }, l2[1] = { wg2 };
-    cl_uint nk = (cl_uint)k, nld = (cl_uint)ld;
+    cl_uint2 md = ct_fastdiv(c);
     cl_int r = relu ? 1 : 0;
     ct_launch_bytes(ctx, (n_el + 4 * C * S + 2 * C + running) * sizeof(float),
                     (n_el + 2 * C + running) * sizeof(float));
-    return CT_RUN(ctx, CT_PROG_batchnorm, "bn_fwd_train_f32", 1, g2, l2, CT_BUF(y),
+    return CT_RUN(ctx, CT_PROG_batchnorm, "bn_fwd_train_f32", 2, g2, l2, CT_BUF(y),
                   CT_BUF(save_mean), CT_BUF(save_invstd), CT_BUF(running_mean),
                   CT_BUF(running_var), CT_BUF(x), CT_BUF(work), CT_BUF(gamma), CT_BUF(beta),
-                  CT_ARG(n), CT_ARG(c), CT_ARG(hw), CT_ARG(ns), CT_ARG(nl), CT_ARG(nk),
-                  CT_ARG(nld), CT_ARG(mom), CT_ARG(e), CT_ARG(r),
-                  CT_LOCAL(2 * ld * sizeof(cl_float)));
+                  CT_ARG(n), CT_ARG(c), CT_ARG(hw), CT_ARG(ns), CT_ARG(nl), CT_ARG(md),
+                  CT_ARG(mom), CT_ARG(e), CT_ARG(r), CT_LOCAL(4 * l2[1] * sizeof(cl_float)));
 }
 
 int ct_batchnorm_forward_eval(ct_context *ctx, ct_buf y, ct_buf x, ct_buf gamma, ct_buf beta,
@@ -216,31 +248,45 @@ static int launch_bwd(ct_context *ctx, const char *who, ct_buf dx, ct_buf dgamma
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "%s: no workspace. HINT: pass one of "
                        "ct_batchnorm_workspace_size(N, C, HW) floats", who);
     size_t S, L, wg;
-    bn_slices(N * HW, C, &S, &L);
+    bn_slices(N * HW, C, ctx->dev.compute_units, &S, &L);
     if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_batchnorm, "bn_bwd_partial_f32", BN_MAX_WG, L, &wg)))
         return st;
     cl_uint ns = (cl_uint)S, nl = (cl_uint)L;
     size_t g1[2] = { S * wg, C }, l1[2] = { wg, 1 };
-    ct_launch_bytes(ctx, (streams * n_el + 2 * C) * sizeof(float), 2 * C * S * sizeof(float));
-    st = CT_RUN(ctx, CT_PROG_batchnorm, "bn_bwd_partial_f32", 2, g1, l1, CT_BUF(work), CT_BUF(dy),
-                CT_BUF(x), CT_BUF(y), CT_BUF(mean), CT_BUF(stat), CT_ARG(n), CT_ARG(c), CT_ARG(hw),
-                CT_ARG(nl), CT_ARG(e), CT_ARG(t), CT_ARG(r), CT_LOCAL(2 * wg * sizeof(cl_float)));
+    /* one slice: the group adds its sums to dgamma and dbeta too */
+    size_t fin = S == 1 ? 2 * C : 0;
+    ct_launch_bytes(ctx, (streams * n_el + 2 * C + fin) * sizeof(float),
+                    (2 * C * S + fin) * sizeof(float));
+    ct_buf yr = relu ? y : dy; /* read unconditionally, used with relu only */
+    st = CT_RUN(ctx, CT_PROG_batchnorm, "bn_bwd_partial_f32", 2, g1, l1, CT_BUF(work),
+                CT_BUF(dgamma), CT_BUF(dbeta), CT_BUF(dy), CT_BUF(x), CT_BUF(yr), CT_BUF(mean),
+                CT_BUF(stat), CT_ARG(n), CT_ARG(c), CT_ARG(hw), CT_ARG(nl), CT_ARG(e), CT_ARG(t),
+                CT_ARG(r), CT_LOCAL(2 * wg * sizeof(cl_float)));
     if (st)
         return st;
+    if (S == 1) { /* then the input gradient is element-wise */
+        size_t g2[2], l2[2];
+        if ((st = elt_layout(ctx, "bn_bwd_dx1_f32", HW, N * C, g2, l2)))
+            return st;
+        cl_uint2 md = ct_fastdiv(c);
+        ct_launch_bytes(ctx, (streams * n_el + 5 * C) * sizeof(float), n_el * sizeof(float));
+        return CT_RUN(ctx, CT_PROG_batchnorm, "bn_bwd_dx1_f32", 2, g2, l2, CT_BUF(dx), CT_BUF(dy),
+                      CT_BUF(x), CT_BUF(yr), CT_BUF(gamma), CT_BUF(mean), CT_BUF(stat),
+                      CT_BUF(work), CT_ARG(n), CT_ARG(c), CT_ARG(hw), CT_ARG(md), CT_ARG(e),
+                      CT_ARG(t), CT_ARG(r));
+    }
     /* stage two inside the input gradient (bn_bwd_dx_f32) */
-    size_t wg2, k, groups, ld;
-    if ((st = elt_layout(ctx, "bn_bwd_dx_f32", n_el, C, &wg2, &k, &groups, &ld)))
+    size_t g2[2], l2[2];
+    if ((st = elt_layout(ctx, "bn_bwd_dx_f32", HW, N * C, g2, l2)))
         return st;
-    size_t g2[1] = { groups * wg2 }, l2[1] = { wg2 };
-    cl_uint nk = (cl_uint)k, nld = (cl_uint)ld;
+    cl_uint2 md = ct_fastdiv(c);
     /* reads dy, x (y), the partials, gamma, mean, stat, dgamma, dbeta */
     ct_launch_bytes(ctx, (streams * n_el + 2 * C * S + 5 * C) * sizeof(float),
                     (n_el + 2 * C) * sizeof(float));
-    return CT_RUN(ctx, CT_PROG_batchnorm, "bn_bwd_dx_f32", 1, g2, l2, CT_BUF(dx), CT_BUF(dgamma),
-                  CT_BUF(dbeta), CT_BUF(dy), CT_BUF(x), CT_BUF(y), CT_BUF(gamma), CT_BUF(mean),
+    return CT_RUN(ctx, CT_PROG_batchnorm, "bn_bwd_dx_f32", 2, g2, l2, CT_BUF(dx), CT_BUF(dgamma),
+                  CT_BUF(dbeta), CT_BUF(dy), CT_BUF(x), CT_BUF(yr), CT_BUF(gamma), CT_BUF(mean),
                   CT_BUF(stat), CT_BUF(work), CT_ARG(n), CT_ARG(c), CT_ARG(hw), CT_ARG(ns),
-                  CT_ARG(nk), CT_ARG(nld), CT_ARG(e), CT_ARG(t), CT_ARG(r),
-                  CT_LOCAL(2 * ld * sizeof(cl_float)));
+                  CT_ARG(md), CT_ARG(e), CT_ARG(t), CT_ARG(r), CT_LOCAL(5 * l2[1] * sizeof(cl_float)));
 }
 
 int ct_batchnorm_backward_train(ct_context *ctx, ct_buf dx, ct_buf dgamma, ct_buf dbeta, ct_buf dy,
