@@ -69,8 +69,7 @@ inline void bn_kahan4(float4 *s, float4 *comp, float4 v)
 
 inline float bn_lanes4(float4 v, float tail)
 {
-    float2 a = v.lo + v.hi;
-    return (a.x + a.y) + tail;
+    return ((v.x + v.z) + (v.y + v.w)) + tail; /* (lo + hi), then its two lanes */
 }
 
 /* red[0..wg) summed into red[0] in a fixed order; every work-item calls it. */

@@ -143,3 +143,249 @@ CT_GREG_KERNEL(gemm_reg_nn, 0, 0)
 CT_GREG_KERNEL(gemm_reg_nt, 0, 1)
 CT_GREG_KERNEL(gemm_reg_tn, 1, 0)
 CT_GREG_KERNEL(gemm_reg_tt, 1, 1)
+
+/*
+ * gemm_vec_<ta><tb>: for CPU runtimes that run a work-item's vector code as
+ * it is (pocl), the same products without local memory or barriers, one
+ * work-item per work-group, each computing a block of C in AVX-512-wide
+ * float16 sums kept in registers, straight from global memory (the cache):
+ *   NN: 8 rows x 32 columns; per k, two float16 loads of B's row and 8
+ *       broadcasts of A's column feed 16 multiply-adds;
+ *   NT: 4 rows x 4 columns with the sums along k (16 k per step): 4 + 4
+ *       float16 loads of A's and B's rows feed 16 multiply-adds; the lanes
+ *       are added pairwise at the end, then the k mod 16 tail in order;
+ *   TN, TT: 32 rows x 8 columns; per k, two float16 loads of A^T's row
+ *       and 8 broadcasts of B's feed 16 multiply-adds.
+ * pocl's tiled kernels (gemm.cl) spend most of their time copying tiles
+ * into local memory and saving each work-item's sums at every barrier;
+ * these ran 4-8x their speed on the zoo's products (2 Zen 4 cores:
+ * docs/BENCHMARKS_GPU.md). Rows and columns past m and n read clamped
+ * indices and are not stored; edge blocks take a clamped gather for the
+ * vector loads. Each sum runs over the slice's k in ascending order (NT:
+ * in 16 interleaved lanes), so results are deterministic; split-K and
+ * two-level batches as gemm.cl's kernels.
+ */
+
+/* p[j0 .. j0 + 16) with the indices clamped below lim */
+inline float16 ct_gvec_load(__global const float *p, uint j0, uint lim)
+{
+    if (j0 + 16 <= lim)
+        return vload16(0, p + j0);
+    float t[16];
+    for (int e = 0; e < 16; e++)
+        t[e] = p[min(j0 + e, lim - 1)];
+    return vload16(0, t);
+}
+
+/* C[row][col] from the sum v: alpha v (+ beta C) (+ bias), the activation;
+ * the rounding of gemm.cl's epilogue */
+inline void ct_gvec_put(__global float *cr, uint col, float v, float alpha, float beta,
+                        __global const float *bias, ulong bias_off, int has_bias, int act)
+{
+    v = alpha * v;
+    v = beta == 0.0f ? v : ct_fma(beta, cr[col], v);
+    if (has_bias)
+        v += bias[bias_off + col];
+    cr[col] = ct_act_f(act, v);
+}
+
+/* 16 sums s of columns col .. col + 15 of row cr, those below n */
+inline void ct_gvec_put16(__global float *cr, uint col, uint n, float16 s, float alpha, float beta,
+                          __global const float *bias, ulong bias_off, int has_bias, int act)
+{
+    if (col + 16 <= n && !has_bias && !act) {
+        float16 v = alpha * s;
+        if (beta != 0.0f)
+            v = ct_fma((float16)beta, vload16(0, cr + col), v);
+        vstore16(v, 0, cr + col);
+        return;
+    }
+    float t[16];
+    vstore16(s, 0, t);
+    for (int e = 0; e < 16 && col + e < n; e++)
+        ct_gvec_put(cr, col + e, t[e], alpha, beta, bias, bias_off, has_bias, act);
+}
+
+#define CT_GVEC_EPI alpha, beta, bias, bias_off, has_bias, act
+
+/* one k of NN: B's row p (two float16, LOAD) into the 8 rows' sums */
+#define CT_GVEC_NN_STEP(LOAD)                                                                     \
+    {                                                                                             \
+        __global const float *bp = b + (ulong)p * ldb;                                            \
+        const float16 b0 = LOAD(bp, c0, n), b1 = LOAD(bp, c0 + 16, n);                            \
+        _Pragma("unroll") for (int i = 0; i < 8; i++)                                             \
+        {                                                                                         \
+            const float16 av = (float16)ar[i][p];                                                 \
+            acc[i][0] = ct_fma(av, b0, acc[i][0]);                                                \
+            acc[i][1] = ct_fma(av, b1, acc[i][1]);                                                \
+        }                                                                                         \
+    }
+#define CT_GVEC_VLOAD(p, j0, lim) vload16(0, (p) + (j0))
+
+inline void ct_gvec_nn(__global const float *a, uint lda, __global const float *b, uint ldb,
+                       __global float *c, uint ldc, uint m, uint n, uint k0, uint k1, float alpha,
+                       float beta, __global const float *bias, ulong bias_off, int has_bias, int act)
+{
+    const uint c0 = get_global_id(0) * 32, r0 = get_global_id(1) * 8;
+    __global const float *ar[8];
+    float16 acc[8][2];
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        ar[i] = a + (ulong)min(r0 + i, m - 1) * lda;
+        acc[i][0] = acc[i][1] = (float16)0.0f;
+    }
+    if (c0 + 32 <= n) {
+        for (uint p = k0; p < k1; p++)
+            CT_GVEC_NN_STEP(CT_GVEC_VLOAD)
+    } else {
+        for (uint p = k0; p < k1; p++)
+            CT_GVEC_NN_STEP(ct_gvec_load)
+    }
+    for (int i = 0; i < 8 && r0 + i < m; i++) {
+        __global float *cr = c + (ulong)(r0 + i) * ldc;
+        ct_gvec_put16(cr, c0, n, acc[i][0], CT_GVEC_EPI);
+        if (c0 + 16 < n)
+            ct_gvec_put16(cr, c0 + 16, n, acc[i][1], CT_GVEC_EPI);
+    }
+}
+
+/* the lanes of v added pairwise (lane e + lane e + 8, then + 4, + 2, + 1)
+ * through private memory: Oclgrind takes .lo / .hi of a float16 for
+ * uninitialized values */
+inline float ct_gvec_hsum(float16 v)
+{
+    float t[16];
+    vstore16(v, 0, t);
+    for (int w = 8; w > 0; w >>= 1)
+        for (int e = 0; e < w; e++)
+            t[e] += t[e + w];
+    return t[0];
+}
+
+inline void ct_gvec_nt(__global const float *a, uint lda, __global const float *b, uint ldb,
+                       __global float *c, uint ldc, uint m, uint n, uint k0, uint k1, float alpha,
+                       float beta, __global const float *bias, ulong bias_off, int has_bias, int act)
+{
+    const uint c0 = get_global_id(0) * 4, r0 = get_global_id(1) * 4;
+    __global const float *ar[4], *bc[4];
+    float16 acc[4][4];
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        ar[i] = a + (ulong)min(r0 + i, m - 1) * lda;
+        bc[i] = b + (ulong)min(c0 + i, n - 1) * ldb;
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+            acc[i][j] = (float16)0.0f;
+    }
+    uint p = k0;
+    for (; p + 16 <= k1; p += 16) {
+        float16 av[4], bv[4];
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            av[i] = vload16(0, ar[i] + p);
+            bv[i] = vload16(0, bc[i] + p);
+        }
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                acc[i][j] = ct_fma(av[i], bv[j], acc[i][j]);
+    }
+    float s[4][4];
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+            s[i][j] = ct_gvec_hsum(acc[i][j]);
+    for (; p < k1; p++)
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                s[i][j] = ct_fma(ar[i][p], bc[j][p], s[i][j]);
+    for (int i = 0; i < 4 && r0 + i < m; i++)
+        for (int j = 0; j < 4 && c0 + j < n; j++)
+            ct_gvec_put(c + (ulong)(r0 + i) * ldc, c0 + j, s[i][j], CT_GVEC_EPI);
+}
+
+/* one k of TN / TT: A^T's row p (two float16, LOAD) times B's 8 values */
+#define CT_GVEC_TX_STEP(LOAD, TB)                                                                 \
+    {                                                                                             \
+        __global const float *ap = a + (ulong)p * lda;                                            \
+        const float16 a0 = LOAD(ap, r0, m), a1 = LOAD(ap, r0 + 16, m);                            \
+        _Pragma("unroll") for (int j = 0; j < 8; j++)                                             \
+        {                                                                                         \
+            const float16 bv = (float16)(TB ? bc[j][p] : b[(ulong)p * ldb + cj[j]]);              \
+            acc[j][0] = ct_fma(a0, bv, acc[j][0]);                                                \
+            acc[j][1] = ct_fma(a1, bv, acc[j][1]);                                                \
+        }                                                                                         \
+    }
+
+inline void ct_gvec_tx(const int tb, __global const float *a, uint lda, __global const float *b,
+                       uint ldb, __global float *c, uint ldc, uint m, uint n, uint k0, uint k1,
+                       float alpha, float beta, __global const float *bias, ulong bias_off,
+                       int has_bias, int act)
+{
+    const uint c0 = get_global_id(0) * 8, r0 = get_global_id(1) * 32;
+    __global const float *bc[8];
+    uint cj[8];
+    float16 acc[8][2];
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+        cj[j] = min(c0 + j, n - 1);
+        bc[j] = b + (ulong)cj[j] * ldb;
+        acc[j][0] = acc[j][1] = (float16)0.0f;
+    }
+    if (r0 + 32 <= m) {
+        for (uint p = k0; p < k1; p++)
+            CT_GVEC_TX_STEP(CT_GVEC_VLOAD, tb)
+    } else {
+        for (uint p = k0; p < k1; p++)
+            CT_GVEC_TX_STEP(ct_gvec_load, tb)
+    }
+    /* the block transposed through private memory: a row's 8 columns in
+     * one store (with k of tens, scalar stores down the columns were most
+     * of the kernel) */
+    float t[8][32];
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+        vstore16(acc[j][0], 0, t[j]);
+        vstore16(acc[j][1], 0, t[j] + 16);
+    }
+    for (int i = 0; i < 32 && r0 + i < m; i++) {
+        __global float *cr = c + (ulong)(r0 + i) * ldc;
+        if (c0 + 8 <= n && !has_bias && !act) {
+            float8 v = alpha * (float8)(t[0][i], t[1][i], t[2][i], t[3][i], t[4][i], t[5][i], t[6][i],
+                                        t[7][i]);
+            if (beta != 0.0f)
+                v = ct_fma((float8)beta, vload8(0, cr + c0), v);
+            vstore8(v, 0, cr + c0);
+        } else {
+            for (int j = 0; j < 8 && c0 + j < n; j++)
+                ct_gvec_put(cr, c0 + j, t[j][i], CT_GVEC_EPI);
+        }
+    }
+}
+
+/* Arguments and z as gemm.cl's CT_GEMM_KERNEL; global size (ceil(n / TN),
+ * ceil(m / TM), groups along z) with the tiles above, work-groups of one */
+#define CT_GVEC_KERNEL(NAME, TA, TB)                                                              \
+    __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void NAME(CT_GEMM_PARAMS)             \
+    {                                                                                             \
+        const uint g = get_group_id(2), i1 = g / nb2, i2 = g - i1 * nb2, z = zs ? g : 0;          \
+        const uint k0 = z * kc, k1 = min(k, k0 + kc);                                             \
+        a += a_off + i1 * as1 + i2 * as2;                                                         \
+        b += b_off + i1 * bs1 + i2 * bs2;                                                         \
+        c += c_off + i1 * cs1 + i2 * cs2 + z * c_stride;                                          \
+        if (TA)                                                                                   \
+            ct_gvec_tx(TB, a, lda, b, ldb, c, ldc, m, n, k0, k1, CT_GVEC_EPI);                    \
+        else if (TB)                                                                              \
+            ct_gvec_nt(a, lda, b, ldb, c, ldc, m, n, k0, k1, CT_GVEC_EPI);                        \
+        else                                                                                      \
+            ct_gvec_nn(a, lda, b, ldb, c, ldc, m, n, k0, k1, CT_GVEC_EPI);                        \
+    }
+
+CT_GVEC_KERNEL(gemm_vec_nn, 0, 0)
+CT_GVEC_KERNEL(gemm_vec_nt, 0, 1)
+CT_GVEC_KERNEL(gemm_vec_tn, 1, 0)
+CT_GVEC_KERNEL(gemm_vec_tt, 1, 1)

@@ -1,7 +1,7 @@
 /*
  * test_gemm_cl - cltrain's own OpenCL SGEMM (src/ops/gemm_cl.c,
  * cl_kernels/gemm.cl, gemm_reg.cl) against a double-precision host product:
- * every transposition, the three tile sizes, without and with split-K (2, 3 and 7
+ * every transposition, every tile set, without and with split-K (2, 3 and 7
  * slices, and the plan's own), shapes that are not multiples of any tile,
  * offsets and padded leading dimensions, alpha and beta (beta = 0 over a C
  * of NaNs: C must not be read), and guard values around C that must stay
@@ -10,14 +10,16 @@
  * Tolerance: the kernel sums each element's products with fma in float, a
  * slice at a time, then adds the slices in float: at most k + s roundings
  * in a row, each of relative size u = 2^-24, then one for alpha and one for
- * beta. So |c - exact| <= (k + s + 2) u (|alpha| sum_k |a_ik b_kj| +
+ * beta (the float16 tiles' NT sums: 16 interleaved sums of k / 16 terms,
+ * 4 pairwise additions, then the k mod 16 tail: fewer roundings in a row).
+ * So |c - exact| <= (k + s + 2) u (|alpha| sum_k |a_ik b_kj| +
  * |beta c_ij|) (Higham, Accuracy and Stability, 3.1-3.5, first order); the
  * reference in double adds error far below that.
  *
  *   test_gemm_cl              the checks
- *   test_gemm_cl --small [--tiles reg] [--build-options OPTS]
+ *   test_gemm_cl --small [--tiles reg|vec] [--build-options OPTS]
  *                             the small shapes only (for Oclgrind); with
- *                             --tiles reg the register tiles only (the
+ *                             --tiles those register tiles only (the
  *                             products and the epilogues)
  *   test_gemm_cl --bench [NAME] [--build-options OPTS]
  *                             GFLOP/s of ct_gemm_cl against CLBlastSgemm
@@ -36,8 +38,8 @@
 #include "tcheck.h"
 
 static uint64_t rng = 7;
-/* --tiles reg: the register tiles only (their Oclgrind run) */
-static int reg_only;
+/* --tiles reg|vec: those register tiles only (their Oclgrind runs); -1 all */
+static int only_tiles = -1;
 static float frand(void)
 {
     rng = rng * 6364136223846793005ull + 1442695040888963407ull;
@@ -49,7 +51,8 @@ static float frand(void)
 /* a plan's tiles, for messages and the bench table */
 static const char *tiles_str(ct_gemm_cl_tiles t)
 {
-    return t == CT_GEMM_CL_BIG ? "big" : t == CT_GEMM_CL_SMALL ? "small" : t == CT_GEMM_CL_HUGE ? "huge" : "reg";
+    return t == CT_GEMM_CL_BIG ? "big" : t == CT_GEMM_CL_SMALL ? "small" : t == CT_GEMM_CL_HUGE ? "huge"
+           : t == CT_GEMM_CL_VEC ? "vec" : "reg";
 }
 
 /* One product with a given plan; 1 when it matches. */
@@ -134,15 +137,18 @@ static int checks(ct_context *ctx, int small)
     };
     static const size_t splits[] = { 1, 2, 3, 7, 0 }; /* 0: the plan's own */
     int cases = 0, passed = 0;
-    /* big, small, huge and register tiles (the register tiles run on every device) */
-    static const ct_gemm_cl_tiles tile_sets[4] = { CT_GEMM_CL_BIG, CT_GEMM_CL_SMALL, CT_GEMM_CL_HUGE,
-                                                   CT_GEMM_CL_REG };
-    for (int ts = reg_only ? 3 : 0; ts < 4; ts++)
+    /* big, small, huge and both register tiles (the register tiles run on
+     * every device) */
+    static const ct_gemm_cl_tiles tile_sets[5] = { CT_GEMM_CL_BIG, CT_GEMM_CL_SMALL, CT_GEMM_CL_HUGE,
+                                                   CT_GEMM_CL_REG, CT_GEMM_CL_VEC };
+    for (int ts = 0; ts < 5; ts++)
         for (int t = 0; t < 4; t++)
             for (size_t i = 0; i < CT_ARRAY_LEN(shapes); i++)
                 for (size_t si = 0; si < CT_ARRAY_LEN(splits); si++) {
                     size_t m = shapes[i][0], n = shapes[i][1], k = shapes[i][2];
                     if (small && (m * n * k > 20000 || si == 1 || si == 3 || si == 4))
+                        continue;
+                    if (only_tiles >= 0 && tile_sets[ts] != (ct_gemm_cl_tiles)only_tiles)
                         continue;
                     ct_gemm_cl_plan plan = { tile_sets[ts], splits[si] };
                     if (!splits[si])
@@ -304,8 +310,8 @@ static int epilogue(ct_context *ctx, size_t m, size_t n, size_t k, size_t splits
              !ct_fill(ctx, (ct_buf){ c1, 0 }, nc, NAN) && !ct_fill(ctx, (ct_buf){ c2, 0 }, nc, NAN);
     ct_gemm_cl_plan plan = ct_gemm_cl_plan_for(ctx, m, n, k, 0, 1);
     plan.splits = splits;
-    if (reg_only)
-        plan.tiles = CT_GEMM_CL_REG;
+    if (only_tiles >= 0)
+        plan.tiles = (ct_gemm_cl_tiles)only_tiles;
     else if (act == 3)
         plan.tiles = CT_GEMM_CL_HUGE; /* the sigmoid's cases: the huge tiles' epilogue */
     ct_gemm_cl_epi epi = { bias, 0, act };
@@ -408,8 +414,9 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--small"))
             small = 1;
-        else if (!strcmp(argv[i], "--tiles") && i + 1 < argc && !strcmp(argv[i + 1], "reg"))
-            reg_only = 1, i++;
+        else if (!strcmp(argv[i], "--tiles") && i + 1 < argc &&
+                 (!strcmp(argv[i + 1], "reg") || !strcmp(argv[i + 1], "vec")))
+            only_tiles = !strcmp(argv[i + 1], "reg") ? CT_GEMM_CL_REG : CT_GEMM_CL_VEC, i++;
         else if (!strcmp(argv[i], "--build-options") && i + 1 < argc)
             o.build_options = argv[++i];
     }
@@ -438,7 +445,7 @@ int main(int argc, char **argv)
      * ct_gemm_batched's strided runs (CLTRAIN_GPU_GEMM=clblast) */
     static const size_t bshape[][5] = { { 37, 37, 12, 3, 4 }, { 20, 12, 37, 4, 3 }, { 70, 5, 33, 2, 1 } };
     int bcases = 0, bpassed = 0;
-    if (!reg_only && ct_context_set_kernels(ctx, CT_KERNELS_GPU) == CT_OK) {
+    if (only_tiles < 0 && ct_context_set_kernels(ctx, CT_KERNELS_GPU) == CT_OK) {
         for (int way = 0; way < 2; way++) {
             setenv("CLTRAIN_GPU_GEMM", way ? "clblast" : "own", 1);
             for (size_t i = 0; i < (small ? 1 : 3); i++)

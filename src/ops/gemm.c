@@ -244,8 +244,9 @@ static int own_kernel(ct_context *ctx, size_t m, size_t n, size_t k, int ta, int
         return 0;
     ct_tune_choice c = ct_tune_choose(ctx, 0, ta, tb, m, n, k, CT_PICK_OWN, CT_PICK_CLBLAST);
     if (c.pick == CT_PICK_OWN) {
-        ct_gemm_cl_tiles t = c.tiles == CT_GEMM_CL_SMALL || c.tiles == CT_GEMM_CL_HUGE ? (ct_gemm_cl_tiles)c.tiles
-                                                                                     : CT_GEMM_CL_BIG;
+        ct_gemm_cl_tiles t = c.tiles == CT_GEMM_CL_SMALL || c.tiles == CT_GEMM_CL_HUGE || c.tiles == CT_GEMM_CL_VEC
+                                 ? (ct_gemm_cl_tiles)c.tiles
+                                 : CT_GEMM_CL_BIG;
         *plan = (ct_gemm_cl_plan){ t, c.splits ? c.splits : 1 };
         return 1;
     }

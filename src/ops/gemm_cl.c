@@ -33,6 +33,12 @@ static const char *const reg_names[4] = { "gemm_reg_nn", "gemm_reg_nt", "gemm_re
 /* cl_kernels/gemm_reg.cl's tiles (CT_GREG_WM, CT_GREG_WN; 4 x 4 sums per
  * work-item, 4 k per step) */
 static const ct_gemm_cl_tile reg_tiles = { 16, 32, 4, 4, 8 };
+static const char *const vec_names[4] = { "gemm_vec_nn", "gemm_vec_nt", "gemm_vec_tn", "gemm_vec_tt" };
+/* gemm_reg.cl's float16 tiles by transposition case (ta * 2 + tb), one
+ * work-item per group; k-slices a multiple of 16 deep (NT's step) */
+static const ct_gemm_cl_tile vec_tiles[4] = {
+    { 8, 32, 16, 1, 1 }, { 4, 4, 16, 1, 1 }, { 32, 8, 16, 1, 1 }, { 32, 8, 16, 1, 1 }
+};
 
 typedef ct_gemm_cl_tile tiles_info;
 
@@ -42,6 +48,8 @@ static tiles_info tiles_in(const ct_gemm_cl_params *p, ct_gemm_cl_tiles t)
 {
     if (t == CT_GEMM_CL_REG)
         return reg_tiles;
+    if (t == CT_GEMM_CL_VEC) /* NN's, for the split rule */
+        return vec_tiles[0];
     return (tiles_info){ p->wm[t] * p->rm[t], p->wn[t] * p->rnv[t] * p->vn, p->tk, p->wm[t], p->wn[t] };
 }
 
@@ -61,7 +69,7 @@ static tiles_info tiles_of(const ct_context *ctx, ct_gemm_cl_tiles t)
 static tiles_info mm_tiles_of(const ct_context *ctx, ct_gemm_cl_tiles t)
 {
     tiles_info ti = tiles_of(ctx, t);
-    if (t != CT_GEMM_CL_REG)
+    if (t != CT_GEMM_CL_REG && t != CT_GEMM_CL_VEC)
         ti.tk = params_of(ctx)->tk_mm;
     return ti;
 }
@@ -139,6 +147,8 @@ ct_gemm_cl_plan ct_gemm_cl_plan_for(const ct_context *ctx, size_t m, size_t n, s
     (void)ta, (void)tb;
     if (ct_gemm_cl_reg_device(ctx))
         return (ct_gemm_cl_plan){ CT_GEMM_CL_REG, splits_for(ctx, CT_GEMM_CL_REG, m, n, k, 1) };
+    if (ct_gemm_cl_vec_device(ctx))
+        return (ct_gemm_cl_plan){ CT_GEMM_CL_VEC, splits_for(ctx, CT_GEMM_CL_VEC, m, n, k, 1) };
     ct_gemm_cl_tiles t = m <= 16 || ctx->dev.max_work_group_size < tiles_of(ctx, CT_GEMM_CL_BIG).wm *
                                  tiles_of(ctx, CT_GEMM_CL_BIG).wn ? CT_GEMM_CL_SMALL : CT_GEMM_CL_BIG;
     if (t == CT_GEMM_CL_BIG && huge_fits(ctx, m, n, k))
@@ -151,8 +161,9 @@ size_t ct_gemm_cl_splits(const ct_context *ctx, size_t m, size_t n, size_t k, in
     return ct_gemm_cl_plan_for(ctx, m, n, k, ta, tb).splits;
 }
 
-/* On pocl (CPU devices; test_gemm_cl --bench, 2 Zen 4 cores) this kernel
- * ran 1.2-8x CLBlast's speed on the zoo's products, except the weight
+/* On pocl (CPU devices; test_gemm_cl --bench, 2 Zen 4 cores) the tiled
+ * kernels ran 1.2-8x CLBlast's speed on the zoo's products (the SGEMM now
+ * runs the float16 register tiles there: ct_gemm_cl_vec_device), except the weight
  * gradients of convolutions with 16 or 32 output channels (m <= 32, B
  * transposed, k of tens of thousands: 0.6-0.95x), where tiles of 16 or 64
  * rows are mostly loads. On GPUs, unmeasured here: the products that split
@@ -171,6 +182,11 @@ int ct_gemm_cl_reg_device(const ct_context *ctx)
     return !ct_gemm_cl_device_ok(ctx);
 }
 
+int ct_gemm_cl_vec_device(const ct_context *ctx)
+{
+    return ctx->dev.type == CT_DEVICE_CPU && ct_gemm_cl_device_ok(ctx);
+}
+
 int ct_gemm_cl_choose(const ct_context *ctx, size_t m, size_t n, size_t k, int ta, int tb)
 {
     /* register tiles against CLBlast on Mesa's llvmpipe (test_gemm_cl
@@ -178,6 +194,11 @@ int ct_gemm_cl_choose(const ct_context *ctx, size_t m, size_t n, size_t k, int t
      * (4.4-9.1 GFLOP/s against 0.9-4.0), so every product there; the tuner
      * measures CLBlast against them per shape */
     if (ct_gemm_cl_reg_device(ctx))
+        return 1;
+    /* pocl: the float16 register tiles ran 3.2-15x CLBlast on every product
+     * of the zoo's shapes (64-373 GFLOP/s against 14-25), the thin weight
+     * gradients included (the tiled kernels lost those to CLBlast) */
+    if (ct_gemm_cl_vec_device(ctx))
         return 1;
     if (ctx->dev.type == CT_DEVICE_CPU)
         return !(m <= 32 && tb && !ta && k >= 8192);
@@ -242,6 +263,14 @@ static int launchable(ct_context *ctx, ct_gemm_cl_tiles *tiles, int tc, tiles_in
                       int *prog)
 {
     *prog = CT_PROG_gemm;
+    if (*tiles == CT_GEMM_CL_VEC) {
+        *tiles = CT_GEMM_CL_VEC;
+        *ti = vec_tiles[tc];
+        *name = vec_names[tc];
+        *prog = CT_PROG_gemm_reg;
+        ct_kernel_entry *e;
+        return ct_kernel_get(ctx, CT_PROG_gemm_reg, *name, &e);
+    }
     if (*tiles == CT_GEMM_CL_REG || ct_gemm_cl_reg_device(ctx)) {
         *tiles = CT_GEMM_CL_REG;
         *ti = reg_tiles;
@@ -312,7 +341,8 @@ int ct_gemm_cl_run_epi(ct_context *ctx, ct_gemm_cl_plan plan, const ct_gemm_cl_e
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_gemm_cl: %zu x %zu x %zu (ld %zu, %zu, %zu) "
                        "is too large", m, n, k, lda, ldb, ldc);
     CT_VALIDATE(ctx, a && b && c && (plan.tiles == CT_GEMM_CL_BIG || plan.tiles == CT_GEMM_CL_SMALL ||
-                                     plan.tiles == CT_GEMM_CL_HUGE || plan.tiles == CT_GEMM_CL_REG));
+                                     plan.tiles == CT_GEMM_CL_HUGE || plan.tiles == CT_GEMM_CL_REG ||
+                                     plan.tiles == CT_GEMM_CL_VEC));
     int t = (trans_a ? 2 : 0) + (trans_b ? 1 : 0);
     tiles_info ti;
     const char *name;

@@ -40,12 +40,16 @@ typedef enum ct_gemm_cl_tiles {
     CT_GEMM_CL_SMALL,
     CT_GEMM_CL_NARROW,
     CT_GEMM_CL_HUGE,
-    CT_GEMM_CL_REG
+    CT_GEMM_CL_REG,
+    CT_GEMM_CL_VEC
 } ct_gemm_cl_tiles;
 /* CT_GEMM_CL_REG: cl_kernels/gemm_reg.cl's register tiles without local
  * memory, 16 x 32 on 4 x 8 work-items of 4 x 4 sums, 4 deep per step: every
  * product of the SGEMM on the devices ct_gemm_cl_reg_device names (there
- * any plan's tiles are taken as these). */
+ * any plan's tiles are taken as these). CT_GEMM_CL_VEC: gemm_reg.cl's
+ * float16 register tiles, one work-item per group (NN 8 x 32, NT 4 x 4
+ * summed along k, TN and TT 32 x 8), every product of the SGEMM on the
+ * devices ct_gemm_cl_vec_device names (likewise). */
 
 /* How one product runs: the tiles and the number of k-slices (1: no
  * split, C written directly). */
@@ -75,6 +79,12 @@ int ct_gemm_cl_device_ok(const ct_context *ctx);
  * (ct_gemm_cl_device_ok); there they also computed wrong sums for NT
  * products of depth 3,136 and more. */
 int ct_gemm_cl_reg_device(const ct_context *ctx);
+
+/* Whether the SGEMM runs the float16 register tiles on this device: pocl's
+ * CPU devices, which run a work-item's vector code as it is (the tiled
+ * kernels ran 4-8x slower there: their tile copies and the sums saved at
+ * every barrier). */
+int ct_gemm_cl_vec_device(const ct_context *ctx);
 
 /* Whether this kernel should run the shape rather than CLBlast (by what
  * was measured, docs/BENCHMARKS.md). */

@@ -17,8 +17,14 @@
 static const char *const pick_names[] = { "rule", "clblast", "own", "avx512", "blas" };
 static const char *const clblast_kernels[3] = { "Xgemm", "XgemmDirect", "GemmRoutine" };
 static const char *const conv_names[4] = { "", "fwd", "dx", "dw" };
-/* by ct_gemm_cl_tiles: narrow for convolutions only, huge for products only */
-static const char *const tile_names[4] = { "big", "small", "narrow", "huge" };
+/* by ct_gemm_cl_tiles: narrow for convolutions only, huge and vec for
+ * products only ("reg" is never stored: its devices take any tiles as it) */
+static const char *const tile_names[6] = { "big", "small", "narrow", "huge", "reg", "vec" };
+
+static int tiles_valid(int i, int conv)
+{
+    return conv ? i <= 2 : i == 0 || i == 1 || i == 3 || i == 5;
+}
 
 const char *ct_tune_pick_str(ct_tune_pick p)
 {
@@ -251,12 +257,12 @@ static int read_gemm(reader *r, const cJSON *o, ct_tune_gemm *g, const char *whe
             get_int(r, o, "splits", 1, 4096, 0, &v[5], where))
             return CT_ERR_CORRUPT;
         g->tiles = -1;
-        for (int i = 0; i < 4; i++)
-            if (!strcmp(tiles, tile_names[i]) && i != (g->conv ? 3 : 2))
+        for (int i = 0; i < 6; i++)
+            if (!strcmp(tiles, tile_names[i]) && tiles_valid(i, g->conv))
                 g->tiles = i;
         if (g->tiles < 0)
             return bad(r, "%s: \"tiles\" is \"%s\", not big, small or %s", where, tiles,
-                       g->conv ? "narrow" : "huge");
+                       g->conv ? "narrow" : "huge or vec");
         g->splits = (uint32_t)v[5];
     }
     if (get_ms(r, o, "ms", &g->ms, where) || get_ms(r, o, "default_ms", &g->default_ms, where) ||
@@ -482,7 +488,7 @@ static cJSON *device_json(const ct_tune_device *d)
             ok = cJSON_AddStringToObject(e, "conv", conv_names[g->conv & 3]) && gv && cJSON_AddItemToObject(e, "geom", gv);
         }
         if (ok && g->pick == CT_PICK_OWN)
-            ok = cJSON_AddStringToObject(e, "tiles", tile_names[(unsigned)g->tiles % 4]) &&
+            ok = cJSON_AddStringToObject(e, "tiles", tile_names[(unsigned)g->tiles % 6]) &&
                  cJSON_AddNumberToObject(e, "splits", g->splits);
         ok = ok && cJSON_AddNumberToObject(e, "ms", round(g->ms * 1e4) / 1e4) &&
              cJSON_AddNumberToObject(e, "default_ms", round(g->default_ms * 1e4) / 1e4) &&

@@ -48,9 +48,9 @@ void tn_shape_str(const tm_shape *s, char *out, size_t cap)
 
 void tn_choice_str(const tm_choice *c, char *out, size_t cap)
 {
-    static const char *const tiles[4] = { "big", "small", "narrow", "huge" };
+    static const char *const tiles[6] = { "big", "small", "narrow", "huge", "reg", "vec" };
     if (c->pick == CT_PICK_OWN)
-        snprintf(out, cap, "own %s/%zu", tiles[(unsigned)c->tiles % 4], c->splits);
+        snprintf(out, cap, "own %s/%zu", tiles[(unsigned)c->tiles % 6], c->splits);
     else
         snprintf(out, cap, "%s", ct_tune_pick_str((ct_tune_pick)c->pick));
 }
@@ -218,9 +218,11 @@ static int tune_shape(tuner *t, const tm_shape *s, tn_shape_result *r)
             r->clblast_ms = rule_ms;
         else if (!(st = try_choice(t, s, &b, &cb, &best, &best_ms, &ms, r)))
             r->clblast_ms = ms;
-        /* big, small, and on GPUs huge */
-        for (int tiles = 0; tiles < 4 && !st && !t->stop; tiles++)
-            if (tiles != CT_GEMM_CL_NARROW && (tiles != CT_GEMM_CL_HUGE || ctx->dev.type != CT_DEVICE_CPU))
+        /* big, small, on GPUs huge, on pocl the float16 register tiles */
+        for (int tiles = 0; tiles <= CT_GEMM_CL_VEC && !st && !t->stop; tiles++)
+            if (tiles != CT_GEMM_CL_NARROW && tiles != CT_GEMM_CL_REG &&
+                (tiles != CT_GEMM_CL_HUGE || ctx->dev.type != CT_DEVICE_CPU) &&
+                (tiles != CT_GEMM_CL_VEC || ct_gemm_cl_vec_device(ctx)))
                 st = walk_splits(t, s, &b, tiles, &best, &best_ms, r);
     }
     if (st)

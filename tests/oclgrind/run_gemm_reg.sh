@@ -1,10 +1,11 @@
 #!/bin/bash
-# The register-tile SGEMM (cl_kernels/gemm_reg.cl) under Oclgrind's
+# The register-tile SGEMMs (cl_kernels/gemm_reg.cl) under Oclgrind's
 # simulator with its uninitialized-value, data-race and API checks: the
-# kernels run every product on devices such as Mesa's llvmpipe, which the
-# op-family run (run_oclgrind.sh) never selects, so test_gemm_cl runs them
-# here by name (--tiles reg: every transposition, split-K, edges, guards,
-# epilogues). Fails on any report, a crash or a failed check.
+# kernels run every product on Mesa's llvmpipe (reg) and on pocl (vec),
+# which the op-family run (run_oclgrind.sh) never selects, so test_gemm_cl
+# runs them here by name (--tiles reg, --tiles vec: every transposition,
+# split-K, edges, guards, epilogues). Fails on any report, a crash or a
+# failed check.
 #
 #   run_gemm_reg.sh TEST_GEMM_CL
 #
@@ -22,16 +23,18 @@ trap 'rm -f "$err"' EXIT
 # check stops at LLVM's freeze instructions)
 unset OCLGRIND_BUILD_OPTIONS CLTRAIN_KERNELS CLTRAIN_GEMM
 export CLTRAIN_CACHE=off CLTRAIN_DEVICE=oclgrind
-oclgrind --data-races --uninitialized --check-api "$bin" --small --tiles reg \
-    --build-options -cl-opt-disable 2> "$err"
-rc=$?
 reports='Uninitialized value|Uninitialized address|depends on an uninitialized|'
 reports+='Controlflow depends|Invalid read|Invalid write|data race|divergence|'
 reports+='Unaligned address|Oclgrind - OpenCL runtime error|OCLGRIND FATAL ERROR'
-n=$(grep -cE "$reports" "$err")
-if [ $rc -ne 0 ] || [ "$n" -ne 0 ]; then
-    echo "FAIL: exit status $rc, $n Oclgrind reports; first lines of stderr:"
-    head -20 "$err" | sed 's/^/  | /'
-    exit 1
-fi
-echo "ok: the register tiles are clean under Oclgrind"
+for tiles in reg vec; do
+    oclgrind --data-races --uninitialized --check-api "$bin" --small --tiles $tiles \
+        --build-options -cl-opt-disable 2> "$err"
+    rc=$?
+    n=$(grep -cE "$reports" "$err")
+    if [ $rc -ne 0 ] || [ "$n" -ne 0 ]; then
+        echo "FAIL ($tiles): exit status $rc, $n Oclgrind reports; first lines of stderr:"
+        head -20 "$err" | sed 's/^/  | /'
+        exit 1
+    fi
+    echo "ok: the $tiles register tiles are clean under Oclgrind"
+done
