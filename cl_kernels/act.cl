@@ -1,6 +1,7 @@
 /*
  * act.cl - activations, forward and backward. `act` follows enum ct_act
- * (src/ops/act.h): 0 none, 1 relu, 2 leaky relu, 3 sigmoid, 4 tanh, 5 gelu.
+ * (src/ops/act.h): 0 none, 1 relu, 2 leaky relu, 3 sigmoid, 4 tanh, 5 gelu,
+ * 6 silu, 7 hardswish, 8 relu6.
  */
 
 /* ct_act_f / ct_act_df live in common.cl: the fused bias + activation
@@ -14,8 +15,9 @@ __kernel void act_fwd_f32(__global float *y, ulong y_off, __global const float *
         y[y_off + i] = ct_act_f(act, x[x_off + i]);
 }
 
-/* Reads only the input the derivative uses (x: relu, leaky relu, gelu; y:
- * sigmoid, tanh; neither: none): a third less traffic than reading both. */
+/* Reads only the input the derivative uses (x: relu, leaky relu, gelu,
+ * silu, hardswish, relu6; y: sigmoid, tanh; neither: none): a third less
+ * traffic than reading both. */
 __kernel void act_bwd_f32(__global float *dx, ulong dx_off, __global const float *dy, ulong dy_off,
                           __global const float *x, ulong x_off, __global const float *y,
                           ulong y_off, uint n, int act)
@@ -23,7 +25,7 @@ __kernel void act_bwd_f32(__global float *dx, ulong dx_off, __global const float
     uint i = get_global_id(0);
     if (i >= n)
         return;
-    float xv = act == 1 || act == 2 || act == 5 ? x[x_off + i] : 0.0f;
+    float xv = act == 1 || act == 2 || act >= 5 ? x[x_off + i] : 0.0f;
     float yv = act == 3 || act == 4 ? y[y_off + i] : 0.0f;
     dx[dx_off + i] = dy[dy_off + i] * ct_act_df(act, xv, yv);
 }
@@ -43,6 +45,9 @@ inline float8 ct_act_f8(int act, float8 x)
     case 3: return 1.0f / (1.0f + exp(-x));
     case 4: return tanh(x);
     case 5: return 0.5f * x * (1.0f + erf(x * CT_INV_SQRT2));
+    case 6: return x / (1.0f + exp(-x));
+    case 7: return x * fmin(fmax(x + 3.0f, 0.0f), 6.0f) / 6.0f;
+    case 8: return fmin(fmax(x, 0.0f), 6.0f);
     default: return x;
     }
 }
@@ -55,6 +60,12 @@ inline float8 ct_act_df8(int act, float8 x, float8 y)
     case 3: return y * (1.0f - y);
     case 4: return 1.0f - y * y;
     case 5: return 0.5f * (1.0f + erf(x * CT_INV_SQRT2)) + x * CT_INV_SQRT2PI * exp(-0.5f * x * x);
+    case 6: {
+        float8 s = 1.0f / (1.0f + exp(-x));
+        return s * (1.0f + x * (1.0f - s));
+    }
+    case 7: return select(select((float8)1.0f, x / 3.0f + 0.5f, x <= 3.0f), (float8)0.0f, x < -3.0f);
+    case 8: return select((float8)0.0f, (float8)1.0f, x > 0.0f && x < 6.0f);
     default: return (float8)1.0f;
     }
 }

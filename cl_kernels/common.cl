@@ -67,11 +67,19 @@ inline float ct_act_f(int act, float x)
     case 3: return 1.0f / (1.0f + exp(-x));
     case 4: return tanh(x);
     case 5: return 0.5f * x * (1.0f + erf(x * CT_INV_SQRT2));
+    case 6: return x / (1.0f + exp(-x));
+    case 7: {
+        float t = x + 3.0f;
+        t = t > 6.0f ? 6.0f : t > 0.0f ? t : 0.0f;
+        return x * t / 6.0f;
+    }
+    case 8: return x > 6.0f ? 6.0f : x > 0.0f ? x : 0.0f;
     default: return x;
     }
 }
 
-/* d act / dx at x (forward output y where cheaper) */
+/* d act / dx at x (forward output y where cheaper; relu6's from y too,
+ * when a fused layer passes y for x: 0 < y < 6 where 0 < x < 6) */
 inline float ct_act_df(int act, float x, float y)
 {
     switch (act) {
@@ -80,6 +88,12 @@ inline float ct_act_df(int act, float x, float y)
     case 3: return y * (1.0f - y);
     case 4: return 1.0f - y * y;
     case 5: return 0.5f * (1.0f + erf(x * CT_INV_SQRT2)) + x * CT_INV_SQRT2PI * exp(-0.5f * x * x);
+    case 6: {
+        float s = 1.0f / (1.0f + exp(-x));
+        return s * (1.0f + x * (1.0f - s));
+    }
+    case 7: return x < -3.0f ? 0.0f : x <= 3.0f ? x / 3.0f + 0.5f : 1.0f;
+    case 8: return x > 0.0f && x < 6.0f ? 1.0f : 0.0f;
     default: return 1.0f;
     }
 }

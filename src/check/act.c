@@ -62,12 +62,17 @@ static void one_case_on(ct_check *c, ct_act act, size_t n)
     double *x = ck_host(c, n), *y = ck_host(c, n), *dy = ck_host(c, n), *dx = ck_host(c, n);
     if (ck_failed(c))
         return;
-    ck_fill(c, x, n, -4, 4);
+    /* relu6 over [-8, 8], so that both its flat parts are reached */
+    double span = act == CT_ACT_RELU6 ? 8 : 4;
+    ck_fill(c, x, n, -span, span);
     ck_fill(c, dy, n, -1, 1);
-    /* keep relu-like kinks out of reach of rounding and finite differences */
+    /* keep the kinks (0; hardswish's -3 and 3; relu6's 6) out of reach of
+     * rounding and finite differences */
+    static const double kinks[] = { 0, -3, 3, 6 };
     for (size_t i = 0; i < n; i++)
-        if (fabs(x[i]) < 1e-3)
-            x[i] = x[i] < 0 ? -1e-3 : 1e-3;
+        for (size_t k = 0; k < CT_ARRAY_LEN(kinks); k++)
+            if (fabs(x[i] - kinks[k]) < 1e-3)
+                x[i] = x[i] < kinks[k] ? kinks[k] - 1e-3 : kinks[k] + 1e-3;
     for (size_t i = 0; i < n; i++)
         x[i] = (double)(float)x[i]; /* the device sees these exact values */
     ct_ref_act_forward(act, y, x, n);

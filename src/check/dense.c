@@ -199,7 +199,7 @@ static void bias_case_on(ct_check *c, int n, int ch, int hw, ct_act act, int in_
     if (ck_failed(c))
         return;
     /* pre is x + b rounded once; y from the forward above: as the net passes them */
-    if (ck_status(c, ct_bias_act_backward(ctx, d_db2, d_dz, act, act == CT_ACT_GELU ? d_pre : d_y, d_y, n,
+    if (ck_status(c, ct_bias_act_backward(ctx, d_db2, d_dz, act, ct_act_needs_input(act) ? d_pre : d_y, d_y, n,
                                           ch, hw), "bias_act backward"))
         return;
     /* dz: one float derivative per element (as bias_act y above); db: the

@@ -161,12 +161,13 @@ ct_buf ct_layer_bias(const ct_layer *l, ct_buf base)
     return ct_buf_at(base, ct_param_numel(&l->params[0]));
 }
 
-/* Not for gelu: its backward reads the pre-activation z + b, which the
- * fused kernel does not keep (it reads z and writes only the output), so
- * gelu layers add the bias in the product and run the activation apart. */
+/* Not for gelu, silu or hardswish: their backward reads the pre-activation
+ * z + b, which the fused kernel does not keep (it reads z and writes only
+ * the output), so those layers add the bias in the product and run the
+ * activation apart. */
 int ct_layer_fuses_bias(const ct_layer_call *c, int act)
 {
-    return act && act != CT_ACT_GELU && c->ctx->cls.fuse_bias_act;
+    return act && !ct_act_needs_input((ct_act)act) && c->ctx->cls.fuse_bias_act;
 }
 
 /* On the CPU class the bias goes with the product (a rank-1 GEMM on the
@@ -224,6 +225,19 @@ int ct_export_act(const ct_layer_export *e, int act, const char *x, const char *
                             CT_ONNX_ATTRS(CT_ONNX_FLOAT("alpha", CT_LEAKY_SLOPE)));
     if (act >= 0 && act < CT_ACT_GELU)
         return ct_onnx_unary(g, ops[act], x, y);
+    if (act == CT_ACT_SILU) { /* x sigmoid(x) */
+        const char *s = ct_onnx_name(g, "%s/sigmoid", ct_export_tmp(e, "silu"));
+        ct_onnx_unary(g, "Sigmoid", x, s);
+        return ct_onnx_binary(g, "Mul", x, s, y);
+    }
+    if (act == CT_ACT_HARDSWISH) /* opset 14 on */
+        return ct_onnx_unary(g, "HardSwish", x, y);
+    if (act == CT_ACT_RELU6) { /* Clip takes its bounds as inputs from opset 11 */
+        const char *p = ct_export_tmp(e, "relu6");
+        const char *lo = ct_onnx_scalar(g, ct_onnx_name(g, "%s/min", p), 0.0f);
+        const char *hi = ct_onnx_scalar(g, ct_onnx_name(g, "%s/max", p), 6.0f);
+        return ct_onnx_node(g, "Clip", CT_ONNX_NAMES(x, lo, hi), CT_ONNX_NAMES(y), CT_ONNX_NO_ATTRS);
+    }
     if (act != CT_ACT_GELU)
         return ct_onnx_fail(g, ct_fail(NULL, CT_ERR_INTERNAL, "layer '%s': activation %d has no ONNX form",
                                        e->l->name, act));

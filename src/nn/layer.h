@@ -160,7 +160,7 @@ struct ct_layer_type {
 #define CT_KEY_INT_(n, req, d, lo, hi, h) { n, CT_KEY_INT, req, d, lo, hi, h, NULL }
 #define CT_KEY_FLOAT_(n, d, lo, hi, h) { n, CT_KEY_FLOAT, 0, d, lo, hi, h, NULL }
 #define CT_KEY_BOOL_(n, d, h) { n, CT_KEY_BOOL, 0, d, 0, 1, h, NULL }
-#define CT_KEY_ACT_ { "act", CT_KEY_ACT, 0, 0, 0, 5, "fused activation: none, relu, leaky_relu, sigmoid, tanh, gelu", NULL }
+#define CT_KEY_ACT_ { "act", CT_KEY_ACT, 0, 0, 0, 5, "fused activation: none, relu, leaky_relu, sigmoid, tanh, gelu, silu, hardswish, relu6", NULL }
 /* A key naming one of `names` (a NULL-terminated array of count names);
  * its value is the index, the default index d. */
 #define CT_KEY_CHOICE_(n, d, names, count, h) { n, CT_KEY_CHOICE, 0, d, 0, (count) - 1, h, names }

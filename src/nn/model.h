@@ -23,7 +23,7 @@ typedef enum ct_key_kind {
     CT_KEY_INT,
     CT_KEY_FLOAT,
     CT_KEY_BOOL,
-    CT_KEY_ACT,   /* none, relu, leaky_relu, sigmoid, tanh, gelu */
+    CT_KEY_ACT,   /* none, relu, leaky_relu, sigmoid, tanh, gelu, silu, hardswish, relu6 */
     CT_KEY_SHAPE, /* 1x28x28: up to 3 positive integers */
     CT_KEY_CHOICE, /* one of the names in `choices`, stored as its index */
 } ct_key_kind;

@@ -44,7 +44,8 @@ static int valid_name(const char *s, size_t n)
     return 1;
 }
 
-static const char *const act_names[] = { "none", "relu", "leaky_relu", "sigmoid", "tanh", "gelu" };
+static const char *const act_names[] = { "none", "relu",  "leaky_relu", "sigmoid",  "tanh",
+                                         "gelu", "silu", "hardswish",  "relu6" };
 
 static void key_list(const ct_layer_type *t, char *buf, size_t n)
 {
@@ -93,7 +94,8 @@ static int parse_value(const parser *p, ct_layer *l, int k, const char *val, con
                 l->v[k] = i;
                 return CT_OK;
             }
-        return perr(p, at, "%s=%s: expected none, relu, leaky_relu, sigmoid, tanh or gelu", ks->name, val);
+        return perr(p, at, "%s=%s: expected none, relu, leaky_relu, sigmoid, tanh, gelu, silu, hardswish or relu6",
+                    ks->name, val);
     case CT_KEY_CHOICE: {
         char names[256];
         int at_n = 0;

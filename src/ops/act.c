@@ -12,9 +12,14 @@
 
 const char *ct_act_name(ct_act act)
 {
-    static const char *const names[CT_ACT_COUNT] = { "none", "relu", "leaky_relu", "sigmoid",
-                                                     "tanh", "gelu" };
+    static const char *const names[CT_ACT_COUNT] = { "none", "relu", "leaky_relu", "sigmoid", "tanh",
+                                                     "gelu", "silu", "hardswish", "relu6" };
     return act >= 0 && act < CT_ACT_COUNT ? names[act] : "?";
+}
+
+int ct_act_needs_input(ct_act act)
+{
+    return act == CT_ACT_GELU || act == CT_ACT_SILU || act == CT_ACT_HARDSWISH;
 }
 
 int ct_act_forward(ct_context *ctx, ct_act act, ct_buf y, ct_buf x, size_t n)

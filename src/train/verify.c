@@ -42,7 +42,8 @@ static const struct {
     { "add", "eltwise" },      { "shortcut_a", "shortcut" }, { "embedding", "embedding" },
     { "lstm", "lstm" },        { "seqpool", "seqpool" },  { "attention", "attention" },
     { "layernorm", "layernorm" }, { "posembed", "posembed" },
-    { "softmax_cross_entropy", "loss" }, { "mse", "loss" },
+    { "softmax_cross_entropy", "loss" }, { "mse", "loss" }, { "silu", "act" },
+    { "hardswish", "act" },    { "relu6", "act" },
 };
 
 int ct_verify_mode_parse(const char *s, int *mode)

@@ -24,9 +24,11 @@ static void check_sane(const ct_tune_file *f)
             const ct_tune_gemm *g = &d->gemm[j];
             FUZZ_CHECK(g->m && g->n && g->k && g->pick > CT_PICK_NONE && g->pick <= CT_PICK_BLAS,
                        "shape %ux%ux%u pick %d", g->m, g->n, g->k, (int)g->pick);
-            /* tiles: big, small, and narrow (convolutions) or huge (products) */
-            FUZZ_CHECK(g->pick != CT_PICK_OWN || (g->splits >= 1 && g->tiles >= 0 && g->tiles <= 3 &&
-                                                  g->tiles != (g->conv ? 3 : 2)),
+            /* tiles: big, small, and narrow (convolutions) or huge and vec (products) */
+            FUZZ_CHECK(g->pick != CT_PICK_OWN ||
+                           (g->splits >= 1 && (g->conv ? g->tiles >= 0 && g->tiles <= 2
+                                                      : g->tiles == 0 || g->tiles == 1 || g->tiles == 3 ||
+                                                            g->tiles == 5)),
                        "own with splits %u tiles %d", g->splits, g->tiles);
             FUZZ_CHECK(g->conv >= 0 && g->conv <= 3 && (!g->conv || g->pick == CT_PICK_OWN), "conv %d", g->conv);
             FUZZ_CHECK(g->ms >= 0 && g->default_ms >= 0, "negative times");

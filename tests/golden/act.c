@@ -15,6 +15,9 @@ void golden_act(golden *g)
                  : !strcmp(op, "leaky_relu") ? CT_ACT_LEAKY_RELU
                  : !strcmp(op, "sigmoid")    ? CT_ACT_SIGMOID
                  : !strcmp(op, "tanh")       ? CT_ACT_TANH
+                 : !strcmp(op, "silu")       ? CT_ACT_SILU
+                 : !strcmp(op, "hardswish")  ? CT_ACT_HARDSWISH
+                 : !strcmp(op, "relu6")      ? CT_ACT_RELU6
                                              : CT_ACT_GELU;
     if (act == CT_ACT_LEAKY_RELU && golden_meta_double(g, "negative_slope", 0.01) != 0.01)
         golden_failf(g, "only the default slope 0.01 is supported");

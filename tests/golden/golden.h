@@ -79,7 +79,10 @@ void golden_failf(golden *g, const char *fmt, ...) CT_PRINTF(2, 3);
     X("leaky_relu", golden_act) \
     X("sigmoid", golden_act)   \
     X("tanh", golden_act)      \
-    X("gelu", golden_act)
+    X("gelu", golden_act)      \
+    X("silu", golden_act)      \
+    X("hardswish", golden_act) \
+    X("relu6", golden_act)
 
 #define GOLDEN_X(op, fn) void fn(golden *g);
 GOLDEN_OPS(GOLDEN_X)

@@ -176,7 +176,23 @@ fc: dense out=16 act=gelu
 fc2: dense out=8
 loss: softmax_cross_entropy
 EOF
+cat >"$tmp/img3.model" <<'EOF'
+input shape=1x28x28
+c1: conv2d out=8 kernel=3 pad=1 act=silu
+c2: conv2d out=8 kernel=3 stride=2 pad=1 act=relu6
+c3: conv2d out=8 kernel=3 stride=2 pad=1 act=hardswish
+f: flatten
+fc1: dense out=32
+h: hardswish from=fc1
+r: relu6 from=fc1
+s: silu from=fc1
+a1: add from=h,r
+a2: add from=a1,s
+fc2: dense out=10
+loss: softmax_cross_entropy
+EOF
 case_ img1 float 32 --model "$tmp/img1.model" "${img[@]}"
+case_ img3 float 32 --model "$tmp/img3.model" "${img[@]}"
 case_ img2 float 32 --model "$tmp/img2.model" "${img[@]}"
 case_ seq tokens 32 --model "$tmp/seq.model" --data "textdir:$tmp/td:seq=40" --batch 16
 # a text that is all padding (no test file is empty: predict --text "" makes

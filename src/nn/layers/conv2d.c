@@ -62,7 +62,7 @@ static int plan(ct_plan *p, const ct_layer *l, ct_lrt *r)
                          dil, dil };
     s->d = d;
     s->act = (int)l->v[K_ACT];
-    if (s->act == CT_ACT_GELU)
+    if (ct_act_needs_input((ct_act)s->act))
         r->saved_n = r->out_n; /* the pre-activation */
     ct_plan_scratch(p, ct_conv2d_workspace_for(net->ctx, &d));
     return CT_OK;
@@ -71,7 +71,7 @@ static int plan(ct_plan *p, const ct_layer *l, ct_lrt *r)
 static int forward(const ct_layer_call *c)
 {
     const conv_state *s = CT_LAYER_STATE(c->r, conv_state);
-    ct_buf z = s->act == CT_ACT_GELU ? c->r->saved : c->r->out;
+    ct_buf z = ct_act_needs_input((ct_act)s->act) ? c->r->saved : c->r->out;
     ct_buf b = ct_layer_bias(c->l, c->r->param);
     int st = ct_conv2d_forward(c->ctx, &s->d, z, c->x, c->r->param, ct_layer_fuses_bias(c, s->act) ? ct_none() : b,
                                c->net->scratch, c->net->scratch_n);
@@ -83,7 +83,7 @@ static int forward(const ct_layer_call *c)
 static int backward(const ct_layer_call *c)
 {
     const conv_state *s = CT_LAYER_STATE(c->r, conv_state);
-    ct_buf z = s->act == CT_ACT_GELU ? c->r->saved : c->r->out;
+    ct_buf z = ct_act_needs_input((ct_act)s->act) ? c->r->saved : c->r->out;
     ct_buf db = ct_layer_bias(c->l, c->r->grad);
     int st = ct_layer_act_backward(c, s->act, z, &db, s->d.n, s->d.c_out, c->l->out.d[1] * c->l->out.d[2]);
     if (st)

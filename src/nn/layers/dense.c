@@ -54,7 +54,7 @@ static int plan(ct_plan *p, const ct_layer *l, ct_lrt *r)
     s->out = (int)l->v[K_OUT];
     s->in = l->params[0].shape[1];
     s->act = (int)l->v[K_ACT];
-    if (s->act == CT_ACT_GELU)
+    if (ct_act_needs_input((ct_act)s->act))
         r->saved_n = r->out_n; /* the pre-activation */
     return CT_OK;
 }
@@ -62,7 +62,7 @@ static int plan(ct_plan *p, const ct_layer *l, ct_lrt *r)
 static int forward(const ct_layer_call *c)
 {
     const dense_state *s = CT_LAYER_STATE(c->r, dense_state);
-    ct_buf z = s->act == CT_ACT_GELU ? c->r->saved : c->r->out;
+    ct_buf z = ct_act_needs_input((ct_act)s->act) ? c->r->saved : c->r->out;
     ct_buf b = ct_layer_bias(c->l, c->r->param);
     if (ct_layer_fuses_bias(c, s->act)) /* GPU class: one pass adds the bias and applies act */
         return ct_dense_forward_act(c->ctx, z, c->x, c->r->param, b, (int)c->r->rows, s->in, s->out,
@@ -76,7 +76,7 @@ static int forward(const ct_layer_call *c)
 static int backward(const ct_layer_call *c)
 {
     const dense_state *s = CT_LAYER_STATE(c->r, dense_state);
-    ct_buf z = s->act == CT_ACT_GELU ? c->r->saved : c->r->out;
+    ct_buf z = ct_act_needs_input((ct_act)s->act) ? c->r->saved : c->r->out;
     ct_buf db = ct_layer_bias(c->l, c->r->grad);
     int st = ct_layer_act_backward(c, s->act, z, &db, (int)c->r->rows, s->out, 1);
     if (st)
