@@ -108,3 +108,94 @@ __kernel void nonfinite_final_f32(__global float *count, ulong count_off,
     if (lid == 0)
         count[count_off] = (float)red[0];
 }
+
+/*
+ * The gating multiply (squeeze-and-excitation): y = x g over rows of hw
+ * elements, g one value per row (x (N, C, H, W), g (N, C): row n C + c),
+ * hw = 1 for two tensors of one shape. 2-D ranges: dimension 0 the
+ * position in a row, dimension 1 the row, so the gate's index is the row
+ * (no division).
+ */
+__kernel void mul_fwd_f32(__global float *y, ulong y_off, __global const float *x, ulong x_off,
+                          __global const float *g, ulong g_off, uint hw, uint rows)
+{
+    uint p = get_global_id(0), r = get_global_id(1);
+    float gv = g[g_off + min(r, rows - 1)]; /* ahead of the guard: one load per row on CPUs */
+    if (p >= hw || r >= rows)
+        return;
+    ulong i = (ulong)r * hw + p;
+    y[y_off + i] = x[x_off + i] * gv;
+}
+
+/* dx = dy g (acc: dx += dy g, a gradient other layers write too) */
+__kernel void mul_bwd_dx_f32(__global float *dx, ulong dx_off, __global const float *dy,
+                             ulong dy_off, __global const float *g, ulong g_off, uint hw,
+                             uint rows, int acc)
+{
+    uint p = get_global_id(0), r = get_global_id(1);
+    float gv = g[g_off + min(r, rows - 1)];
+    if (p >= hw || r >= rows)
+        return;
+    ulong i = (ulong)r * hw + p;
+    float v = dy[dy_off + i] * gv;
+    dx[dx_off + i] = acc ? dx[dx_off + i] + v : v;
+}
+
+/* dy x over a row's elements lxi, lxi + lx, ..., Kahan-summed */
+inline float ct_mul_row_sum(__global const float *dr, __global const float *xr, uint hw, uint lxi,
+                            uint lx)
+{
+    float s = 0.0f, comp = 0.0f;
+    for (uint p = lxi; p < hw; p += lx) {
+        float v = dr[p] * xr[p] - comp;
+        float u = s + v;
+        comp = (u - s) - v;
+        s = u;
+    }
+    return s;
+}
+
+/* dg[r] = sum over row r of dy x (acc: added to dg[r]), a work-item per row
+ * (CPU devices, whose loop runs along the row, and rows of one element);
+ * 1-D range over the rows */
+__kernel void mul_bwd_dg_rows_f32(__global float *dg, ulong dg_off, __global const float *dy,
+                                  ulong dy_off, __global const float *x, ulong x_off, uint hw,
+                                  uint rows, int acc)
+{
+    uint r = get_global_id(0);
+    if (r >= rows)
+        return;
+    float s = ct_mul_row_sum(dy + dy_off + (ulong)r * hw, x + x_off + (ulong)r * hw, hw, 0, 1);
+    dg[dg_off + r] = acc ? dg[dg_off + r] + s : s;
+}
+
+/*
+ * The same on GPUs for rows of 2 elements or more: work-groups of lx x ly
+ * work-items (lx >= 2) take ly rows; work-item lxi sums the row's elements
+ * lxi, lxi + lx, ... (neighbouring work-items on neighbouring elements), a
+ * fixed-order tree in local memory combines the lx shares. The launch
+ * covers whole groups: no return ahead of the barrier. (With lx = 1 and ly
+ * > 1 pocl 3.1 ran the store after the barrier twice for work-item (0, 0),
+ * adding its sum twice; rows of one work-item take the kernel above.)
+ * red: (lx ly)
+ */
+__kernel void mul_bwd_dg_f32(__global float *dg, ulong dg_off, __global const float *dy,
+                             ulong dy_off, __global const float *x, ulong x_off, uint hw,
+                             uint rows, int acc, __local float *red)
+{
+    uint lxi = get_local_id(0), lx = get_local_size(0), t = get_local_id(1);
+    uint r = get_global_id(1);
+    float s = 0.0f;
+    if (r < rows)
+        s = ct_mul_row_sum(dy + dy_off + (ulong)r * hw, x + x_off + (ulong)r * hw, hw, lxi, lx);
+    __local float *rr = red + t * lx;
+    rr[lxi] = s;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint w = lx / 2; w > 0; w >>= 1) {
+        if (lxi < w)
+            rr[lxi] += rr[lxi + w];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lxi == 0 && r < rows)
+        dg[dg_off + r] = acc ? dg[dg_off + r] + rr[0] : rr[0];
+}

@@ -11,6 +11,12 @@
  *   - axpy with |a| <= 2, |x|, |y| <= 2: the product may round before the
  *     add (or fuse into one fma): |err| <= u |a x| + u |ref| <= 4u + u |ref|;
  *     checked at atol 8u, rtol 2u (one ulp of each);
+ *   - the gating multiply (x (rows, hw) times g (rows)): y and dx one
+ *     rounding of an exact product, rtol 2u; added into a gradient two
+ *     roundings, atol 4u, rtol 2u (|operands| <= 1); dg a sum of hw
+ *     products, ck_sum_atol(hw) of the sums of |dy x| (a sum with a
+ *     compensated or a plain float accumulation stays inside hw + 2 ulp of
+ *     the absolute sum), plus the addend's rounding when added;
  *   - the non-finite count: an integer, exact (atol 0, rtol 0). Its inputs
  *     plant NaN, +Inf and -Inf at random places among finite values chosen
  *     to look suspicious (+-FLT_MAX, subnormals, -0), and the harness's NaN
@@ -212,6 +218,84 @@ static void nonfinite_case(ct_check *c, size_t n)
     ck_expect(c, "nonfinite count, second input", d_c2, 1, &want2, 0, 0);
 }
 
+typedef struct mul_loss {
+    const double *x, *g, *w;
+    double *y;
+    size_t rows, hw;
+} mul_loss;
+
+static double loss_of_mul(void *user)
+{
+    mul_loss *l = user;
+    ct_ref_mul_forward(l->y, l->x, l->g, l->rows, l->hw);
+    return ck_dot(l->y, l->w, l->rows * l->hw);
+}
+
+/* The gating multiply in the context's class: y = x g, then dx and dg
+ * written (dx over dy itself when `alias`) or added (acc) */
+static void mul_case_on(ct_check *c, size_t rows, size_t hw, int acc, int alias)
+{
+    ct_context *ctx = ck_ctx(c);
+    size_t n = rows * hw;
+    double *x = ck_host(c, n), *g = ck_host(c, rows), *dy = ck_host(c, n), *y = ck_host(c, n);
+    double *dx = ck_host(c, n), *dg = ck_host(c, rows), *dx0 = ck_host(c, n), *dg0 = ck_host(c, rows);
+    double *adg = ck_host(c, rows);
+    if (ck_failed(c))
+        return;
+    fill_f(c, x, n, -1, 1);
+    fill_f(c, g, rows, -1, 1);
+    fill_f(c, dy, n, -1, 1);
+    fill_f(c, dx0, n, -1, 1);
+    fill_f(c, dg0, rows, -1, 1);
+    ct_ref_mul_forward(y, x, g, rows, hw);
+    ct_ref_mul_backward(dx, dg, dy, x, g, rows, hw);
+    for (size_t r = 0; r < rows; r++) {
+        adg[r] = 0;
+        for (size_t p = 0; p < hw; p++)
+            adg[r] += fabs(dy[r * hw + p] * x[r * hw + p]);
+    }
+    ct_buf d_x = ck_dev_in(c, x, n), d_g = ck_dev_in(c, g, rows), d_dy = dev_inout(c, dy, n);
+    ct_buf d_y = ck_dev_out(c, n), d_dx = acc ? dev_inout(c, dx0, n) : ck_dev_out(c, n);
+    ct_buf d_dg = acc ? dev_inout(c, dg0, rows) : ck_dev_out(c, rows);
+    if (ck_failed(c) || ck_status(c, ct_mul_forward(ctx, d_y, d_x, d_g, rows, hw), "mul forward"))
+        return;
+    ck_expect(c, "mul y", d_y, n, y, 0, 2 * U);
+    if (alias) /* dx over dy: dg must read dy first */
+        d_dx = d_dy;
+    if (ck_status(c, ct_mul_backward(ctx, d_dx, acc && !alias, d_dg, acc, d_dy, d_x, d_g, rows, hw),
+                  "mul backward"))
+        return;
+    double at = ck_sum_atol(hw, adg, rows);
+    if (acc) {
+        for (size_t i = 0; i < n && !alias; i++)
+            dx[i] += dx0[i];
+        for (size_t r = 0; r < rows; r++)
+            dg[r] += dg0[r];
+        at += 2 * U;
+    }
+    ck_expect(c, "mul dx", d_dx, n, dx, acc && !alias ? 4 * U : 0, 2 * U);
+    ck_expect(c, "mul dg", d_dg, rows, dg, at, 2 * U);
+    /* the reference's gradients by finite differences (unaccumulated) */
+    ct_ref_mul_backward(dx, dg, dy, x, g, rows, hw);
+    mul_loss l = { x, g, dy, ck_host(c, n), rows, hw };
+    ck_gradcheck(c, "reference dx", loss_of_mul, &l, x, n, dx, 16);
+    mul_loss lg = { x, g, dy, ck_host(c, n), rows, hw };
+    ck_gradcheck(c, "reference dg", loss_of_mul, &lg, g, rows, dg, 16);
+}
+
+/* ... in both classes (a row per work-item in the CPU class's dg) */
+static void mul_case(ct_check *c, size_t rows, size_t hw, int acc, int alias)
+{
+    for (int cpu = 0; cpu <= 1 && !ck_failed(c); cpu++) {
+        ct_kernels real = ck_use_class(c, cpu ? CT_KERNELS_CPU : CT_KERNELS_GPU);
+        ck_case(c, "mul %zu rows of %zu%s%s, %s class", rows, hw, acc ? ", added" : "",
+                alias ? ", dx over dy" : "", cpu ? "cpu" : "gpu");
+        mul_case_on(c, rows, hw, acc, alias);
+        ck_case_end(c);
+        ck_use_class(c, real);
+    }
+}
+
 typedef struct eltwise_bench {
     ct_context *ctx;
     ct_buf a, b, y, g;
@@ -243,6 +327,13 @@ void ct_check_eltwise(ct_check *c)
         one_case(c, (size_t)ck_dim(c, 5000));
         ck_case_end(c);
     }
+    /* the gating multiply: one element; a squeeze-and-excitation shape
+     * (rows longer than a 256-item group); one shape (hw 1); random */
+    static const size_t mul_fixed[][2] = { { 1, 1 }, { 6, 300 }, { 300, 1 }, { 5, 49 } };
+    for (size_t k = 0; k < CT_ARRAY_LEN(mul_fixed) && !ck_failed(c); k++)
+        mul_case(c, mul_fixed[k][0], mul_fixed[k][1], (int)k & 1, k == 3);
+    for (int it = 0; it < ck_iterations(c) && !ck_failed(c); it++)
+        mul_case(c, (size_t)ck_dim(c, 40), (size_t)ck_dim(c, 400), ck_int(c, 0, 1), ck_int(c, 0, 3) == 0);
     /* the count: nothing to count, then a size whose work-items loop over
      * several elements each (about 16, src/ops/eltwise.c), then random ones */
     nonfinite_case(c, 0);

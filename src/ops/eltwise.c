@@ -115,6 +115,85 @@ int ct_axpy(ct_context *ctx, ct_buf y, float a, ct_buf x, size_t n)
 #define NONFINITE_MAX_GROUPS 4096
 #define NONFINITE_PER_ITEM 16
 
+/* The 2-D range of the gating multiply's kernels: rows of hw in groups of
+ * up to 256 work-items (fewer where the kernel allows less), lx positions
+ * of a row along dimension 0 (a power of two), ly rows */
+static int mul_range(ct_context *ctx, const char *kernel, size_t rows, size_t hw, size_t g[2], size_t l[2])
+{
+    ct_kernel_entry *e;
+    int st = ct_kernel_get(ctx, CT_PROG_eltwise, kernel, &e);
+    if (st)
+        return st;
+    size_t cap = e->max_wg < 256 ? e->max_wg : 256, lx = 1;
+    while (lx < hw && lx * 2 <= cap)
+        lx *= 2;
+    size_t ly = cap / lx < rows ? cap / lx : rows;
+    l[0] = lx, l[1] = ly;
+    g[0] = (hw + lx - 1) / lx * lx;
+    g[1] = (rows + ly - 1) / ly * ly;
+    return CT_OK;
+}
+
+static int mul_check(ct_context *ctx, const char *who, size_t rows, size_t hw)
+{
+    if (rows == 0 || hw == 0)
+        return ct_fail(ctx, CT_ERR_SHAPE, "%s: empty operand (%zu rows of %zu)", who, rows, hw);
+    return check_n(ctx, who, rows * hw);
+}
+
+int ct_mul_forward(ct_context *ctx, ct_buf y, ct_buf x, ct_buf g, size_t rows, size_t hw)
+{
+    int st = mul_check(ctx, "ct_mul_forward", rows, hw);
+    if (st)
+        return st;
+    size_t gs[2], ls[2];
+    if ((st = mul_range(ctx, "mul_fwd_f32", rows, hw, gs, ls)))
+        return st;
+    cl_uint h = (cl_uint)hw, r = (cl_uint)rows;
+    ct_launch_bytes(ctx, (rows * hw + rows) * sizeof(float), rows * hw * sizeof(float));
+    return CT_RUN(ctx, CT_PROG_eltwise, "mul_fwd_f32", 2, gs, ls, CT_BUF(y), CT_BUF(x), CT_BUF(g), CT_ARG(h),
+                  CT_ARG(r));
+}
+
+int ct_mul_backward(ct_context *ctx, ct_buf dx, int acc_x, ct_buf dg, int acc_g, ct_buf dy, ct_buf x,
+                    ct_buf g, size_t rows, size_t hw)
+{
+    int st = mul_check(ctx, "ct_mul_backward", rows, hw);
+    if (st)
+        return st;
+    cl_uint h = (cl_uint)hw, r = (cl_uint)rows;
+    if (dg.mem) { /* first: it reads dy, which dx may overwrite */
+        /* a row per work-item on CPU devices (its loop runs along the
+         * row) and for rows of one element; on GPUs up to 256
+         * neighbouring work-items share a row */
+        cl_int a = acc_g ? 1 : 0;
+        ct_launch_bytes(ctx, (2 * rows * hw + (acc_g ? rows : 0)) * sizeof(float), rows * sizeof(float));
+        if (ctx->cls.row_kernels || hw == 1) {
+            size_t g1[1] = { rows };
+            st = CT_RUN(ctx, CT_PROG_eltwise, "mul_bwd_dg_rows_f32", 1, g1, NULL, CT_BUF(dg), CT_BUF(dy),
+                        CT_BUF(x), CT_ARG(h), CT_ARG(r), CT_ARG(a));
+        } else {
+            size_t gs[2], ls[2];
+            if ((st = mul_range(ctx, "mul_bwd_dg_f32", rows, hw, gs, ls)))
+                return st;
+            gs[0] = ls[0]; /* one group along a row */
+            st = CT_RUN(ctx, CT_PROG_eltwise, "mul_bwd_dg_f32", 2, gs, ls, CT_BUF(dg), CT_BUF(dy), CT_BUF(x),
+                        CT_ARG(h), CT_ARG(r), CT_ARG(a), CT_LOCAL(ls[0] * ls[1] * sizeof(cl_float)));
+        }
+        if (st)
+            return st;
+    }
+    if (!dx.mem)
+        return CT_OK;
+    size_t gs[2], ls[2];
+    if ((st = mul_range(ctx, "mul_bwd_dx_f32", rows, hw, gs, ls)))
+        return st;
+    cl_int a = acc_x ? 1 : 0;
+    ct_launch_bytes(ctx, ((acc_x ? 2 : 1) * rows * hw + rows) * sizeof(float), rows * hw * sizeof(float));
+    return CT_RUN(ctx, CT_PROG_eltwise, "mul_bwd_dx_f32", 2, gs, ls, CT_BUF(dx), CT_BUF(dy), CT_BUF(g),
+                  CT_ARG(h), CT_ARG(r), CT_ARG(a));
+}
+
 size_t ct_nonfinite_count_workspace_size(size_t n)
 {
     (void)n; /* the group count is capped, so this bound serves every n */

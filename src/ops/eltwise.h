@@ -29,6 +29,17 @@ int ct_scale(ct_context *ctx, ct_buf x, float s, size_t n);
 /* y += a * x. y, x: (n) */
 int ct_axpy(ct_context *ctx, ct_buf y, float a, ct_buf x, size_t n);
 
+/* The gating multiply: y = x g, g one value per row of hw elements of x
+ * (x (N, C, H, W) and g (N, C): rows = N C, hw = H W; two tensors of one
+ * shape: hw = 1). y may alias x. y, x: (rows hw), g: (rows) */
+int ct_mul_forward(ct_context *ctx, ct_buf y, ct_buf x, ct_buf g, size_t rows, size_t hw);
+/* Its backward: dx = dy g and dg = the rows' sums of dy x (acc_x, acc_g:
+ * added into the target instead, a gradient other layers write too);
+ * either target may be {NULL, 0} to skip it. dg runs first, so dx may alias
+ * dy. dx, dy, x: (rows hw), dg, g: (rows) */
+int ct_mul_backward(ct_context *ctx, ct_buf dx, int acc_x, ct_buf dg, int acc_g, ct_buf dy, ct_buf x,
+                    ct_buf g, size_t rows, size_t hw);
+
 /* Floats of workspace ct_nonfinite_count needs (per-work-group partial
  * counts), for any n. */
 size_t ct_nonfinite_count_workspace_size(size_t n);

@@ -46,3 +46,25 @@ size_t ct_ref_nonfinite_count(const double *x, size_t n)
         c += !isfinite((float)x[i]);
     return c;
 }
+
+void ct_ref_mul_forward(double *y, const double *x, const double *g, size_t rows, size_t hw)
+{
+    for (size_t r = 0; r < rows; r++)
+        for (size_t p = 0; p < hw; p++)
+            y[r * hw + p] = x[r * hw + p] * g[r];
+}
+
+void ct_ref_mul_backward(double *dx, double *dg, const double *dy, const double *x, const double *g,
+                         size_t rows, size_t hw)
+{
+    for (size_t r = 0; r < rows; r++) {
+        double s = 0;
+        for (size_t p = 0; p < hw; p++) {
+            if (dx)
+                dx[r * hw + p] = dy[r * hw + p] * g[r];
+            s += dy[r * hw + p] * x[r * hw + p];
+        }
+        if (dg)
+            dg[r] = s;
+    }
+}

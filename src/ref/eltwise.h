@@ -17,6 +17,11 @@ void ct_ref_add_accumulate(double *dst, const double *src, size_t n);
 void ct_ref_scale(double *x, double s, size_t n);
 /* y += a x; (n) */
 void ct_ref_axpy(double *y, double a, const double *x, size_t n);
+/* y = x g, g one value per row of hw: y, x (rows hw), g (rows) */
+void ct_ref_mul_forward(double *y, const double *x, const double *g, size_t rows, size_t hw);
+/* dx = dy g, dg = the rows' sums of dy x (written; either may be NULL) */
+void ct_ref_mul_backward(double *dx, double *dg, const double *dy, const double *x, const double *g,
+                         size_t rows, size_t hw);
 /* how many x[i] are NaN or +-Inf once rounded to float; (n) */
 size_t ct_ref_nonfinite_count(const double *x, size_t n);
 

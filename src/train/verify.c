@@ -43,7 +43,7 @@ static const struct {
     { "lstm", "lstm" },        { "seqpool", "seqpool" },  { "attention", "attention" },
     { "layernorm", "layernorm" }, { "posembed", "posembed" },
     { "softmax_cross_entropy", "loss" }, { "mse", "loss" }, { "silu", "act" },
-    { "hardswish", "act" },    { "relu6", "act" },
+    { "hardswish", "act" },    { "relu6", "act" },        { "mul", "eltwise" },
 };
 
 int ct_verify_mode_parse(const char *s, int *mode)

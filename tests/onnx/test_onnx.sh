@@ -181,13 +181,18 @@ input shape=1x28x28
 c1: conv2d out=8 kernel=3 pad=1 act=silu
 c2: conv2d out=8 kernel=3 stride=2 pad=1 act=relu6
 c3: conv2d out=8 kernel=3 stride=2 pad=1 act=hardswish
+gp: global_avgpool
+se1: dense out=4 act=relu
+se2: dense out=8 act=sigmoid
+se: mul from=c3,se2
 f: flatten
 fc1: dense out=32
 h: hardswish from=fc1
 r: relu6 from=fc1
 s: silu from=fc1
 a1: add from=h,r
-a2: add from=a1,s
+hs: mul from=a1,s
+a2: add from=hs,s
 fc2: dense out=10
 loss: softmax_cross_entropy
 EOF
