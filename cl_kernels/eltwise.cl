@@ -199,3 +199,16 @@ __kernel void mul_bwd_dg_f32(__global float *dg, ulong dg_off, __global const fl
     if (lxi == 0 && r < rows)
         dg[dg_off + r] = acc ? dg[dg_off + r] + rr[0] : rr[0];
 }
+
+/* dst[r dld + p] = src[r sld + p] (acc: +=) for p < len, r < rows: the
+ * concatenation's blocks, forward and backward. 2-D range (p, r). */
+__kernel void copy_rows_f32(__global float *dst, ulong dst_off, uint dld, __global const float *src,
+                            ulong src_off, uint sld, uint len, uint rows, int acc)
+{
+    uint p = get_global_id(0), r = get_global_id(1);
+    if (p >= len || r >= rows)
+        return;
+    ulong d = dst_off + (ulong)r * dld + p;
+    float v = src[src_off + (ulong)r * sld + p];
+    dst[d] = acc ? dst[d] + v : v;
+}

@@ -17,6 +17,8 @@
  *     products, ck_sum_atol(hw) of the sums of |dy x| (a sum with a
  *     compensated or a plain float accumulation stays inside hw + 2 ulp of
  *     the absolute sum), plus the addend's rounding when added;
+ *   - copies of row blocks (the concatenation): exact (atol 0, rtol 0);
+ *     added into a gradient, one rounding (rtol 2u);
  *   - the non-finite count: an integer, exact (atol 0, rtol 0). Its inputs
  *     plant NaN, +Inf and -Inf at random places among finite values chosen
  *     to look suspicious (+-FLT_MAX, subnormals, -0), and the harness's NaN
@@ -296,6 +298,47 @@ static void mul_case(ct_check *c, size_t rows, size_t hw, int acc, int alias)
     }
 }
 
+/* Row blocks: src (rows, sld) -> dst (rows, dld) at column `at`, len wide,
+ * written then added, in the context's class; the columns of dst outside
+ * the block keep their values */
+static void rows_case_on(ct_check *c, size_t rows, size_t len, size_t dld, size_t sld, size_t at)
+{
+    ct_context *ctx = ck_ctx(c);
+    double *src = ck_host(c, rows * sld), *dst = ck_host(c, rows * dld), *want = ck_host(c, rows * dld);
+    if (ck_failed(c))
+        return;
+    fill_f(c, src, rows * sld, -1, 1);
+    fill_f(c, dst, rows * dld, -1, 1);
+    for (size_t i = 0; i < rows * dld; i++)
+        want[i] = dst[i];
+    for (size_t r = 0; r < rows; r++)
+        for (size_t p = 0; p < len; p++)
+            want[r * dld + at + p] = src[r * sld + p];
+    ct_buf d_src = ck_dev_in(c, src, rows * sld), d_dst = dev_inout(c, dst, rows * dld);
+    if (ck_failed(c) ||
+        ck_status(c, ct_copy_rows(ctx, ct_buf_at(d_dst, at), dld, d_src, sld, len, rows, 0), "copy rows"))
+        return;
+    ck_expect(c, "rows copied", d_dst, rows * dld, want, 0, 0);
+    for (size_t r = 0; r < rows; r++)
+        for (size_t p = 0; p < len; p++)
+            want[r * dld + at + p] = (double)(float)(want[r * dld + at + p] + src[r * sld + p]);
+    if (ck_status(c, ct_copy_rows(ctx, ct_buf_at(d_dst, at), dld, d_src, sld, len, rows, 1), "add rows"))
+        return;
+    ck_expect(c, "rows added", d_dst, rows * dld, want, 0, 2 * U);
+}
+
+static void rows_case(ct_check *c, size_t rows, size_t len, size_t dld, size_t sld, size_t at)
+{
+    for (int cpu = 0; cpu <= 1 && !ck_failed(c); cpu++) {
+        ct_kernels real = ck_use_class(c, cpu ? CT_KERNELS_CPU : CT_KERNELS_GPU);
+        ck_case(c, "copy rows %zu x %zu into %zu at %zu from %zu, %s class", rows, len, dld, at, sld,
+                cpu ? "cpu" : "gpu");
+        rows_case_on(c, rows, len, dld, sld, at);
+        ck_case_end(c);
+        ck_use_class(c, real);
+    }
+}
+
 typedef struct eltwise_bench {
     ct_context *ctx;
     ct_buf a, b, y, g;
@@ -334,6 +377,16 @@ void ct_check_eltwise(ct_check *c)
         mul_case(c, mul_fixed[k][0], mul_fixed[k][1], (int)k & 1, k == 3);
     for (int it = 0; it < ck_iterations(c) && !ck_failed(c); it++)
         mul_case(c, (size_t)ck_dim(c, 40), (size_t)ck_dim(c, 400), ck_int(c, 0, 1), ck_int(c, 0, 3) == 0);
+    /* row blocks: one element; a concatenation's middle piece; rows wider
+     * than a 256-item group; random */
+    rows_case(c, 1, 1, 1, 1, 0);
+    rows_case(c, 5, 60, 100, 60, 17);
+    rows_case(c, 3, 700, 1000, 701, 300);
+    for (int it = 0; it < ck_iterations(c) && !ck_failed(c); it++) {
+        size_t len = (size_t)ck_dim(c, 300), dld = len + (size_t)ck_int(c, 0, 50);
+        rows_case(c, (size_t)ck_dim(c, 30), len, dld, len + (size_t)ck_int(c, 0, 3),
+                  (size_t)ck_int(c, 0, (int)(dld - len)));
+    }
     /* the count: nothing to count, then a size whose work-items loop over
      * several elements each (about 16, src/ops/eltwise.c), then random ones */
     nonfinite_case(c, 0);

@@ -18,6 +18,8 @@
 
 #define CT_MAX_KEYS 8
 #define CT_NAME_MAX 64
+/* the most layers one layer reads (concat) */
+#define CT_MAX_INPUTS 8
 
 typedef enum ct_key_kind {
     CT_KEY_INT,
@@ -68,9 +70,9 @@ struct ct_layer {
     double v[CT_MAX_KEYS];      /* key values, by the type's key order */
     int shape_key[3];           /* CT_KEY_SHAPE values */
     int shape_key_n;
-    int inputs[2];              /* indices of the layers read */
+    int inputs[CT_MAX_INPUTS];  /* indices of the layers read */
     int ninputs;
-    char inputs_text[2 * CT_NAME_MAX + 2];
+    char inputs_text[CT_MAX_INPUTS * (CT_NAME_MAX + 1)];
     ct_shape out;
     ct_param_spec params[CT_MAX_PARAMS];
     int nparams;

@@ -242,15 +242,16 @@ static int link_inputs(parser *p, ct_model *m, size_t idx, const char *from, con
     if (idx == 0)
         return perr(p, NULL, "%s has nothing to read: the first line must be an input layer",
                     l->type->name);
-    char names[2][CT_NAME_MAX];
+    char names[CT_MAX_INPUTS][CT_NAME_MAX];
     int n = 0;
     if (from) {
         const char *s = from;
         while (*s) {
             const char *c = strchr(s, ',');
             size_t len = c ? (size_t)(c - s) : strlen(s);
-            if (n == 2 || !valid_name(s, len))
-                return perr(p, from_at, "from=%s: expected one or two layer names separated by a comma", from);
+            if (n == CT_MAX_INPUTS || !valid_name(s, len))
+                return perr(p, from_at, "from=%s: expected up to %d layer names separated by commas", from,
+                            CT_MAX_INPUTS);
             memcpy(names[n], s, len);
             names[n++][len] = '\0';
             if (!c)
@@ -270,8 +271,12 @@ static int link_inputs(parser *p, ct_model *m, size_t idx, const char *from, con
         snprintf(names[0], sizeof names[0], "%s", m->layers[idx - 1].name);
         n = 1;
     }
-    if (n < l->type->min_inputs || n > l->type->max_inputs)
-        return perr(p, from_at, "%s reads %d layer(s), not %d", l->type->name, l->type->min_inputs, n);
+    if (n < l->type->min_inputs || n > l->type->max_inputs) {
+        if (l->type->min_inputs == l->type->max_inputs)
+            return perr(p, from_at, "%s reads %d layer(s), not %d", l->type->name, l->type->min_inputs, n);
+        return perr(p, from_at, "%s reads %d to %d layers, not %d", l->type->name, l->type->min_inputs,
+                    l->type->max_inputs, n);
+    }
     for (int i = 0; i < n; i++) {
         int j = find_layer(m, idx, names[i]);
         if (j < 0) {
@@ -284,8 +289,9 @@ static int link_inputs(parser *p, ct_model *m, size_t idx, const char *from, con
         l->inputs[l->ninputs++] = j;
         m->layers[j].consumers++;
     }
-    snprintf(l->inputs_text, sizeof l->inputs_text, "%s%s%s", names[0], n > 1 ? "," : "",
-             n > 1 ? names[1] : "");
+    size_t at = 0;
+    for (int i = 0; i < n; i++)
+        at += (size_t)snprintf(l->inputs_text + at, sizeof l->inputs_text - at, "%s%s", i ? "," : "", names[i]);
     return CT_OK;
 }
 
@@ -400,7 +406,7 @@ int ct_model_from_text(const char *text, const char *source, ct_model **out)
     /* shapes, in order */
     for (size_t i = 0; st == CT_OK && i < m->count; i++) {
         ct_layer *l = &m->layers[i];
-        ct_shape in[2];
+        ct_shape in[CT_MAX_INPUTS];
         for (int k = 0; k < l->ninputs; k++)
             in[k] = m->layers[l->inputs[k]].out;
         char err[512] = "";

@@ -194,6 +194,27 @@ int ct_mul_backward(ct_context *ctx, ct_buf dx, int acc_x, ct_buf dg, int acc_g,
                   CT_ARG(h), CT_ARG(r), CT_ARG(a));
 }
 
+int ct_copy_rows(ct_context *ctx, ct_buf dst, size_t dld, ct_buf src, size_t sld, size_t len, size_t rows,
+                 int acc)
+{
+    if (len == 0 || rows == 0)
+        return CT_OK;
+    if (len > dld || len > sld)
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_copy_rows: rows of %zu wider than their strides %zu, %zu",
+                       len, dld, sld);
+    int st = check_n(ctx, "ct_copy_rows", rows * (dld > sld ? dld : sld));
+    if (st)
+        return st;
+    size_t gs[2], ls[2];
+    if ((st = mul_range(ctx, "copy_rows_f32", rows, len, gs, ls)))
+        return st;
+    cl_uint dl = (cl_uint)dld, sl = (cl_uint)sld, ln = (cl_uint)len, r = (cl_uint)rows;
+    cl_int a = acc ? 1 : 0;
+    ct_launch_bytes(ctx, (acc ? 2 : 1) * rows * len * sizeof(float), rows * len * sizeof(float));
+    return CT_RUN(ctx, CT_PROG_eltwise, "copy_rows_f32", 2, gs, ls, CT_BUF(dst), CT_ARG(dl), CT_BUF(src),
+                  CT_ARG(sl), CT_ARG(ln), CT_ARG(r), CT_ARG(a));
+}
+
 size_t ct_nonfinite_count_workspace_size(size_t n)
 {
     (void)n; /* the group count is capped, so this bound serves every n */

@@ -40,6 +40,12 @@ int ct_mul_forward(ct_context *ctx, ct_buf y, ct_buf x, ct_buf g, size_t rows, s
 int ct_mul_backward(ct_context *ctx, ct_buf dx, int acc_x, ct_buf dg, int acc_g, ct_buf dy, ct_buf x,
                     ct_buf g, size_t rows, size_t hw);
 
+/* Blocks of rows: dst[r dld + p] = src[r sld + p] for p < len, r < rows
+ * (acc: += instead), the concatenation's pieces forward and backward.
+ * dst and src must not overlap. */
+int ct_copy_rows(ct_context *ctx, ct_buf dst, size_t dld, ct_buf src, size_t sld, size_t len, size_t rows,
+                 int acc);
+
 /* Floats of workspace ct_nonfinite_count needs (per-work-group partial
  * counts), for any n. */
 size_t ct_nonfinite_count_workspace_size(size_t n);

@@ -179,6 +179,10 @@ EOF
 cat >"$tmp/img3.model" <<'EOF'
 input shape=1x28x28
 c1: conv2d out=8 kernel=3 pad=1 act=silu
+b1: conv2d out=4 kernel=1 from=c1
+b2: conv2d out=4 kernel=3 pad=1 from=c1
+b3: maxpool kernel=3 stride=1 pad=1 from=c1
+cat: concat from=b1,b2,b3
 c2: conv2d out=8 kernel=3 stride=2 pad=1 act=relu6
 c3: conv2d out=8 kernel=3 stride=2 pad=1 act=hardswish
 gp: global_avgpool
@@ -193,6 +197,7 @@ s: silu from=fc1
 a1: add from=h,r
 hs: mul from=a1,s
 a2: add from=hs,s
+cf: concat from=a2,h
 fc2: dense out=10
 loss: softmax_cross_entropy
 EOF

@@ -1,0 +1,93 @@
+/*
+ * concat.c - the concatenation of 2 to 8 layers' outputs along channels
+ * (images: (C_i, H, W) -> (sum C_i, H, W)) or features (vectors, and the
+ * steps of sequences): from=A,B,.... A row of the output (a sample, or a
+ * step of one) is the inputs' rows one after another, so each input is a
+ * block of rows copied into place, and its gradient the block copied (or
+ * added, into a gradient other layers write too) back out.
+ */
+#include <stdio.h>
+
+#include "nn/layer.h"
+#include "ops/eltwise.h"
+
+static int infer(ct_layer *l, const ct_shape *in, int nin, char *err, size_t n)
+{
+    if (nin < 2) {
+        snprintf(err, n, "concat needs two inputs or more: from=A,B,...");
+        return CT_ERR_PARSE;
+    }
+    ct_shape out = in[0];
+    for (int i = 0; i < nin; i++) {
+        int st = ct_need_floats(&in[i], err, n, "concat");
+        if (st)
+            return st;
+        int same = in[i].ndim == in[0].ndim && in[i].sequence == in[0].sequence && in[0].ndim >= 1;
+        for (int d = 1; same && d < in[0].ndim; d++)
+            same = in[i].d[d] == in[0].d[d];
+        if (!same) {
+            char a[64], b[64];
+            ct_shape_str(&in[0], a, sizeof a);
+            ct_shape_str(&in[i], b, sizeof b);
+            snprintf(err, n, "concat joins along the first dimension (channels or features); the others "
+                     "must agree, but input 1 is %s and input %d %s", a, i + 1, b);
+            return CT_ERR_SHAPE;
+        }
+        if (i)
+            out.d[0] += in[i].d[0];
+    }
+    l->out = out;
+    return CT_OK;
+}
+
+/* The floats of one row of input i, and the row's length of the output */
+static size_t row_len(const ct_layer_call *c, int i)
+{
+    return ct_shape_numel(&c->net->model->layers[c->l->inputs[i]].out);
+}
+
+static int forward(const ct_layer_call *c)
+{
+    size_t rows = c->r->rows, L = ct_shape_numel(&c->l->out), at = 0;
+    for (int i = 0; i < c->l->ninputs; i++) {
+        size_t len = row_len(c, i);
+        int st = ct_copy_rows(c->ctx, ct_buf_at(c->r->out, at), L, c->net->rt[c->l->inputs[i]].out, len, len,
+                              rows, 0);
+        if (st)
+            return st;
+        at += len;
+    }
+    return CT_OK;
+}
+
+static int backward(const ct_layer_call *c)
+{
+    size_t rows = c->r->rows, L = ct_shape_numel(&c->l->out), at = 0;
+    for (int i = 0; i < c->l->ninputs; i++) {
+        size_t len = row_len(c, i);
+        const ct_lrt *pr = &c->net->rt[c->l->inputs[i]];
+        if (pr->needs_dout) {
+            /* an input named twice: the first copy writes, the second adds */
+            int acc = c->net->model->layers[c->l->inputs[i]].consumers > 1 && !ct_net_grad_first(c->net, c->index, i);
+            int st = ct_copy_rows(c->ctx, pr->dout, len, ct_buf_at(c->dy, at), L, len, rows, acc);
+            if (st)
+                return st;
+        }
+        at += len;
+    }
+    return CT_OK;
+}
+
+/* Concat along channels (axis 1 of (N, C, H, W)) or features (the last) */
+static int export_onnx(const ct_layer_export *e)
+{
+    const char *in[CT_MAX_INPUTS];
+    for (int i = 0; i < e->l->ninputs; i++)
+        in[i] = e->names[e->l->inputs[i]];
+    int64_t axis = e->l->out.ndim == 3 ? 1 : -1;
+    return ct_onnx_node(e->g, "Concat", in, e->l->ninputs, CT_ONNX_NAMES(e->y),
+                        CT_ONNX_ATTRS(CT_ONNX_INT("axis", axis)));
+}
+
+CT_LAYER_TYPE(concat, .min_inputs = 2, .max_inputs = CT_MAX_INPUTS, .flags = CT_LAYER_OWN_GRADS, .infer = infer,
+              .forward = forward, .backward = backward, .export_onnx = export_onnx);
