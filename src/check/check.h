@@ -111,6 +111,7 @@ void ck_bench(ct_check *c, const char *shape, double flops, double bytes, ck_run
     X(lstm) \
     X(seqpool) \
     X(layernorm) \
+    X(rmsnorm) \
     X(posembed) \
     X(act) \
     X(optim) \

@@ -44,7 +44,7 @@ static const struct {
     { "layernorm", "layernorm" }, { "posembed", "posembed" },
     { "softmax_cross_entropy", "loss" }, { "mse", "loss" }, { "silu", "act" },
     { "hardswish", "act" },    { "relu6", "act" },        { "mul", "eltwise" },
-    { "concat", "eltwise" },
+    { "concat", "eltwise" },   { "rmsnorm", "rmsnorm" },
 };
 
 int ct_verify_mode_parse(const char *s, int *mode)

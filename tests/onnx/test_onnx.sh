@@ -165,6 +165,7 @@ pos: posembed max_len=64
 ln: layernorm
 att: attention heads=2 causal=false
 a1: add from=att,pos
+rms: rmsnorm eps=1e-5
 lstm: lstm hidden=16 layers=2
 pmax: seqpool mode=max from=lstm
 plast: seqpool mode=last from=lstm
@@ -198,6 +199,7 @@ a1: add from=h,r
 hs: mul from=a1,s
 a2: add from=hs,s
 cf: concat from=a2,h
+fn: rmsnorm
 fc2: dense out=10
 loss: softmax_cross_entropy
 EOF
