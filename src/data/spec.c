@@ -1,7 +1,8 @@
 /*
  * spec.c - dataset specs (fashion-mnist[:DIR], mnist:DIR, idx:DIR,
  * cifar10:DIR, csv:FILE, synthetic:..., text:FILE, textdir:DIR,
- * csv:FILE:text=COL, imagefolder:DIR, or a directory of IDX files) parsed strictly and
+ * csv:FILE:text=COL, imagefolder:DIR, npy:X.npy,Y.npy, npz:FILE, or a directory of IDX
+ * files) parsed strictly and
  * handed to their readers: ct_dataset_open and ct_dataset_open_text.
  */
 #include <errno.h>
@@ -14,12 +15,14 @@
 #include "core/error.h"
 #include "core/util.h"
 #include "data/dataset.h"
+#include "data/npy.h"
 #include "data/tokenize.h"
 
 #define FASHION_MNIST_DIR "/usr/share/datasets/fashion-mnist"
 #define SPEC_HINT                                                                               \
     "HINT: use fashion-mnist[:DIR], mnist:DIR, idx:DIR, cifar10:DIR, csv:FILE[:label=COL], "   \
-    "synthetic:C,H,W:CLASSES:N, text:FILE, textdir:DIR, csv:FILE:text=COL, imagefolder:DIR or a " \
+    "synthetic:C,H,W:CLASSES:N, text:FILE, textdir:DIR, csv:FILE:text=COL, imagefolder:DIR, "    \
+    "npy:X.npy,Y.npy, npz:FILE or a " \
     "directory holding IDX files"
 
 /* ---- specs ---- */
@@ -300,6 +303,84 @@ static int open_idx(const char *dir, int split, int classes, const char *label, 
     return st;
 }
 
+/* Splits "A,B" in place into two non-empty parts */
+static int two_paths(const char *text, const char *what, char *v, const char **a, const char **b)
+{
+    char *comma = strchr(v, ',');
+    if (!comma || comma == v || !comma[1] || strchr(comma + 1, ','))
+        return ct_fail(NULL, CT_ERR_INVALID_ARG, "dataset '%s': %s '%s'; HINT: name the samples' and the "
+                       "labels' files as X.npy,Y.npy", text, what, v);
+    *comma = 0;
+    *a = v;
+    *b = comma + 1;
+    return CT_OK;
+}
+
+/* npy:X.npy,Y.npy and npz:FILE (src/data/npydata.c) */
+static int open_npy(const char *text, const spec *s, int split, ct_dataset **out)
+{
+    int npz = !strcmp(s->kind, "npz");
+    const char *usage = npz ? "npz:FILE[:x=NAME:y=NAME][:test=FILE|:split=F][:seed=S][:classes=K]"
+                              "[:normalize=none|standard]"
+                            : "npy:X.npy,Y.npy[:test=X.npy,Y.npy|:split=F][:seed=S][:classes=K]"
+                              "[:normalize=none|standard]";
+    int st;
+    if ((st = spec_check_options(s, text, npz ? "x y test split seed classes normalize"
+                                              : "test split seed classes normalize")) ||
+        (st = spec_npos(s, text, 1, 1, usage)))
+        return st;
+    ct_npy_spec o = { .spec = text, .npz = npz };
+    if ((st = split_options(text, s, &o.split, &o.seed)))
+        return st;
+    const char *cv = spec_option(s, "classes"), *nv = spec_option(s, "normalize");
+    unsigned long long classes = 0;
+    if (cv && (st = parse_count(text, "classes", cv, 1, 1 << 24, &classes)))
+        return st;
+    o.classes = (int)classes;
+    if (nv && strcmp(nv, "none") && strcmp(nv, "standard"))
+        return ct_fail(NULL, CT_ERR_INVALID_ARG, "dataset '%s': normalize=%s; HINT: normalize takes none or "
+                       "standard (each channel to mean 0 and std 1 by the training split's statistics; "
+                       "uint8 images always are)", text, nv);
+    o.standardize = nv && !strcmp(nv, "standard");
+    /* the positional part and test= are split in a copy the spec keeps */
+    char *buf = ct_strdup(s->pos[0]), *tbuf = spec_option(s, "test") ? ct_strdup(spec_option(s, "test")) : NULL;
+    if (!buf || (spec_option(s, "test") && !tbuf)) {
+        free(buf);
+        free(tbuf);
+        return ct_fail(NULL, CT_ERR_NO_MEMORY, "out of memory");
+    }
+    if (npz) {
+        const char *xv = spec_option(s, "x"), *yv = spec_option(s, "y");
+        o.x_path = buf;
+        o.test_x = tbuf;
+        /* names: x=/y=, else the archive's x_train/y_train (and its
+         * x_test/y_test as the test split), else x/y */
+        o.x_member = xv ? xv : "x_train";
+        o.y_member = yv ? yv : "y_train";
+        if (!xv && !yv) {
+            o.test_x_member = "x_test";
+            o.test_y_member = "y_test";
+            ct_dataset *probe = NULL;
+            int ps = ct_npy_load(&o, CT_SPLIT_TRAIN, &probe);
+            ct_dataset_free(&probe);
+            if (ps == CT_ERR_INVALID_ARG) { /* no x_train: plain x and y */
+                o.x_member = "x";
+                o.y_member = "y";
+                o.test_x_member = o.test_y_member = NULL;
+            }
+        }
+    } else if ((st = two_paths(text, "files", buf, &o.x_path, &o.y_path)) ||
+               (tbuf && (st = two_paths(text, "test=", tbuf, &o.test_x, &o.test_y)))) {
+        free(buf);
+        free(tbuf);
+        return st;
+    }
+    st = ct_npy_load(&o, split, out);
+    free(buf);
+    free(tbuf);
+    return st;
+}
+
 static int open_spec(const char *text, const spec *s, int split, const ct_text_options *given,
                      const ct_data_hints *hints, ct_dataset **out)
 {
@@ -433,6 +514,8 @@ static int open_spec(const char *text, const spec *s, int split, const ct_text_o
         }
         return ct_csv_load(path, &o, out);
     }
+    if (!strcmp(k, "npy") || !strcmp(k, "npz"))
+        return open_npy(text, s, split, out);
     if (!strcmp(k, "synthetic")) {
         const char *usage = "synthetic:C,H,W:CLASSES:N[:seed=S][:ntest=M] (or F in place of C,H,W)";
         if ((st = spec_check_options(s, text, "seed ntest")) || (st = spec_npos(s, text, 3, 3, usage)))

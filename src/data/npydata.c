@@ -1,0 +1,242 @@
+/*
+ * npydata.c - datasets from NumPy arrays (npy: and npz: specs, src/data/
+ * spec.c): samples X (N, ...) and labels or targets Y (N, ...).
+ *
+ * X (N) or (N, F) are feature vectors (F, 1, 1), (N, H, W) one-channel
+ * images, (N, C, H, W) images. uint8 X is kept as bytes (pixels scaled by
+ * 1/255) and normalized with the training split's mean and std per
+ * channel; other dtypes are converted to float and kept as they are unless
+ * normalize=standard. Y (N) of integers or bools is class labels (0 to
+ * K - 1); float Y, or Y (N, K) of any dtype, is K float targets per sample
+ * (regression, multi-label). A test split comes from test=X,Y files (npz:
+ * another archive, or the archive's x_test/y_test members) or from a
+ * seeded, stratified split=F of the training arrays.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/util.h"
+#include "data/dataset.h"
+#include "data/npy.h"
+
+/* A whole file, plain or gzipped, read into memory */
+static int read_file(const char *path, uint8_t **buf, size_t *n)
+{
+    ct_gzin in;
+    int st = ct_gzin_open(&in, path);
+    if (st)
+        return st;
+    st = ct_gzin_read_alloc(&in, (size_t)1 << 37, buf, n);
+    ct_gzin_close(&in);
+    return st;
+}
+
+/* One array: a .npy file, or member `member` of a .npz file (member
+ * non-NULL); *raw holds the bytes a points into */
+static int load_array(const char *path, const char *member, ct_npy *a, uint8_t **raw, char *where,
+                      size_t where_cap)
+{
+    uint8_t *file = NULL;
+    size_t n = 0;
+    *raw = NULL;
+    int st = read_file(path, &file, &n);
+    if (st)
+        return st;
+    if (!member) {
+        snprintf(where, where_cap, "%s", path);
+        *raw = file;
+        return ct_npy_parse(file, n, where, a);
+    }
+    uint8_t *m = NULL;
+    size_t mn = 0;
+    st = ct_npz_member(file, n, path, member, &m, &mn);
+    free(file);
+    if (st)
+        return st;
+    snprintf(where, where_cap, "%s (%s.npy)", path, member);
+    *raw = m;
+    return ct_npy_parse(m, mn, where, a);
+}
+
+/* X and Y of one split into a new dataset */
+static int build(const ct_npy_spec *o, const ct_npy *x, const char *xw, const ct_npy *y, const char *yw,
+                 int part, ct_dataset **out)
+{
+    *out = NULL;
+    if (x->ndim < 1 || x->ndim > 4 || x->shape[0] == 0)
+        return ct_fail(NULL, CT_ERR_SHAPE, "%s: samples of %d dimensions%s; HINT: X is (N), (N, F), (N, H, W) or "
+                       "(N, C, H, W)", xw, x->ndim, x->ndim >= 1 && !x->shape[0] ? " and none of them" : "");
+    if (y->ndim < 1 || y->ndim > 2 || y->shape[0] != x->shape[0])
+        return ct_fail(NULL, CT_ERR_SHAPE, "%s: %d-dimensional with %llu rows for %llu samples in %s; HINT: Y is "
+                       "(N) labels or (N, K) targets", yw, y->ndim, (unsigned long long)(y->ndim ? y->shape[0] : 0),
+                       (unsigned long long)x->shape[0], xw);
+    uint64_t d[3] = { 1, 1, 1 };
+    for (int i = 1; i < x->ndim; i++)
+        d[x->ndim == 3 ? i : i - 1] = x->shape[i];
+    if (x->ndim == 2)
+        d[0] = x->shape[1];
+    if (d[0] > 1u << 20 || d[1] > 1u << 16 || d[2] > 1u << 16 || d[0] * d[1] * d[2] > 1u << 26)
+        return ct_fail(NULL, CT_ERR_SHAPE, "%s: samples of %llux%llux%llu are too large", xw,
+                       (unsigned long long)d[0], (unsigned long long)d[1], (unsigned long long)d[2]);
+    size_t n = (size_t)x->shape[0], per = (size_t)(d[0] * d[1] * d[2]);
+    int labels = y->ndim == 1 && y->kind != 'f';
+    size_t K = labels ? 0 : y->ndim == 2 ? (size_t)y->shape[1] : 1;
+    if (!labels && (K == 0 || K > 4096))
+        return ct_fail(NULL, CT_ERR_SHAPE, "%s: %zu targets per sample", yw, K);
+    /* labels first: a bad one fails before the samples are copied */
+    int32_t *lab = NULL;
+    float *tg = NULL;
+    int classes = o->classes;
+    if (labels) {
+        lab = malloc(n * sizeof *lab);
+        if (!lab)
+            return ct_fail(NULL, CT_ERR_NO_MEMORY, "out of memory for %zu labels", n);
+        int top = -1;
+        for (size_t i = 0; i < n; i++) {
+            double v = ct_npy_get(y, i);
+            if (!(v >= 0) || v >= (classes ? classes : INT_MAX)) {
+                free(lab);
+                return ct_fail(NULL, CT_ERR_CORRUPT, "%s: label %zu is %g, outside [0, %d); HINT: labels are 0 to "
+                               "K - 1%s", yw, i, v, classes ? classes : INT_MAX, classes ? " (classes=K)" : "");
+            }
+            lab[i] = (int32_t)v;
+            top = lab[i] > top ? lab[i] : top;
+        }
+        if (!classes)
+            classes = top + 1;
+    } else {
+        tg = malloc(n * K * sizeof *tg);
+        if (!tg)
+            return ct_fail(NULL, CT_ERR_NO_MEMORY, "out of memory for %zu x %zu targets", n, K);
+        for (size_t i = 0; i < n * K; i++) {
+            double v = ct_npy_get(y, i);
+            tg[i] = (float)v;
+            if (!isfinite(tg[i])) {
+                free(tg);
+                return ct_fail(NULL, CT_ERR_CORRUPT, "%s: target %zu of sample %zu is %g; HINT: targets must be "
+                               "finite floats", yw, i % K, i / K, v);
+            }
+        }
+    }
+    int bytes = x->kind == 'u' && x->itemsize == 1;
+    ct_dataset *ds = NULL;
+    char name[600];
+    snprintf(name, sizeof name, "%s%s", xw, o->split == 0 ? "" : part == CT_SPLIT_TEST ? " (split: test rows)"
+                                                                   : " (split: training rows)");
+    int st = ct_dataset_new(name, (int)d[0], (int)d[1], (int)d[2], bytes ? CT_STORE_U8 : CT_STORE_F32, &ds);
+    if (st) {
+        free(lab);
+        free(tg);
+        return st;
+    }
+    ds->n = n;
+    ds->classes = labels ? classes : 0;
+    ds->labels = lab;
+    ds->ntargets = (int)K;
+    ds->targets = tg;
+    if (bytes) {
+        ds->u8 = malloc(n * per);
+        if (ds->u8)
+            memcpy(ds->u8, x->data, n * per);
+    } else {
+        ds->f32 = malloc(n * per * sizeof *ds->f32);
+        for (size_t i = 0; ds->f32 && i < n * per; i++)
+            ds->f32[i] = (float)ct_npy_get(x, i);
+    }
+    if (!ds->u8 && !ds->f32) {
+        ct_dataset_free(&ds);
+        return ct_fail(NULL, CT_ERR_NO_MEMORY, "out of memory for %zu samples of %zu values", n, per);
+    }
+    for (size_t i = 0; !bytes && i < n * per; i++)
+        if (!isfinite(ds->f32[i])) {
+            st = ct_fail(NULL, CT_ERR_CORRUPT, "%s: value %zu of sample %zu is %g; HINT: samples must be finite",
+                         xw, i % per, i / per, (double)ds->f32[i]);
+            ct_dataset_free(&ds);
+            return st;
+        }
+    if (K) {
+        ds->target_names = calloc(K, sizeof *ds->target_names);
+        for (size_t k = 0; ds->target_names && k < K; k++) {
+            char t[32];
+            snprintf(t, sizeof t, "target %zu", k);
+            ds->target_names[k] = ct_strdup(t);
+        }
+    }
+    /* images of bytes always, other data with normalize=standard: the
+     * training split's statistics (the session applies them to both) */
+    ds->norm_from_train = bytes || o->standardize;
+    *out = ds;
+    return CT_OK;
+}
+
+/* Keeps the samples of `part` of a seeded split (stratified by label) */
+static int keep_part(const ct_npy_spec *o, int part, ct_dataset *ds)
+{
+    size_t n = ds->n, per = ct_dataset_sample_size(ds), K = (size_t)ds->ntargets, m = 0;
+    uint8_t *is_test = malloc(n);
+    int32_t *one = ds->labels ? NULL : calloc(n, sizeof *one);
+    if (!is_test || (!ds->labels && !one)) {
+        free(is_test);
+        free(one);
+        return ct_fail(NULL, CT_ERR_NO_MEMORY, "out of memory splitting %s", ds->name);
+    }
+    int st = ct_text_split(ds->labels ? ds->labels : one, n, ds->labels ? ds->classes : 1, o->split, o->seed, is_test);
+    for (size_t i = 0; !st && i < n; i++)
+        if (is_test[i] == (part == CT_SPLIT_TEST)) {
+            if (ds->u8)
+                memmove(ds->u8 + m * per, ds->u8 + i * per, per);
+            else
+                memmove(ds->f32 + m * per, ds->f32 + i * per, per * sizeof *ds->f32);
+            if (ds->labels)
+                ds->labels[m] = ds->labels[i];
+            if (K)
+                memmove(ds->targets + m * K, ds->targets + i * K, K * sizeof *ds->targets);
+            m++;
+        }
+    free(is_test);
+    free(one);
+    if (!st && m == 0)
+        st = ct_fail(NULL, CT_ERR_INVALID_ARG, "%s: split=%g leaves the %s part without samples (%zu in all); HINT: "
+                     "use a split fraction that leaves samples on both sides", ds->name, o->split,
+                     part == CT_SPLIT_TEST ? "test" : "training", n);
+    if (!st)
+        ds->n = m;
+    return st;
+}
+
+int ct_npy_load(const ct_npy_spec *o, int split, ct_dataset **out)
+{
+    *out = NULL;
+    /* which files or members hold this split's X and Y */
+    const char *xp = o->x_path, *yp = o->y_path, *xm = o->x_member, *ym = o->y_member;
+    if (split == CT_SPLIT_TEST && !o->split) {
+        if (o->test_x) {
+            xp = o->test_x;
+            yp = o->test_y;
+        } else if (o->npz && o->test_x_member) {
+            xm = o->test_x_member;
+            ym = o->test_y_member;
+        } else {
+            return ct_fail(NULL, CT_ERR_INVALID_ARG, "dataset '%s' has no test split; HINT: name its arrays with "
+                           ":test=%s, or hold out a fraction F of the samples with :split=F", o->spec,
+                           o->npz ? "FILE" : "X.npy,Y.npy");
+        }
+    }
+    ct_npy x, y;
+    uint8_t *xr = NULL, *yr = NULL;
+    char xw[300], yw[300];
+    int st = load_array(xp, o->npz ? xm : NULL, &x, &xr, xw, sizeof xw);
+    if (!st)
+        st = load_array(o->npz ? xp : yp, o->npz ? ym : NULL, &y, &yr, yw, sizeof yw);
+    if (!st)
+        st = build(o, &x, xw, &y, yw, split, out);
+    free(xr);
+    free(yr);
+    if (!st && o->split > 0 && (st = keep_part(o, split, *out)))
+        ct_dataset_free(out);
+    return st;
+}
