@@ -112,6 +112,7 @@ void ck_bench(ct_check *c, const char *shape, double flops, double bytes, ck_run
     X(seqpool) \
     X(layernorm) \
     X(rmsnorm) \
+    X(upsample) \
     X(posembed) \
     X(act) \
     X(optim) \

@@ -307,6 +307,12 @@ static Onnx__AttributeProto *attribute(ct_onnx *g, const ct_onnx_attr *a)
         if (p->ints)
             memcpy(p->ints, a->ints, (size_t)a->n * sizeof *p->ints);
         break;
+    case CT_ONNX_ATTR_STRING:
+        p->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
+        p->has_s = 1;
+        p->s.data = (uint8_t *)str(g, a->s);
+        p->s.len = strlen(a->s);
+        break;
     default:
         if (!g->err)
             g->err = ct_fail(NULL, CT_ERR_INTERNAL, "ONNX attribute %s of unknown kind %d", a->name, a->kind);

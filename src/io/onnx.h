@@ -66,7 +66,7 @@ const char *ct_onnx_ints(ct_onnx *g, const char *name, int n, const int64_t *v);
 const char *ct_onnx_scalar(ct_onnx *g, const char *name, float v);
 
 /* A node's attribute. */
-enum { CT_ONNX_ATTR_INT, CT_ONNX_ATTR_FLOAT, CT_ONNX_ATTR_INTS };
+enum { CT_ONNX_ATTR_INT, CT_ONNX_ATTR_FLOAT, CT_ONNX_ATTR_INTS, CT_ONNX_ATTR_STRING };
 
 typedef struct ct_onnx_attr {
     const char *name;
@@ -75,10 +75,12 @@ typedef struct ct_onnx_attr {
     float f;
     const int64_t *ints;
     int n;
+    const char *s;
 } ct_onnx_attr;
 
 #define CT_ONNX_INT(nm, v) { .name = (nm), .kind = CT_ONNX_ATTR_INT, .i = (v) }
 #define CT_ONNX_FLOAT(nm, v) { .name = (nm), .kind = CT_ONNX_ATTR_FLOAT, .f = (float)(v) }
+#define CT_ONNX_STR(nm, v) { .name = (nm), .kind = CT_ONNX_ATTR_STRING, .s = (v) }
 #define CT_ONNX_INTS(nm, ...)                                                                        \
     { .name = (nm), .kind = CT_ONNX_ATTR_INTS, .ints = (const int64_t[]){ __VA_ARGS__ },              \
       .n = (int)(sizeof((const int64_t[]){ __VA_ARGS__ }) / sizeof(int64_t)) }

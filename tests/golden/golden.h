@@ -85,7 +85,8 @@ void golden_failf(golden *g, const char *fmt, ...) CT_PRINTF(2, 3);
     X("relu6", golden_act)     \
     X("mul", golden_mul)       \
     X("concat", golden_concat) \
-    X("rmsnorm", golden_rmsnorm)
+    X("rmsnorm", golden_rmsnorm) \
+    X("upsample", golden_upsample)
 
 #define GOLDEN_X(op, fn) void fn(golden *g);
 GOLDEN_OPS(GOLDEN_X)

@@ -190,6 +190,10 @@ gp: global_avgpool
 se1: dense out=4 act=relu
 se2: dense out=8 act=sigmoid
 se: mul from=c3,se2
+up: upsample mode=bilinear scale=2
+u: concat from=up,c2
+un: upsample scale=2
+p4: maxpool kernel=4 stride=4
 f: flatten
 fc1: dense out=32
 h: hardswish from=fc1
