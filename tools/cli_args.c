@@ -204,6 +204,8 @@ static int parse_run(const char *cmd, int argc, char **argv, cli_args *a, char *
         else if (!strcmp(f, "--weights") && val && !is_train) a->weights = val;
         else if (!strcmp(f, "--out") && val && is_train) o->out = val;
         else if (!strcmp(f, "--resume") && val && is_train) o->resume = val;
+        else if (!strcmp(f, "--init") && val && is_train) o->init = val;
+        else if (!strcmp(f, "--freeze") && val && is_train) o->freeze = val;
         else if (!strcmp(f, "--log") && val && is_train) o->log = val;
         else if (!strcmp(f, "--optimizer") && val && is_train) o->optimizer = val;
         else if (!strcmp(f, "--schedule") && val && is_train) o->schedule = val;

@@ -142,6 +142,11 @@ typedef struct ct_train_options {
     uint64_t seed;           /* default 1 */
     const char *out;         /* checkpoint written after every epoch; NULL: none */
     const char *resume;      /* continue from this checkpoint */
+    const char *init;        /* start from this safetensors file's tensors where their names
+                                (<layer>.<name>) and shapes are the model's, the rest
+                                initialized as usual (fine-tuning; not with resume) */
+    const char *freeze;      /* comma-separated layer names (a trailing * matches a prefix)
+                                whose parameters are not trained; NULL: none */
     const char *log;         /* append one JSON line per epoch (and per log_every steps) */
     long log_every;
     const char *tensorboard; /* write a TensorBoard event file into this directory (made if

@@ -131,13 +131,14 @@ static int read_shape(hdr *h, ct_npy *a)
 /* descr: byte order, kind, item size */
 static int read_descr(hdr *h, const char *d, ct_npy *a)
 {
-    char order = d[0];
-    if (order != '<' && order != '|' && order != '=' && order != '>')
-        order = '=', d--; /* no order character */
-    char kind = d[1];
+    const char *t = d;
+    char order = '=';
+    if (*t == '<' || *t == '|' || *t == '=' || *t == '>')
+        order = *t++;
+    char kind = t[0];
     char *end = NULL;
-    long size = strtol(d + 2, &end, 10);
-    if (!d[1] || !end || *end || size <= 0)
+    long size = kind ? strtol(t + 1, &end, 10) : 0;
+    if (!kind || !end || end == t + 1 || *end || size <= 0)
         return herr(h, "'descr' is not a dtype of the form <f4");
     a->kind = kind;
     a->itemsize = (int)size;
@@ -147,7 +148,7 @@ static int read_descr(hdr *h, const char *d, ct_npy *a)
     if (!ok) {
         char what[160];
         snprintf(what, sizeof what, "declares dtype '%s', which is not read: HINT: save bool, integer or "
-                 "float arrays (e.g. x.astype(np.float32))", d[0] == '=' ? d + 1 : d);
+                 "float arrays (e.g. x.astype(np.float32))", d);
         return herr(h, what);
     }
     if (order == '>' && size > 1)

@@ -97,7 +97,7 @@ static int optim_sgd(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct_
 }
 
 static int optim_adam(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct_buf grads,
-                      ct_buf state, cl_uint n, long step, float lr, int host, int zero)
+                      ct_buf state, size_t vstride, cl_uint n, long step, float lr, int host, int zero)
 {
     double b1 = d->beta1, b2 = d->beta2, t = (double)step;
     int adamw = d->kind == CT_OPT_ADAMW;
@@ -108,7 +108,7 @@ static int optim_adam(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct
     cl_float step_size = (cl_float)((double)lr / (1.0 - pow(b1, t)));
     cl_float bc2_sqrt = (cl_float)sqrt(1.0 - pow(b2, t));
     cl_int first = step == 1, z = zero;
-    ct_buf m = state, v = ct_buf_at(state, n);
+    ct_buf m = state, v = ct_buf_at(state, vstride); /* v follows m, vstride floats on */
     if (host)
         return ct_host_adam_step(ctx, params, grads, m, v, n, decay, l2, beta1, omb1, beta2, omb2,
                                  step_size, bc2_sqrt, eps, first, zero);
@@ -122,9 +122,10 @@ static int optim_adam(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct
                   CT_ARG(eps), CT_ARG(first), CT_ARG(z));
 }
 
-/* The step, and with zero grads = 0 in the same pass. */
+/* The step, and with zero grads = 0 in the same pass; Adam's v lies
+ * vstride floats after m. */
 static int optim_step(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct_buf grads,
-                      ct_buf state, size_t n, long step, float lr, int zero)
+                      ct_buf state, size_t vstride, size_t n, long step, float lr, int zero)
 {
     int st = ct_optim_validate(ctx, d);
     if (st)
@@ -146,19 +147,30 @@ static int optim_step(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct
                        "state of %zu floats it needs)", name, ct_optim_state_size(d, n));
     int host = ct_optim_host_ok(ctx, n);
     return d->kind == CT_OPT_SGD ? optim_sgd(ctx, d, params, grads, state, (cl_uint)n, step, lr, host, zero)
-                                 : optim_adam(ctx, d, params, grads, state, (cl_uint)n, step, lr, host, zero);
+                                 : optim_adam(ctx, d, params, grads, state, vstride, (cl_uint)n, step, lr, host,
+                                              zero);
 }
 
 int ct_optim_step(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct_buf grads,
                   ct_buf state, size_t n, long step, float lr)
 {
-    return optim_step(ctx, d, params, grads, state, n, step, lr, 0);
+    return optim_step(ctx, d, params, grads, state, n, n, step, lr, 0);
 }
 
 int ct_optim_step_zero_grads(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct_buf grads,
                              ct_buf state, size_t n, long step, float lr)
 {
-    return optim_step(ctx, d, params, grads, state, n, step, lr, 1);
+    return optim_step(ctx, d, params, grads, state, n, n, step, lr, 1);
+}
+
+int ct_optim_step_range(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct_buf grads, ct_buf state,
+                        size_t total, size_t off, size_t count, long step, float lr)
+{
+    if (off > total || count > total - off)
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "optimizer step: elements %zu to %zu of %zu", off, off + count,
+                       total);
+    return optim_step(ctx, d, ct_buf_at(params, off), ct_buf_at(grads, off), ct_buf_at(state, off), total, count,
+                      step, lr, 1);
 }
 
 

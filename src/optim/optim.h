@@ -79,6 +79,13 @@ int ct_optim_step(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct_buf
 int ct_optim_step_zero_grads(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct_buf grads,
                              ct_buf state, size_t n, long step, float lr);
 
+/* ct_optim_step_zero_grads on the `count` elements from `off` of a
+ * parameter arena of `total` (its state laid out for `total`, as
+ * ct_optim_state_size(d, total) gives it): the trainable layers when
+ * others are frozen. */
+int ct_optim_step_range(ct_context *ctx, const ct_optim_desc *d, ct_buf params, ct_buf grads, ct_buf state,
+                        size_t total, size_t off, size_t count, long step, float lr);
+
 /* Floats of workspace ct_grad_norm needs: the per-work-group partial sums
  * (never more than 256, whatever n). */
 size_t ct_grad_norm_workspace_size(size_t n);

@@ -34,6 +34,7 @@
 #include "ops/eltwise.h"
 #include "optim/optim.h"
 #include "optim/schedule.h"
+#include "train/finetune.h"
 #include "train/checkpoint.h"
 #include "train/finite.h"
 #include "train/mpi.h"
@@ -232,25 +233,42 @@ static int replica_compute(ct_replica *r, void *user)
     return CT_OK;
 }
 
+/* --freeze: the parameter arena's trainable and frozen ranges, (offset,
+ * count) pairs (ntrain 0: no --freeze, the whole arena trains) */
+typedef struct freeze_plan {
+    size_t *train, ntrain, *frozen, nfrozen;
+} freeze_plan;
+
 /* The rest of the step, on (reduced) gradients: clipping, the optimizer,
  * the accumulators, and the marker after which slot `cur` may be reused. */
-static int replica_update(ct_replica *r, const ct_train_options *o, const ct_optim_desc *od, long step,
-                          float lr, int cur)
+static int replica_update(ct_replica *r, const ct_train_options *o, const ct_optim_desc *od,
+                          const freeze_plan *fz, long step, float lr, int cur)
 {
     ct_context *ctx = r->ctx;
     ct_net *net = r->net;
     ct_buf grads = { net->arena[CT_ARENA_GRADS].mem, 0 }, acc = { r->acc, 0 };
     int st;
+    /* frozen layers: their gradients are zero, so that clipping's norm
+     * leaves them out and the next backward starts from zero */
+    for (size_t k = 0; k < fz->nfrozen; k++)
+        if ((st = ct_fill(ctx, ct_buf_at(grads, fz->frozen[2 * k]), fz->frozen[2 * k + 1], 0.0f)))
+            return st;
     if (o->clip > 0 && ((st = ct_grad_norm(ctx, (ct_buf){ r->norm_ws, 0 }, grads, net->nparams,
                                            (ct_buf){ r->norm_ws, 16 })) ||
                         (st = ct_grad_clip(ctx, grads, net->nparams, (ct_buf){ r->norm_ws, 0 }, o->clip))))
         return st;
     /* the gradients are zeroed with the step, for the next one (the
      * non-finite check has read them already, ct_finite_step) */
-    if ((st = ct_optim_step_zero_grads(ctx, od, (ct_buf){ net->arena[CT_ARENA_PARAMS].mem, 0 }, grads,
-                                       (ct_buf){ r->state, 0 }, net->arena_size[CT_ARENA_PARAMS], step,
-                                       lr)))
-        return st;
+    ct_buf params = { net->arena[CT_ARENA_PARAMS].mem, 0 }, state = { r->state, 0 };
+    size_t total = net->arena_size[CT_ARENA_PARAMS];
+    if (!fz->ntrain && !fz->nfrozen) {
+        if ((st = ct_optim_step_zero_grads(ctx, od, params, grads, state, total, step, lr)))
+            return st;
+    }
+    for (size_t k = 0; k < fz->ntrain; k++)
+        if ((st = ct_optim_step_range(ctx, od, params, grads, state, total, fz->train[2 * k], fz->train[2 * k + 1],
+                                      step, lr)))
+            return st;
     net->grads_zero = 1;
     /* loss sum += mean loss * rows; correct sum += correct (regression:
      * absolute error sum += mean absolute error * rows) */
@@ -325,6 +343,7 @@ typedef struct run {
     char *tokens_json, *classes_json; /* what checkpoints keep of text data */
     char *norm_json;                  /* ... and of image and table data's normalization */
     ct_tboard tb;              /* the TensorBoard event file (rank 0, with o.tensorboard) */
+    freeze_plan fz;            /* --freeze */
 } run;
 
 static int check_options(ct_context *ctx, const ct_train_options *o)
@@ -333,6 +352,9 @@ static int check_options(ct_context *ctx, const ct_train_options *o)
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "epochs must be in [1, 100000], not %d", o->epochs);
     if (o->batch < 1)
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "the batch must be at least 1, not %d", o->batch);
+    if (o->init && o->resume)
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "--init %s and --resume %s: a resumed run continues its own "
+                       "weights. HINT: --init starts a new run from other weights; drop one", o->init, o->resume);
     return CT_OK;
 }
 
@@ -457,9 +479,12 @@ static int start_state(run *t)
         ct_finite_saved(&t->fin, o->resume, meta.epoch, meta.step, 1);
         if (!t->given->seed || t->given->seed == 1)
             o->seed = meta.seed;
-    } else if ((st = ct_net_init_params(&t->s.net, o->seed))) {
+    } else if ((st = ct_net_init_params(&t->s.net, o->seed)) || (o->init && (st = ct_finetune_init(&t->s.net, o->init)))) {
         return st;
     }
+    if (o->freeze && (st = ct_finetune_ranges(&t->s.net, o->freeze, &t->fz.train, &t->fz.ntrain, &t->fz.frozen,
+                                              &t->fz.nfrozen)))
+        return st;
     if (!t->parallel)
         return CT_OK;
     /* rank 0's start everywhere: the same parameters, state and counters */
@@ -579,7 +604,7 @@ static int run_epoch(run *t, int epoch, size_t *seen, float *lr, double t0)
             (st = ct_finite_step(&t->fin, &t->s.net, t->o.seed, step, epoch + 1)))
             break;
         for (size_t i = 0; i < g->count && !st; i++)
-            if ((st = replica_update(&g->rep[i], &t->o, &t->od, step, *lr, cur)) && i)
+            if ((st = replica_update(&g->rep[i], &t->o, &t->od, &t->fz, step, *lr, cur)) && i)
                 ct_fail_keep(ctx, st);
         if (st)
             break;
@@ -694,6 +719,8 @@ done:
     free(t.tokens_json);
     free(t.classes_json);
     free(t.norm_json);
+    free(t.fz.train);
+    free(t.fz.frozen);
     ct_finite_release(&t.fin);
     ct_loader_free(&t.ld);
     ct_group_free(&t.g);
