@@ -464,3 +464,48 @@ __kernel void mse_bwd_f32(__global float *dx, ulong dx_off, __global float *dt, 
     if (dt)
         dt[dt_off + i] = -g;
 }
+
+/*
+ * Binary cross-entropy on logits (multi-label), as
+ * torch.nn.BCEWithLogitsLoss: per element max(x, 0) - x t + log1p(exp(-|x|))
+ * (no overflow for any x), mean over the n elements. One work-group:
+ * loss[0] = that mean, correct[0] (unless NULL) = how many elements have
+ * (x > 0) == (t > 0.5), divided by K (the labels per sample: a sample's
+ * share of right labels, summed over the batch). red: (2 wg) floats
+ */
+__kernel void bce_fwd_f32(__global float *loss, ulong loss_off, __global float *correct, ulong correct_off,
+                          __global const float *x, ulong x_off, __global const float *t, ulong t_off, uint n,
+                          uint K, __local float *red)
+{
+    uint lid = get_local_id(0), wg = get_local_size(0);
+    float s = 0.0f, comp = 0.0f, right = 0.0f;
+    for (uint i = lid; i < n; i += wg) {
+        float v = x[x_off + i], tv = t[t_off + i];
+        loss_kahan(&s, &comp, fmax(v, 0.0f) - v * tv + log1p(exp(-fabs(v))));
+        right += (v > 0.0f) == (tv > 0.5f) ? 1.0f : 0.0f; /* exact: integers below 2^24 */
+    }
+    red[lid] = s;
+    red[wg + lid] = right;
+    loss_tree_sum(red, lid, wg);
+    loss_tree_sum(red + wg, lid, wg);
+    if (lid == 0) {
+        loss[loss_off] = red[0] / (float)n;
+        if (correct)
+            correct[correct_off] = red[wg] / (float)K;
+    }
+}
+
+/* dx = k (sigmoid(x) - t), dt = -k x (skipped when dt is NULL), k =
+ * dloss_scale / n. x, t, dx, dt: (n) */
+__kernel void bce_bwd_f32(__global float *dx, ulong dx_off, __global float *dt, ulong dt_off,
+                          __global const float *x, ulong x_off, __global const float *t, ulong t_off, uint n,
+                          float k)
+{
+    uint i = get_global_id(0);
+    if (i >= n)
+        return;
+    float v = x[x_off + i];
+    dx[dx_off + i] = k * (1.0f / (1.0f + exp(-v)) - t[t_off + i]);
+    if (dt)
+        dt[dt_off + i] = -k * v;
+}

@@ -24,6 +24,13 @@
  *     absolute error likewise (each |x - t| within 1 eps): rtol 2e-6.
  *   mse dx, dt: x - t exact up to one rounding, times k = 2 scale / n
  *     (two float roundings): rtol 1e-6 (~8 eps), atol 0.
+ *   bce loss: positive terms max(x, 0) - x t + log1p(exp(-|x|)) (|x|, |t|
+ *     <= 3: each within ~8 eps of itself and of |x t| + 1.05), Kahan + tree
+ *     ~10 eps of the sum of those: atol 2e-6 * (mean |x t| + 1.05) rtol 0;
+ *     its right-label count is an integer (exact) over K: one rounding,
+ *     rtol 1.2e-7.
+ *   bce dx: sigmoid within ~4 eps of 1 minus t, times k: atol 1e-6 * k,
+ *     rtol 1e-6; dt = -k x, two roundings: rtol 1e-6, atol 0.
  */
 #include <float.h>
 #include <math.h>
@@ -206,6 +213,60 @@ static void mse_case(ct_check *c, size_t n, double scale, int with_dt)
     ck_gradcheck(c, "reference mse dt", mse_of, &l, t, n, dt, 32);
 }
 
+/* ---- binary cross-entropy on logits ---- */
+
+typedef struct bce_loss {
+    const double *x, *t;
+    size_t n;
+    double scale;
+} bce_loss;
+
+static double bce_of(void *user)
+{
+    bce_loss *l = user;
+    double loss;
+    ct_ref_bce_forward(&loss, NULL, l->x, l->t, l->n, 1);
+    return loss * l->scale;
+}
+
+/* n elements in rows of K, targets in [0, 1] (soft labels) or {0, 1} */
+static void bce_case(ct_check *c, size_t n, size_t K, double scale, int hard, int with_dt)
+{
+    ct_context *ctx = ck_ctx(c);
+    ck_case(c, "bce n=%zu K=%zu scale=%g%s%s", n, K, scale, hard ? " 0/1 targets" : "", with_dt ? "" : " no dt");
+    double *x = ck_host(c, n), *t = ck_host(c, n), *dx = ck_host(c, n), *dt = ck_host(c, n);
+    if (ck_failed(c))
+        return;
+    ck_fill(c, x, n, -3, 3);
+    ck_fill(c, t, n, 0, 1);
+    double mag = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (hard)
+            t[i] = t[i] > 0.5;
+        x[i] = (double)(float)x[i];
+        t[i] = (double)(float)t[i];
+        mag += (fabs(x[i] * t[i]) + 1.05) / (double)n;
+    }
+    double loss, right;
+    ct_ref_bce_forward(&loss, &right, x, t, n, K);
+    ct_ref_bce_backward(dx, dt, x, t, n, scale);
+    ct_buf d_x = ck_dev_in(c, x, n), d_t = ck_dev_in(c, t, n), d_loss = ck_dev_out(c, 1), d_right = ck_dev_out(c, 1);
+    ct_buf d_dx = ck_dev_out(c, n), d_dt = with_dt ? ck_dev_out(c, n) : (ct_buf){ NULL, 0 };
+    if (ck_failed(c) || ck_status(c, ct_bce_forward(ctx, d_loss, d_right, d_x, d_t, n, K), "bce forward"))
+        return;
+    ck_expect(c, "bce loss", d_loss, 1, &loss, 2e-6 * mag, 0);
+    ck_expect(c, "bce right labels / K", d_right, 1, &right, 0, 1.2e-7);
+    if (ck_status(c, ct_bce_backward(ctx, d_dx, d_dt, d_x, d_t, n, (float)scale), "bce backward"))
+        return;
+    ck_expect(c, "bce dx", d_dx, n, dx, 1e-6 * scale / (double)n, 1e-6);
+    if (with_dt)
+        ck_expect(c, "bce dt", d_dt, n, dt, 0, 1e-6);
+    bce_loss l = { x, t, n, scale };
+    ck_gradcheck(c, "reference bce dx", bce_of, &l, x, n, dx, 32);
+    if (with_dt)
+        ck_gradcheck(c, "reference bce dt", bce_of, &l, t, n, dt, 32);
+}
+
 /* ---- benchmark: softmax-xent at an ImageNet-like classifier head ---- */
 
 typedef struct xent_bench {
@@ -285,6 +346,14 @@ void ct_check_loss(ct_check *c)
     ck_case_end(c);
     for (int it = 0; it < ck_iterations(c) && !ck_failed(c); it++) {
         mse_case(c, (size_t)ck_dim(c, 5000), it % 2 ? 1.0 : ck_uniform(c, 0.25, 4), it % 3 != 2);
+        ck_case_end(c);
+    }
+    if (!ck_failed(c))
+        bce_case(c, 1, 1, 1.0, 1, 1);
+    ck_case_end(c);
+    for (int it = 0; it < ck_iterations(c) && !ck_failed(c); it++) {
+        size_t K = (size_t)ck_dim(c, 40), rows = (size_t)ck_dim(c, 100);
+        bce_case(c, K * rows, K, it % 2 ? 1.0 : ck_uniform(c, 0.25, 4), it % 2, it % 3 != 2);
         ck_case_end(c);
     }
     if (ck_benchmarking(c) && !ck_failed(c))

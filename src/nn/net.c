@@ -471,7 +471,7 @@ void ct_net_random_batch(const ct_net *net, uint64_t seed, float *x, int32_t *y)
             x[i] = (float)r / 2147483648.0f - 0.5f;
         }
     }
-    int floats = loss->type->id == CT_LAYER_ID_mse;
+    int floats = loss->type->id == CT_LAYER_ID_mse || loss->type->id == CT_LAYER_ID_bce_logits;
     for (size_t i = 0; i < nlab; i++) {
         s = s * 6364136223846793005ull + 1442695040888963407ull;
         float t = (float)(uint32_t)(s >> 33) / 2147483648.0f - 0.5f;

@@ -401,7 +401,7 @@ int ct_model_from_text(const char *text, const char *source, ct_model **out)
                      "'input shape=1x28x28')", source);
     if (st == CT_OK && !ct_layer_is_loss(&m->layers[m->count - 1]))
         st = ct_fail(NULL, CT_ERR_PARSE, "%s:%d: the last layer must be a loss "
-                     "(softmax_cross_entropy or mse), not %s", source, m->layers[m->count - 1].line,
+                     "(softmax_cross_entropy, mse or bce_logits), not %s", source, m->layers[m->count - 1].line,
                      m->layers[m->count - 1].type->name);
     /* shapes, in order */
     for (size_t i = 0; st == CT_OK && i < m->count; i++) {

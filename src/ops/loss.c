@@ -171,3 +171,36 @@ int ct_mse_backward(ct_context *ctx, ct_buf dx, ct_buf dt, ct_buf x, ct_buf t, s
     return CT_RUN(ctx, CT_PROG_loss, "mse_bwd_f32", 1, g, NULL, CT_BUF(dx), CT_BUF(dt), CT_BUF(x),
                   CT_BUF(t), CT_ARG(nn), CT_ARG(k));
 }
+
+int ct_bce_forward(ct_context *ctx, ct_buf loss, ct_buf correct, ct_buf x, ct_buf t, size_t n, size_t K)
+{
+    int st = mse_dims(ctx, "ct_bce_forward", x, t, n);
+    if (st)
+        return st;
+    if (!loss.mem || K == 0 || n % K)
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_bce_forward: no loss buffer, or %zu elements in rows of %zu",
+                       n, K);
+    size_t wg;
+    if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_loss, "bce_fwd_f32", LOSS_MAX_WG, n, &wg)))
+        return st;
+    cl_uint nn = (cl_uint)n, kk = (cl_uint)K;
+    size_t g[1] = { wg }, l[1] = { wg };
+    ct_launch_bytes(ctx, 2 * n * sizeof(float), 2 * sizeof(float));
+    return CT_RUN(ctx, CT_PROG_loss, "bce_fwd_f32", 1, g, l, CT_BUF(loss), CT_BUF(correct), CT_BUF(x), CT_BUF(t),
+                  CT_ARG(nn), CT_ARG(kk), CT_LOCAL(2 * wg * sizeof(cl_float)));
+}
+
+int ct_bce_backward(ct_context *ctx, ct_buf dx, ct_buf dt, ct_buf x, ct_buf t, size_t n, float dloss_scale)
+{
+    int st = mse_dims(ctx, "ct_bce_backward", x, t, n);
+    if (st)
+        return st;
+    if (!dx.mem)
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_bce_backward: NULL dx buffer");
+    cl_uint nn = (cl_uint)n;
+    cl_float k = dloss_scale / (float)n;
+    size_t g[1] = { n };
+    ct_launch_bytes(ctx, 2 * n * sizeof(float), (dt.mem ? 2 : 1) * n * sizeof(float));
+    return CT_RUN(ctx, CT_PROG_loss, "bce_bwd_f32", 1, g, NULL, CT_BUF(dx), CT_BUF(dt), CT_BUF(x), CT_BUF(t),
+                  CT_ARG(nn), CT_ARG(k));
+}

@@ -51,4 +51,13 @@ int ct_mse_forward(ct_context *ctx, ct_buf loss, ct_buf mae, ct_buf x, ct_buf t,
 int ct_mse_backward(ct_context *ctx, ct_buf dx, ct_buf dt, ct_buf x, ct_buf t, size_t n,
                     float dloss_scale);
 
+/* Binary cross-entropy on logits (multi-label, torch.nn.BCEWithLogitsLoss):
+ * loss[0] = the mean over n elements, correct[0] = how many have (x > 0) ==
+ * (t > 0.5), divided by K, the labels per sample (correct.mem may be NULL).
+ * x, t: (n), loss, correct: (1) */
+int ct_bce_forward(ct_context *ctx, ct_buf loss, ct_buf correct, ct_buf x, ct_buf t, size_t n, size_t K);
+/* dx = (sigmoid(x) - t) / n * dloss_scale, dt = -x / n * dloss_scale
+ * (dt.mem may be NULL). x, t, dx, dt: (n) */
+int ct_bce_backward(ct_context *ctx, ct_buf dx, ct_buf dt, ct_buf x, ct_buf t, size_t n, float dloss_scale);
+
 #endif /* CT_OPS_LOSS_H */

@@ -79,3 +79,24 @@ void ct_ref_mse_backward(double *dx, double *dt, const double *x, const double *
             dt[i] = -g;
     }
 }
+
+void ct_ref_bce_forward(double *loss, double *correct, const double *x, const double *t, size_t n, size_t K)
+{
+    double s = 0, right = 0;
+    for (size_t i = 0; i < n; i++) {
+        s += (x[i] > 0 ? x[i] : 0) - x[i] * t[i] + log1p(exp(-fabs(x[i])));
+        right += (x[i] > 0) == (t[i] > 0.5);
+    }
+    *loss = s / (double)n;
+    if (correct)
+        *correct = right / (double)K;
+}
+
+void ct_ref_bce_backward(double *dx, double *dt, const double *x, const double *t, size_t n, double dloss_scale)
+{
+    for (size_t i = 0; i < n; i++) {
+        dx[i] = (1 / (1 + exp(-x[i])) - t[i]) / (double)n * dloss_scale;
+        if (dt)
+            dt[i] = -x[i] / (double)n * dloss_scale;
+    }
+}

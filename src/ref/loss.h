@@ -21,6 +21,10 @@ void ct_ref_softmax_xent_backward(double *dx, const double *x, const int32_t *la
 
 /* *loss = mean((x - t)^2), *mae = mean(|x - t|) (mae may be NULL). x, t: (n) */
 void ct_ref_mse_forward(double *loss, double *mae, const double *x, const double *t, size_t n);
+/* binary cross-entropy on logits: the mean loss and the right labels'
+ * count / K (correct may be NULL); its gradients (dt may be NULL) */
+void ct_ref_bce_forward(double *loss, double *correct, const double *x, const double *t, size_t n, size_t K);
+void ct_ref_bce_backward(double *dx, double *dt, const double *x, const double *t, size_t n, double dloss_scale);
 /* dx = 2 (x - t) / n * dloss_scale, dt = -dx (dt may be NULL). x, t, dx, dt: (n) */
 void ct_ref_mse_backward(double *dx, double *dt, const double *x, const double *t, size_t n,
                          double dloss_scale);

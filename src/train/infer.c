@@ -127,7 +127,8 @@ void ct_predictions_free(ct_predictions *p)
     memset(p, 0, sizeof *p);
 }
 
-/* A regression model's predictions and the data's targets, (count, K) each. */
+/* A regression model's predictions and the data's targets, (count, K) each
+ * (a multi-label model's: each label's probability, the logit's sigmoid). */
 static int predict_values(ct_session *s, ct_loader *ld, const ct_lrt *out_rt, ct_predictions *out)
 {
     size_t n = ct_dataset_count(s->test), K = (size_t)ct_dataset_targets(s->test);
@@ -155,6 +156,9 @@ static int predict_values(ct_session *s, ct_loader *ld, const ct_lrt *out_rt, ct
             (st = ct_buffer_read(s->ctx, out_rt->out.mem, out_rt->out.off * sizeof(float),
                                  b.n * K * sizeof(float), out->predicted + out->count * K)))
             return st;
+        if (ct_session_multilabel(s->model))
+            for (size_t i = out->count * K; i < (out->count + b.n) * K; i++)
+                out->predicted[i] = 1.0f / (1.0f + expf(-out->predicted[i]));
         memcpy(out->target + out->count * K, b.t, b.n * K * sizeof *out->target);
         for (size_t r = 0; r < b.n; r++) {
             out->index[out->count + r] = b.index[r];
@@ -183,7 +187,7 @@ int ct_predict(ct_context *ctx, const char *model, const char *weights, const ch
     if ((st = ct_session_loader(&s, s.test, (size_t)batch, &ld)))
         goto done;
     const ct_lrt *lg = ct_session_logits(&s.net);
-    if (ct_session_regression(s.model)) {
+    if (ct_session_regression(s.model) || ct_session_multilabel(s.model)) {
         st = predict_values(&s, ld, lg, out);
         goto done;
     }
@@ -315,8 +319,9 @@ int ct_predict_outputs(ct_context *ctx, const char *model, const char *weights, 
                     out->ids[at * out->input_n + t] = b.tokens[t * b.stride + i];
             else
                 memcpy(out->x + at * out->input_n, b.x + i * out->input_n, out->input_n * sizeof(float));
+            /* float targets (regression, multi-label) have no label: -1 */
             for (size_t t = 0; t < out->label_n; t++)
-                out->label[at * out->label_n + t] = out->label_n > 1 ? b.y[t * b.stride + i] : b.y[i];
+                out->label[at * out->label_n + t] = !b.y ? -1 : out->label_n > 1 ? b.y[t * b.stride + i] : b.y[i];
             /* rows (t, i) of a sequence's scores are time-major: row t * batch + i */
             for (size_t t = 0; t < per; t++)
                 memcpy(out->y + at * out->output_n + t * K, z + (t * (size_t)batch + i) * K, K * sizeof(float));

@@ -107,6 +107,11 @@ int ct_session_regression(const ct_model *m)
     return m->layers[m->count - 1].type->id == CT_LAYER_ID_mse;
 }
 
+int ct_session_multilabel(const ct_model *m)
+{
+    return m->layers[m->count - 1].type->id == CT_LAYER_ID_bce_logits;
+}
+
 /* The loss against the data: mse (regression) takes target= data whose
  * targets per sample match the values the model predicts; a classifier
  * takes class labels. */
@@ -116,6 +121,19 @@ static int check_loss(ct_session *s, const ct_dataset *ds)
     const ct_layer *loss = &m->layers[m->count - 1];
     const ct_layer *lg = &m->layers[loss->inputs[0]];
     int K = ct_dataset_targets(ds);
+    if (ct_session_multilabel(m)) {
+        size_t per = ct_shape_numel(&lg->out);
+        if (!K)
+            return ct_fail(s->ctx, CT_ERR_INVALID_ARG, "model %s ends in bce_logits (multi-label) but dataset %s "
+                           "has class labels, not targets. HINT: give K float targets per sample (npy:X.npy,Y.npy "
+                           "with Y (N, K) of 0 and 1), or end the model in softmax_cross_entropy",
+                           m->source, ct_dataset_name(ds));
+        if (per != (size_t)K)
+            return ct_fail(s->ctx, CT_ERR_SHAPE, "model %s gives %zu logits per sample (layer %s) but dataset %s has "
+                           "%d labels per sample. HINT: give its last dense layer out=%d", m->source, per, lg->name,
+                           ct_dataset_name(ds), K, K);
+        return CT_OK;
+    }
     if (!ct_session_regression(m)) {
         if (K)
             return ct_fail(s->ctx, CT_ERR_INVALID_ARG, "dataset %s holds regression targets (target=) "
@@ -368,8 +386,48 @@ const ct_lrt *ct_session_logits(const ct_net *net)
     return &net->rt[m->layers[m->count - 1].inputs[0]];
 }
 
+/* bce_logits: the mean loss over every label and the fraction right, from
+ * the logits (N, K) and the targets on the host */
+static int evaluate_multilabel(ct_session *s, ct_dataset *ds, double *loss, double *acc, size_t *count)
+{
+    ct_net *net = &s->net;
+    ct_loader *ld = NULL;
+    int st = ct_session_loader(s, ds, (size_t)net->batch, &ld);
+    if (st)
+        return st;
+    const ct_lrt *lg = ct_session_logits(net);
+    size_t K = (size_t)ds->ntargets;
+    float *z = malloc(lg->out_n * sizeof *z);
+    double sum = 0, right = 0;
+    size_t n = 0;
+    if (!z)
+        st = ct_fail(s->ctx, CT_ERR_NO_MEMORY, "out of host memory");
+    while (!st) {
+        ct_batch b;
+        if ((st = ct_session_forward_next(s, ld, lg, K, z, &b)) || b.n == 0)
+            break;
+        for (size_t i = 0; i < b.n * K; i++) {
+            double x = z[i], t = b.t[i];
+            sum += (x > 0 ? x : 0) - x * t + log1p(exp(-fabs(x)));
+            right += (x > 0) == (t > 0.5);
+        }
+        n += b.n;
+    }
+    free(z);
+    ct_loader_free(&ld);
+    if (st)
+        return st;
+    *loss = n ? sum / (double)(n * K) : NAN;
+    *acc = n ? right / (double)(n * K) : NAN;
+    if (count)
+        *count = n;
+    return CT_OK;
+}
+
 int ct_session_evaluate(ct_session *s, ct_dataset *ds, double *loss, double *acc, size_t *count)
 {
+    if (ct_session_multilabel(s->model))
+        return evaluate_multilabel(s, ds, loss, acc, count);
     ct_net *net = &s->net;
     ct_loader *ld = NULL;
     int st = ct_session_loader(s, ds, (size_t)net->batch, &ld);

@@ -48,6 +48,9 @@ int ct_session_apply_norm(ct_session *s, const char *weights, ct_dataset *ds);
 int ct_session_check_data(ct_session *s, const ct_dataset *ds);
 /* 1 when the model ends in mse: regression on float targets. */
 int ct_session_regression(const ct_model *m);
+/* Whether the model ends in bce_logits: multi-label float targets, reported
+ * as a loss and the fraction of labels right. */
+int ct_session_multilabel(const ct_model *m);
 /* Keeps the first n samples (0: all). */
 void ct_session_limit(ct_dataset *ds, size_t n);
 /* Bytes of a batch's input (row_elems floats per sample, or a text

@@ -45,7 +45,7 @@ static const struct {
     { "softmax_cross_entropy", "loss" }, { "mse", "loss" }, { "silu", "act" },
     { "hardswish", "act" },    { "relu6", "act" },        { "mul", "eltwise" },
     { "concat", "eltwise" },   { "rmsnorm", "rmsnorm" },
-    { "upsample", "upsample" },
+    { "upsample", "upsample" },   { "bce_logits", "loss" },
 };
 
 int ct_verify_mode_parse(const char *s, int *mode)

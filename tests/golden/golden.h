@@ -68,6 +68,7 @@ void golden_failf(golden *g, const char *fmt, ...) CT_PRINTF(2, 3);
     X("batchnorm_eval", golden_batchnorm) \
     X("softmax_cross_entropy", golden_loss) \
     X("mse", golden_loss) \
+    X("bce_logits", golden_loss) \
     X("maxpool", golden_pool) \
     X("avgpool", golden_pool) \
     X("global_avgpool", golden_pool) \

@@ -1,7 +1,7 @@
 /*
  * loss.c - golden adapter for the losses: softmax_cross_entropy (x (N, K)
  * logits, int64 labels, y the mean loss, dy the scalar upstream gradient)
- * and mse (x, target, y, dx, dtarget).
+ * mse and bce_logits (x, target, y, dx, dtarget).
  *
  * Tolerances: the scalar losses are means of O(1) terms computed in float
  * on both sides: 1e-5 + 1e-4 |b| (each side's error is ~1e-6 at these
@@ -94,9 +94,39 @@ static void mse(golden *g)
     golden_expect_dev(g, "dtarget", d_dt, "dtarget", 1e-5, 1e-4);
 }
 
+/* bce_logits_*: x, target (N, K), y, dx, dtarget */
+static void bce(golden *g)
+{
+    ct_context *ctx = golden_ctx(g);
+    size_t n = 0;
+    int s[8] = { 0 }, nd = 0;
+    double *x = golden_tensor(g, "x", &n, s, &nd);
+    double *t = golden_tensor(g, "target", NULL, NULL, NULL);
+    double *dy = golden_tensor(g, "dy", NULL, NULL, NULL);
+    if (!x || !t || !dy)
+        return;
+    size_t K = nd >= 2 ? (size_t)s[nd - 1] : n;
+    double loss, *dx = golden_host(g, n), *dt = golden_host(g, n);
+    ct_ref_bce_forward(&loss, NULL, x, t, n, K);
+    ct_ref_bce_backward(dx, dt, x, t, n, dy[0]);
+    golden_expect_host(g, "loss", &loss, "y", 1e-5, 1e-4);
+    golden_expect_host(g, "dx", dx, "dx", 1e-5, 1e-4);
+    golden_expect_host(g, "dtarget", dt, "dtarget", 1e-5, 1e-4);
+    ct_buf d_x = golden_dev(g, x, n), d_t = golden_dev(g, t, n), d_loss = golden_dev_zero(g, 1);
+    ct_buf d_dx = golden_dev_zero(g, n), d_dt = golden_dev_zero(g, n);
+    if (golden_status(g, ct_bce_forward(ctx, d_loss, (ct_buf){ NULL, 0 }, d_x, d_t, n, K), "bce forward") ||
+        golden_status(g, ct_bce_backward(ctx, d_dx, d_dt, d_x, d_t, n, (float)dy[0]), "bce backward"))
+        return;
+    golden_expect_dev(g, "loss", d_loss, "y", 1e-5, 1e-4);
+    golden_expect_dev(g, "dx", d_dx, "dx", 1e-5, 1e-4);
+    golden_expect_dev(g, "dtarget", d_dt, "dtarget", 1e-5, 1e-4);
+}
+
 void golden_loss(golden *g)
 {
-    if (!strcmp(golden_op(g), "mse"))
+    if (!strcmp(golden_op(g), "bce_logits"))
+        bce(g);
+    else if (!strcmp(golden_op(g), "mse"))
         mse(g);
     else
         xent(g);

@@ -3,7 +3,7 @@
 the inputs `cltrain predict --logits` printed and compares its logits with
 cltrain's own.
 
-usage: check_onnx.py MODEL.onnx OUTPUTS.jsonl NAME float|tokens
+usage: check_onnx.py MODEL.onnx OUTPUTS.jsonl NAME float|tokens|multilabel
 
 Checks, each failing with exit 1 and a line saying what differs:
 - the graph's interface: input "input" of the model's per-sample shape
@@ -20,7 +20,8 @@ Checks, each failing with exit 1 and a line saying what differs:
   window gives errors of 1e-3 and more (a shifted LRN window: 3e-3);
 - the same top-1 class wherever cltrain's best two logits are more than
   2 TOL apart (where they are closer, float noise may order them either way);
-- the probabilities are the softmax of the logits;
+- the probabilities are the softmax of the logits (multilabel: each
+  logit's sigmoid);
 - the batch is dynamic: the first sample alone gives the same logits;
 - the check is not vacuous: the logits vary across samples by far more than
   TOL (a network whose output ignores its input would pass any export).
@@ -74,10 +75,14 @@ def main() -> int:
                      f"(of {int(clear.sum())} with a clear winner)")
 
     z = ref.astype(np.float64)
-    soft = np.exp(z - z.max(-1, keepdims=True))
-    soft /= soft.sum(-1, keepdims=True)
+    if sys.argv[4] == "multilabel":
+        soft, what = 1 / (1 + np.exp(-z)), "sigmoid"
+    else:
+        soft = np.exp(z - z.max(-1, keepdims=True))
+        soft /= soft.sum(-1, keepdims=True)
+        what = "softmax"
     if not np.abs(probs - soft).max() <= 1e-5:
-        fails.append(f"probabilities are not the softmax of the logits (off by {np.abs(probs - soft).max():.3g})")
+        fails.append(f"probabilities are not the {what} of the logits (off by {np.abs(probs - soft).max():.3g})")
 
     (one,) = sess.run(["logits"], {"input": x[:1]})
     if not np.abs(one - logits[:1]).max() <= TOL:

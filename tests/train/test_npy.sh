@@ -2,8 +2,9 @@
 # test_npy.sh CLTRAIN - npy: and npz: datasets through the CLI, written by
 # NumPy: a Fashion-MNIST subset as uint8 .npy files trains the cnn as its IDX
 # files do (within 0.5 points), as a compressed .npz of Keras' layout
-# (x_train, y_train, x_test, y_test) to the same accuracy, float features
-# with float targets train a regression; damaged and unsupported files fail
+# (x_train, y_train, x_test, y_test) to the same accuracy, three attributes
+# per image train a multi-label cnn (bce_logits), float features with float
+# targets train a regression; damaged and unsupported files fail
 # naming the file and the byte offset or the reason, and leave no
 # checkpoint behind.
 set -u
@@ -31,6 +32,9 @@ xte, yte = idx(f + "t10k-images-idx3-ubyte.gz"), idx(f + "t10k-labels-idx1-ubyte
 np.save(t + "/xtr.npy", xtr); np.save(t + "/ytr.npy", ytr.astype(np.int64))
 np.save(t + "/xte.npy", xte); np.save(t + "/yte.npy", yte.astype(np.int64))
 np.savez_compressed(t + "/fm.npz", x_train=xtr, y_train=ytr, x_test=xte, y_test=yte)
+# multi-label: three attributes of each image (footwear, a top, classes 0-4)
+def attrs(y): return np.stack([np.isin(y, [5, 7, 9]), np.isin(y, [0, 2, 4, 6]), y < 5], 1).astype(np.float32)
+np.savez(t + "/ml.npz", x_train=xtr, y_train=attrs(ytr), x_test=xte, y_test=attrs(yte))
 # regression: y = 2 x0 - x1 + 0.5 x2 over float64 features
 rng = np.random.default_rng(1)
 x = rng.normal(size=(600, 3)); y = x @ np.array([2.0, -1.0, 0.5]) + 0.01 * rng.normal(size=600)
@@ -64,6 +68,27 @@ else
 fi
 expect "eval from the npy checkpoint" 0 "1000 samples  loss [0-9.]+  accuracy $b%" -- \
     "$cltrain" eval --weights "$tmp/npy.ckpt" --data "npy:$tmp/xtr.npy,$tmp/ytr.npy:test=$tmp/xte.npy,$tmp/yte.npy"
+
+# multi-label (bce_logits): the cnn with 3 logits, its label accuracy, eval,
+# predict's probabilities, and the ONNX graph's logits against onnxruntime
+"$cltrain" zoo cnn | sed 's/^fc2: dense out=10/fc2: dense out=3/; s/^loss: .*/loss: bce_logits/' > "$tmp/ml.model"
+expect "multi-label trains" 0 "epoch 2/2" -- "$cltrain" "${run[@]}" --model "$tmp/ml.model" --data "npz:$tmp/ml.npz" \
+    --out "$tmp/ml.ckpt"
+m=$(acc "$tmp/out")
+if awk -v m="$m" 'BEGIN { exit !(m >= 93) }'; then ok "labels right: $m% >= 93%"; else bad "labels right: $m%"; fi
+expect "multi-label eval" 0 "1000 samples  loss [0-9.]+  accuracy $m%" -- \
+    "$cltrain" eval --weights "$tmp/ml.ckpt" --data "npz:$tmp/ml.npz"
+expect "multi-label predict gives probabilities" 0 "sample 0: target 0 predicted 0?\\.?[0-9.e-]+ true" -- \
+    "$cltrain" predict --weights "$tmp/ml.ckpt" --data "npz:$tmp/ml.npz" --count 2
+if pyo=$(py_with onnxruntime numpy); then
+    expect "multi-label export" 0 "" -- "$cltrain" export --weights "$tmp/ml.ckpt" --onnx "$tmp/ml.onnx"
+    "$cltrain" predict --weights "$tmp/ml.ckpt" --data "npz:$tmp/ml.npz" --count 16 --logits > "$tmp/ml.jsonl" 2>/dev/null
+    if "$pyo" "$here/../onnx/check_onnx.py" "$tmp/ml.onnx" "$tmp/ml.jsonl" ml multilabel; then
+        ok "multi-label: onnxruntime gives cltrain's logits"
+    else
+        bad "multi-label: onnxruntime and cltrain differ"
+    fi
+fi
 
 printf 'input shape=3\nfc: dense out=1\nloss: mse\n' > "$tmp/reg.model"
 expect "float64 regression trains" 0 "epoch 40/40" -- "$cltrain" train --model "$tmp/reg.model" --epochs 40 \
