@@ -134,7 +134,9 @@ inline uint bn_slice_end(uint s, uint L, uint m)
  * (S = 1: the usual case on CPU devices, and for small batches) the group
  * holds the whole channel and also writes what stage two would: mean,
  * invstd = 1 / sqrt(var + eps) and the running statistics (unless NULL),
- * as bn_fwd_train_f32 does (there mu_s = mu, so var = q / m).
+ * as bn_fwd_train_f32 does (there mu_s = mu, so var = q / m). The four
+ * loads per step are written out: a helper filling an index array ran the
+ * kernel 3x slower on pocl (the array went to memory).
  * x: (N, C, HW), part: (C, S, 4), mean, invstd, running_*: (C), red: (2 wg)
  */
 __kernel void bn_stats_partial_f32(__global float *part, ulong part_off, __global float *mean,
