@@ -146,7 +146,8 @@ typedef struct ct_train_options {
                                 (<layer>.<name>) and shapes are the model's, the rest
                                 initialized as usual (fine-tuning; not with resume) */
     const char *freeze;      /* comma-separated layer names (a trailing * matches a prefix)
-                                whose parameters are not trained; NULL: none */
+                                whose parameters are not trained (at least one layer with
+                                parameters must stay trainable); NULL: none */
     const char *log;         /* append one JSON line per epoch (and per log_every steps) */
     long log_every;
     const char *tensorboard; /* write a TensorBoard event file into this directory (made if

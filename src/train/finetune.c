@@ -142,6 +142,12 @@ int ct_finetune_ranges(const ct_net *net, const char *freeze, size_t **train, si
             a[2 * *k] = off, a[2 * *k + 1] = n, ++*k;
     }
     free(is);
+    if (!*ntrain) {
+        free(tr), free(fr);
+        *nfrozen = 0;
+        return ct_fail(net->ctx, CT_ERR_INVALID_ARG, "--freeze %s freezes every layer with parameters: nothing "
+                       "would train. HINT: leave at least one (a new head) unfrozen", freeze);
+    }
     *train = tr;
     *frozen = fr;
     return CT_OK;

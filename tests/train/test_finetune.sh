@@ -75,6 +75,8 @@ else
 fi
 expect "--freeze naming no layer" 1 "--freeze conv\\*,nosuch: 'nosuch' names no layer with parameters" -- \
     "$cltrain" train --model "$tmp/b.model" --data "npz:$tmp/b.npz" "${common[@]}" --freeze 'conv*,nosuch'
+expect "--freeze of every layer" 1 "freezes every layer with parameters: nothing would train" -- \
+    "$cltrain" train --model "$tmp/b.model" --data "npz:$tmp/b.npz" "${common[@]}" --freeze '*'
 printf 'input shape=1x28x28\nf: flatten\nx: dense out=5\nloss: softmax_cross_entropy\n' > "$tmp/c.model"
 expect "--init matching nothing" 1 "none of its [0-9]+ tensors has the name and shape" -- \
     "$cltrain" train --model "$tmp/c.model" --data "npz:$tmp/b.npz" "${common[@]}" --init "$tmp/a.ckpt"
