@@ -5,8 +5,9 @@
  * saves rstd (R). Backward, with g = dy w and xhat = x rstd:
  *   dx = rstd (g - xhat mean(g xhat)),   dw = sum over rows of dy xhat.
  *
- * GPU class: a work-group per row (at least 2 work-items: a tree loop that
- * runs no step ahead of a store made pocl 3.1 run the store twice), each
+ * GPU class: a work-group per row (at least 2 work-items, so the tree
+ * loop below always runs: pocl 3.1 ran the store after a barrier loop of
+ * no step twice in groups of 1 x N, src/ops/eltwise.c), each
  * work-item summing a strided share, a fixed-order tree in local memory
  * combining them; dw in two stages (rms_bwd_params_partial_f32 over slices
  * of rows, the slices added in order inside the dx pass). CPU class
