@@ -7,7 +7,7 @@
  *
  * GPU class: a work-group per row (at least 2 work-items, so the tree
  * loop below always runs: pocl 3.1 ran the store after a barrier loop of
- * no step twice in groups of 1 x N, src/ops/eltwise.c), each
+ * no step twice in groups of 1 x N, cl_kernels/eltwise.cl), each
  * work-item summing a strided share, a fixed-order tree in local memory
  * combining them; dw in two stages (rms_bwd_params_partial_f32 over slices
  * of rows, the slices added in order inside the dx pass). CPU class
