@@ -40,9 +40,9 @@ typedef struct ct_npy_spec {
     const char *spec;             /* the whole spec, for messages */
     int npz;                      /* members of one archive, x_path */
     const char *x_path, *y_path;  /* npy: the two files; npz: the archive (y_path unused) */
-    const char *x_member, *y_member;           /* npz: the training arrays' names */
-    const char *test_x, *test_y;               /* test=: npy files, or (test_y NULL) an archive */
-    const char *test_x_member, *test_y_member; /* npz: the test arrays in the same archive */
+    const char *x_member, *y_member; /* npz: the arrays' names; NULL: x_train and y_train (x_test
+                                        and y_test for the test split) if there, else x and y */
+    const char *test_x, *test_y;     /* test=: npy files, or (test_y NULL) an archive */
     double split;                 /* a test fraction of a seeded, stratified split, or 0 */
     uint64_t seed;
     int classes;                  /* > 0 bounds the labels */

@@ -35,31 +35,63 @@ static int read_file(const char *path, uint8_t **buf, size_t *n)
     return st;
 }
 
-/* One array: a .npy file, or member `member` of a .npz file (member
- * non-NULL); *raw holds the bytes a points into */
-static int load_array(const char *path, const char *member, ct_npy *a, uint8_t **raw, char *where,
-                      size_t where_cap)
+/* A .npy file parsed; *raw holds the bytes a points into */
+static int load_npy(const char *path, ct_npy *a, uint8_t **raw, char *where, size_t where_cap)
 {
-    uint8_t *file = NULL;
     size_t n = 0;
-    *raw = NULL;
-    int st = read_file(path, &file, &n);
+    int st = read_file(path, raw, &n);
     if (st)
         return st;
-    if (!member) {
-        snprintf(where, where_cap, "%s", path);
-        *raw = file;
-        return ct_npy_parse(file, n, where, a);
-    }
-    uint8_t *m = NULL;
+    snprintf(where, where_cap, "%s", path);
+    return ct_npy_parse(*raw, n, where, a);
+}
+
+/* Member `member` of the archive zip (n bytes, read from path) parsed;
+ * *raw holds the bytes a points into. A missing member is
+ * CT_ERR_INVALID_ARG (ct_npz_member), with nothing decompressed. */
+static int load_member(const uint8_t *zip, size_t n, const char *path, const char *member, ct_npy *a,
+                       uint8_t **raw, char *where, size_t where_cap)
+{
     size_t mn = 0;
-    st = ct_npz_member(file, n, path, member, &m, &mn);
-    free(file);
+    int st = ct_npz_member(zip, n, path, member, raw, &mn);
     if (st)
         return st;
     snprintf(where, where_cap, "%s (%s.npy)", path, member);
-    *raw = m;
-    return ct_npy_parse(m, mn, where, a);
+    return ct_npy_parse(*raw, mn, where, a);
+}
+
+/* X and Y of an archive: the members named, or (x_member NULL) Keras'
+ * layout, x_train and y_train (x_test and y_test for the test split of
+ * the archive itself, test_members), else x and y. The archive is read
+ * once; a member is decompressed only when it is the one taken. */
+static int load_npz(const ct_npy_spec *o, const char *path, int test_members, ct_npy *x, uint8_t **xr, char *xw,
+                    ct_npy *y, uint8_t **yr, char *yw, size_t cap)
+{
+    uint8_t *zip = NULL;
+    size_t n = 0;
+    int st = read_file(path, &zip, &n);
+    if (st)
+        return st;
+    const char *xm = o->x_member, *ym = o->y_member;
+    if (xm) {
+        st = load_member(zip, n, path, xm, x, xr, xw, cap);
+    } else {
+        xm = test_members ? "x_test" : "x_train";
+        ym = test_members ? "y_test" : "y_train";
+        st = load_member(zip, n, path, xm, x, xr, xw, cap);
+        if (st == CT_ERR_INVALID_ARG && test_members) {
+            st = ct_fail(NULL, CT_ERR_INVALID_ARG, "dataset '%s' has no test split (%s holds no x_test); HINT: "
+                         "name another archive with :test=FILE, or hold out a fraction F of the samples with "
+                         ":split=F", o->spec, path);
+        } else if (st == CT_ERR_INVALID_ARG) { /* not Keras' layout: x and y */
+            ym = "y";
+            st = load_member(zip, n, path, "x", x, xr, xw, cap);
+        }
+    }
+    if (!st)
+        st = load_member(zip, n, path, ym, y, yr, yw, cap);
+    free(zip);
+    return st;
 }
 
 /* X and Y of one split into a new dataset */
@@ -212,26 +244,20 @@ int ct_npy_load(const ct_npy_spec *o, int split, ct_dataset **out)
 {
     *out = NULL;
     /* which files or members hold this split's X and Y */
-    const char *xp = o->x_path, *yp = o->y_path, *xm = o->x_member, *ym = o->y_member;
-    if (split == CT_SPLIT_TEST && !o->split) {
-        if (o->test_x) {
-            xp = o->test_x;
-            yp = o->test_y;
-        } else if (o->npz && o->test_x_member) {
-            xm = o->test_x_member;
-            ym = o->test_y_member;
-        } else {
-            return ct_fail(NULL, CT_ERR_INVALID_ARG, "dataset '%s' has no test split; HINT: name its arrays with "
-                           ":test=%s, or hold out a fraction F of the samples with :split=F", o->spec,
-                           o->npz ? "FILE" : "X.npy,Y.npy");
-        }
-    }
+    int test = split == CT_SPLIT_TEST && !o->split;
+    if (test && !o->test_x && !(o->npz && !o->x_member))
+        return ct_fail(NULL, CT_ERR_INVALID_ARG, "dataset '%s' has no test split; HINT: name its arrays with "
+                       ":test=%s, or hold out a fraction F of the samples with :split=F", o->spec,
+                       o->npz ? "FILE" : "X.npy,Y.npy");
     ct_npy x, y;
     uint8_t *xr = NULL, *yr = NULL;
     char xw[300], yw[300];
-    int st = load_array(xp, o->npz ? xm : NULL, &x, &xr, xw, sizeof xw);
-    if (!st)
-        st = load_array(o->npz ? xp : yp, o->npz ? ym : NULL, &y, &yr, yw, sizeof yw);
+    int st;
+    if (o->npz)
+        st = load_npz(o, test && o->test_x ? o->test_x : o->x_path, test && !o->test_x, &x, &xr, xw, &y, &yr, yw,
+                      sizeof xw);
+    else if (!(st = load_npy(test ? o->test_x : o->x_path, &x, &xr, xw, sizeof xw)))
+        st = load_npy(test ? o->test_y : o->y_path, &y, &yr, yw, sizeof yw);
     if (!st)
         st = build(o, &x, xw, &y, yw, split, out);
     free(xr);

@@ -353,21 +353,11 @@ static int open_npy(const char *text, const spec *s, int split, ct_dataset **out
         const char *xv = spec_option(s, "x"), *yv = spec_option(s, "y");
         o.x_path = buf;
         o.test_x = tbuf;
-        /* names: x=/y=, else the archive's x_train/y_train (and its
-         * x_test/y_test as the test split), else x/y */
-        o.x_member = xv ? xv : "x_train";
-        o.y_member = yv ? yv : "y_train";
-        if (!xv && !yv) {
-            o.test_x_member = "x_test";
-            o.test_y_member = "y_test";
-            ct_dataset *probe = NULL;
-            int ps = ct_npy_load(&o, CT_SPLIT_TRAIN, &probe);
-            ct_dataset_free(&probe);
-            if (ps == CT_ERR_INVALID_ARG) { /* no x_train: plain x and y */
-                o.x_member = "x";
-                o.y_member = "y";
-                o.test_x_member = o.test_y_member = NULL;
-            }
+        /* names: x=/y= (the other then x or y), else NULL: the archive's
+         * x_train/y_train (and x_test/y_test as the test split), or x/y */
+        if (xv || yv) {
+            o.x_member = xv ? xv : "x";
+            o.y_member = yv ? yv : "y";
         }
     } else if ((st = two_paths(text, "files", buf, &o.x_path, &o.y_path)) ||
                (tbuf && (st = two_paths(text, "test=", tbuf, &o.test_x, &o.test_y)))) {
