@@ -193,6 +193,16 @@ int ct_layer_act_backward(const ct_layer_call *c, int act, ct_buf z, ct_buf *db,
     return ct_act_backward(c->ctx, (ct_act)act, c->dy, c->dy, z, c->r->out, c->r->out_n);
 }
 
+ct_buf ct_layer_input_grad(const ct_layer_call *c, int j, int *accumulate)
+{
+    int p = c->l->inputs[j];
+    *accumulate = 0;
+    if (!c->net->rt[p].needs_dout)
+        return ct_none();
+    *accumulate = c->net->model->layers[p].consumers > 1 && !ct_net_grad_first(c->net, c->index, j);
+    return c->net->rt[p].dout;
+}
+
 /* ---- ONNX export ---- */
 
 const char *ct_export_tmp(const ct_layer_export *e, const char *what)

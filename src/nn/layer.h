@@ -196,6 +196,12 @@ int ct_layer_fuses_bias(const ct_layer_call *c, int act);
 int ct_layer_act_forward(const ct_layer_call *c, int act, ct_buf z, ct_buf b, int rows, int features, int hw);
 int ct_layer_act_backward(const ct_layer_call *c, int act, ct_buf z, ct_buf *db, int rows, int features, int hw);
 
+/* For a layer that delivers its own gradients (CT_LAYER_OWN_GRADS): input
+ * j's gradient ({NULL, 0} when nothing needs it), and in *accumulate
+ * whether to add into it (other layers write it too and this layer's
+ * backward is not the first to: ct_net_grad_first). */
+ct_buf ct_layer_input_grad(const ct_layer_call *c, int j, int *accumulate);
+
 /* ---- helpers for export hooks (src/nn/layer.c); errors stick in e->g ---- */
 
 /* "<layer>/<what>": an intermediate tensor or constant of the layer. */

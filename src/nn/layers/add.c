@@ -39,16 +39,8 @@ static int forward(const ct_layer_call *c)
 
 static int backward(const ct_layer_call *c)
 {
-    ct_buf d[2] = { { NULL, 0 }, { NULL, 0 } };
-    int acc[2] = { 0, 0 };
-    for (int j = 0; j < 2; j++) {
-        const ct_lrt *pr = &c->net->rt[c->l->inputs[j]];
-        if (!pr->needs_dout)
-            continue;
-        d[j] = pr->dout;
-        acc[j] = c->net->model->layers[c->l->inputs[j]].consumers > 1 &&
-                 !ct_net_grad_first(c->net, c->index, j);
-    }
+    int acc[2];
+    ct_buf d[2] = { ct_layer_input_grad(c, 0, &acc[0]), ct_layer_input_grad(c, 1, &acc[1]) };
     if (d[0].mem && d[1].mem && d[0].mem == d[1].mem && d[0].off == d[1].off) {
         /* from=A,A: dA = 2 dy (or += 2 dy), in two passes */
         int st = ct_add_backward_acc(c->ctx, d[0], acc[0], (ct_buf){ NULL, 0 }, 0, c->dy, c->r->out_n);

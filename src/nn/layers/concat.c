@@ -65,11 +65,10 @@ static int backward(const ct_layer_call *c)
     size_t rows = c->r->rows, L = ct_shape_numel(&c->l->out), at = 0;
     for (int i = 0; i < c->l->ninputs; i++) {
         size_t len = row_len(c, i);
-        const ct_lrt *pr = &c->net->rt[c->l->inputs[i]];
-        if (pr->needs_dout) {
-            /* an input named twice: the first copy writes, the second adds */
-            int acc = c->net->model->layers[c->l->inputs[i]].consumers > 1 && !ct_net_grad_first(c->net, c->index, i);
-            int st = ct_copy_rows(c->ctx, pr->dout, len, ct_buf_at(c->dy, at), L, len, rows, acc);
+        int acc; /* an input named twice: the first copy writes, the second adds */
+        ct_buf d = ct_layer_input_grad(c, i, &acc);
+        if (d.mem) {
+            int st = ct_copy_rows(c->ctx, d, len, ct_buf_at(c->dy, at), L, len, rows, acc);
             if (st)
                 return st;
         }
