@@ -343,7 +343,11 @@ int ct_session_loader(ct_session *s, ct_dataset *ds, size_t batch, ct_loader **o
     return st ? ct_fail_keep(s->ctx, st) : CT_OK;
 }
 
-int ct_session_evaluate_targets(ct_session *s, ct_dataset *ds, double *mse, double *mae, size_t *count)
+/* Two means over every predicted value and its target, from the net's
+ * outputs (N, K) read to the host: squared and absolute errors, or with
+ * bce_logits (multilabel) the binary cross-entropy on the logits and the
+ * fraction of labels right (logit > 0 where the target > 0.5). */
+static int evaluate_floats(ct_session *s, ct_dataset *ds, int multilabel, double *m0, double *m1, size_t *count)
 {
     ct_net *net = &s->net;
     ct_loader *ld = NULL;
@@ -352,7 +356,7 @@ int ct_session_evaluate_targets(ct_session *s, ct_dataset *ds, double *mse, doub
         return st;
     const ct_lrt *out = ct_session_logits(net);
     float *pred = malloc(out->out_n * sizeof *pred);
-    double sq = 0, ab = 0;
+    double s0 = 0, s1 = 0;
     size_t n = 0, elems = 0;
     if (!pred)
         st = ct_fail(s->ctx, CT_ERR_NO_MEMORY, "out of host memory");
@@ -362,9 +366,9 @@ int ct_session_evaluate_targets(ct_session *s, ct_dataset *ds, double *mse, doub
             break;
         /* a partial batch's rows are i < b.n; the predictions are (N, K) as the targets */
         for (size_t i = 0; i < b.n * b.ntargets; i++) {
-            double d = (double)pred[i] - (double)b.t[i];
-            sq += d * d;
-            ab += fabs(d);
+            double x = pred[i], t = b.t[i], d = x - t;
+            s0 += multilabel ? (x > 0 ? x : 0) - x * t + log1p(exp(-fabs(x))) : d * d;
+            s1 += multilabel ? (double)((x > 0) == (t > 0.5)) : fabs(d);
         }
         n += b.n;
         elems += b.n * b.ntargets;
@@ -373,11 +377,16 @@ int ct_session_evaluate_targets(ct_session *s, ct_dataset *ds, double *mse, doub
     ct_loader_free(&ld);
     if (st)
         return st;
-    *mse = elems ? sq / (double)elems : NAN;
-    *mae = elems ? ab / (double)elems : NAN;
+    *m0 = elems ? s0 / (double)elems : NAN;
+    *m1 = elems ? s1 / (double)elems : NAN;
     if (count)
         *count = n;
     return CT_OK;
+}
+
+int ct_session_evaluate_targets(ct_session *s, ct_dataset *ds, double *mse, double *mae, size_t *count)
+{
+    return evaluate_floats(s, ds, 0, mse, mae, count);
 }
 
 const ct_lrt *ct_session_logits(const ct_net *net)
@@ -386,48 +395,10 @@ const ct_lrt *ct_session_logits(const ct_net *net)
     return &net->rt[m->layers[m->count - 1].inputs[0]];
 }
 
-/* bce_logits: the mean loss over every label and the fraction right, from
- * the logits (N, K) and the targets on the host */
-static int evaluate_multilabel(ct_session *s, ct_dataset *ds, double *loss, double *acc, size_t *count)
-{
-    ct_net *net = &s->net;
-    ct_loader *ld = NULL;
-    int st = ct_session_loader(s, ds, (size_t)net->batch, &ld);
-    if (st)
-        return st;
-    const ct_lrt *lg = ct_session_logits(net);
-    size_t K = (size_t)ds->ntargets;
-    float *z = malloc(lg->out_n * sizeof *z);
-    double sum = 0, right = 0;
-    size_t n = 0;
-    if (!z)
-        st = ct_fail(s->ctx, CT_ERR_NO_MEMORY, "out of host memory");
-    while (!st) {
-        ct_batch b;
-        if ((st = ct_session_forward_next(s, ld, lg, K, z, &b)) || b.n == 0)
-            break;
-        for (size_t i = 0; i < b.n * K; i++) {
-            double x = z[i], t = b.t[i];
-            sum += (x > 0 ? x : 0) - x * t + log1p(exp(-fabs(x)));
-            right += (x > 0) == (t > 0.5);
-        }
-        n += b.n;
-    }
-    free(z);
-    ct_loader_free(&ld);
-    if (st)
-        return st;
-    *loss = n ? sum / (double)(n * K) : NAN;
-    *acc = n ? right / (double)(n * K) : NAN;
-    if (count)
-        *count = n;
-    return CT_OK;
-}
-
 int ct_session_evaluate(ct_session *s, ct_dataset *ds, double *loss, double *acc, size_t *count)
 {
-    if (ct_session_multilabel(s->model))
-        return evaluate_multilabel(s, ds, loss, acc, count);
+    if (ct_session_multilabel(s->model)) /* bce on the logits, the fraction of labels right */
+        return evaluate_floats(s, ds, 1, loss, acc, count);
     ct_net *net = &s->net;
     ct_loader *ld = NULL;
     int st = ct_session_loader(s, ds, (size_t)net->batch, &ld);
