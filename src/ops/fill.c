@@ -66,6 +66,16 @@ cl_uint2 ct_fastdiv(uint32_t d)
     return r;
 }
 
+int ct_rows_check(ct_context *ctx, const char *who, size_t R, size_t F)
+{
+    if (F == 0)
+        return ct_fail(ctx, CT_ERR_SHAPE, "%s: rows of 0 features", who);
+    if (R > UINT32_MAX / F)
+        return ct_fail(ctx, CT_ERR_SHAPE, "%s: (R, F) = (%zu, %zu) has 2^32 elements or more. "
+                       "HINT: split the batch", who, R, F);
+    return CT_OK;
+}
+
 void ct_slices(size_t total, size_t want, size_t least, size_t *S, size_t *L)
 {
     if (total == 0) { /* nothing to sum: one empty slice */

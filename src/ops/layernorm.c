@@ -26,23 +26,11 @@ size_t ct_layernorm_workspace_size(size_t R, size_t F)
     return 2 * S * F;
 }
 
-/* The kernels index r F + f with ulong products and uint factors; R and F
- * each fit a uint, and so must R F (the parameter kernel's loop). */
-static int check_dims(ct_context *ctx, const char *who, size_t R, size_t F)
-{
-    if (F == 0)
-        return ct_fail(ctx, CT_ERR_SHAPE, "%s: rows of 0 features", who);
-    if (R > UINT32_MAX / F)
-        return ct_fail(ctx, CT_ERR_SHAPE, "%s: (R, F) = (%zu, %zu) has 2^32 elements or more. "
-                       "HINT: split the batch", who, R, F);
-    return CT_OK;
-}
-
 int ct_layernorm_forward(ct_context *ctx, ct_buf y, ct_buf mean, ct_buf rstd, ct_buf x, ct_buf w,
                          ct_buf b, size_t R, size_t F, float eps)
 {
     const char *who = "ct_layernorm_forward";
-    int st = check_dims(ctx, who, R, F);
+    int st = ct_rows_check(ctx, who, R, F);
     if (st)
         return st;
     if (!(eps > 0.0f))
@@ -82,7 +70,7 @@ int ct_layernorm_backward_acc(ct_context *ctx, ct_buf dx, int dx_acc, ct_buf dw,
                               ct_buf work)
 {
     const char *who = "ct_layernorm_backward";
-    int st = check_dims(ctx, who, R, F);
+    int st = ct_rows_check(ctx, who, R, F);
     if (st)
         return st;
     if (!dw.mem || !db.mem || !dy.mem || !x.mem || !w.mem || !mean.mem || !rstd.mem)

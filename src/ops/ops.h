@@ -40,6 +40,10 @@ int ct_ones(ct_context *ctx, size_t n, ct_buf *out);
  * unless total is shorter. The shape alone decides them, so the summation
  * order is the same on every run. */
 void ct_slices(size_t total, size_t want, size_t least, size_t *S, size_t *L);
+/* R rows of F features for the row kernels (layer and RMS norm), which
+ * index r F + f with uint factors: F > 0 and R F below 2^32, else
+ * CT_ERR_SHAPE naming `who`. */
+int ct_rows_check(ct_context *ctx, const char *who, size_t R, size_t F);
 /* A device buffer of at least n floats that the context keeps for one
  * user, `kind` (a static ct_ext_kind whose release is ct_scratch_release):
  * grown on demand (powers of two from `least`), released with the context.

@@ -14,15 +14,6 @@ size_t ct_rmsnorm_workspace_size(size_t R, size_t F)
     return S * F;
 }
 
-static int check_dims(ct_context *ctx, const char *who, size_t R, size_t F)
-{
-    if (F == 0)
-        return ct_fail(ctx, CT_ERR_SHAPE, "%s: rows of 0 features", who);
-    if (R > UINT32_MAX / F)
-        return ct_fail(ctx, CT_ERR_SHAPE, "%s: (R, F) = (%zu, %zu) has 2^32 elements or more. "
-                       "HINT: split the batch", who, R, F);
-    return CT_OK;
-}
 
 /* A work-group per row: a power of two up to RMS_MAX_WG near F, at least 2
  * (see the .cl file) */
@@ -38,7 +29,7 @@ int ct_rmsnorm_forward(ct_context *ctx, ct_buf y, ct_buf rstd, ct_buf x, ct_buf 
                        float eps)
 {
     const char *who = "ct_rmsnorm_forward";
-    int st = check_dims(ctx, who, R, F);
+    int st = ct_rows_check(ctx, who, R, F);
     if (st)
         return st;
     if (!(eps > 0.0f))
@@ -67,7 +58,7 @@ int ct_rmsnorm_backward(ct_context *ctx, ct_buf dx, int dx_acc, ct_buf dw, ct_bu
                         ct_buf rstd, size_t R, size_t F, ct_buf work)
 {
     const char *who = "ct_rmsnorm_backward";
-    int st = check_dims(ctx, who, R, F);
+    int st = ct_rows_check(ctx, who, R, F);
     if (st)
         return st;
     if (!dw.mem || !dy.mem || !x.mem || !w.mem || !rstd.mem)
