@@ -72,17 +72,6 @@ inline float bn_lanes4(float4 v, float tail)
     return ((v.x + v.z) + (v.y + v.w)) + tail; /* (lo + hi), then its two lanes */
 }
 
-/* red[0..wg) summed into red[0] in a fixed order; every work-item calls it. */
-inline void bn_tree_sum(__local float *red, uint lid, uint wg)
-{
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint s = wg / 2; s > 0; s >>= 1) {
-        if (lid < s)
-            red[lid] += red[lid + s];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-}
-
 /*
  * A work-item's walk over j = j0 + lid, j0 + lid + wg, ... of one slice,
  * as (n, s) = (j / HW, j % HW) advanced by (wg / HW, wg % HW) per step: one
@@ -169,7 +158,7 @@ __kernel void bn_stats_partial_f32(__global float *part, ulong part_off, __globa
     for (; j < j1; j += wg, bn_walk_step(&w, HW))
         bn_kahan(&sum1, &comp1, xc[bn_at(&w, c, C, HW)]);
     red[lid] = bn_lanes4(sum4, sum1);
-    bn_tree_sum(red, lid, wg);
+    ct_tree_sum(red, lid, wg);
     float sum = red[0];
     float mu = sum / (float)(j1 - j0);
     barrier(CLK_LOCAL_MEM_FENCE); /* red[0] read by all before reuse */
@@ -198,8 +187,8 @@ __kernel void bn_stats_partial_f32(__global float *part, ulong part_off, __globa
     }
     red[lid] = bn_lanes4(r4, r1);
     red[wg + lid] = bn_lanes4(q4, q1);
-    bn_tree_sum(red, lid, wg);
-    bn_tree_sum(red + wg, lid, wg);
+    ct_tree_sum(red, lid, wg);
+    ct_tree_sum(red + wg, lid, wg);
     if (lid == 0) {
         __global float *o = part + part_off + ((ulong)c * S + s) * 4;
         o[0] = sum;
@@ -405,8 +394,8 @@ __kernel void bn_bwd_partial_f32(__global float *part, ulong part_off, __global 
     }
     red[lid] = bn_lanes4(sg4, sg1);
     red[wg + lid] = bn_lanes4(sgx4, sgx1);
-    bn_tree_sum(red, lid, wg);
-    bn_tree_sum(red + wg, lid, wg);
+    ct_tree_sum(red, lid, wg);
+    ct_tree_sum(red + wg, lid, wg);
     if (lid == 0) {
         __global float *o = part + part_off + ((ulong)c * S + s) * 2;
         o[0] = red[0];

@@ -44,6 +44,18 @@ inline uint ct_udiv(uint x, uint2 md)
     return md.x ? mul_hi(x, md.x) >> md.y : x;
 }
 
+/* red[0..wg) summed into red[0] in a fixed order (a halving tree; wg a
+ * power of two); every work-item of the group calls it */
+inline void ct_tree_sum(__local float *red, uint lid, uint wg)
+{
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = wg / 2; s > 0; s >>= 1) {
+        if (lid < s)
+            red[lid] += red[lid + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
 /* The SGEMM kernels' parameters (gemm.cl's tiles, gemm_reg.cl's register
  * tiles: src/ops/gemm_cl.c launches either with the same arguments) */
 #define CT_GEMM_PARAMS                                                                            \

@@ -21,17 +21,6 @@
  * barrier.
  */
 
-/* red[0..wg) summed into red[0] in a fixed order; every work-item calls it. */
-inline void ln_tree_sum(__local float *red, uint lid, uint wg)
-{
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint s = wg / 2; s > 0; s >>= 1) {
-        if (lid < s)
-            red[lid] += red[lid + s];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-}
-
 /* y (R, F), mean (R), rstd (R) = layer norm of x (R, F) with w, b (F);
  * red (wg) */
 __kernel void ln_fwd_f32(__global float *y, ulong y_off, __global float *mean, ulong mean_off,
@@ -46,7 +35,7 @@ __kernel void ln_fwd_f32(__global float *y, ulong y_off, __global float *mean, u
     for (uint f = lid; f < F; f += wg)
         s += xr[f];
     red[lid] = s;
-    ln_tree_sum(red, lid, wg);
+    ct_tree_sum(red, lid, wg);
     float mu = red[0] / (float)F;
     barrier(CLK_LOCAL_MEM_FENCE); /* red[0] read by all before reuse */
     s = 0.0f;
@@ -55,7 +44,7 @@ __kernel void ln_fwd_f32(__global float *y, ulong y_off, __global float *mean, u
         s += d * d;
     }
     red[lid] = s;
-    ln_tree_sum(red, lid, wg);
+    ct_tree_sum(red, lid, wg);
     float is = 1.0f / sqrt(red[0] / (float)F + eps);
     __global float *yr = y + y_off + (ulong)r * F;
     for (uint f = lid; f < F; f += wg)

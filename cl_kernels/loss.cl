@@ -34,17 +34,6 @@ inline void loss_kahan(float *s, float *comp, float v)
     *s = t;
 }
 
-/* Sums red[0..wg) into red[0] in a fixed order; every work-item must call it. */
-inline void loss_tree_sum(__local float *red, uint lid, uint wg)
-{
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint s = wg / 2; s > 0; s >>= 1) {
-        if (lid < s)
-            red[lid] += red[lid + s];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-}
-
 /* Kahan-compensated sums in 8 lanes at once. */
 inline void loss_kahan8(float8 *s, float8 *comp, float8 v)
 {
@@ -131,8 +120,8 @@ inline void xent_finish(__local float *red, uint lid, uint wg, float s, float hi
 {
     red[lid] = s;
     red[wg + lid] = hits;
-    loss_tree_sum(red, lid, wg);
-    loss_tree_sum(red + wg, lid, wg);
+    ct_tree_sum(red, lid, wg);
+    ct_tree_sum(red + wg, lid, wg);
     if (lid == 0) {
         loss[loss_off] = red[0] / (float)N;
         if (correct)
@@ -440,8 +429,8 @@ __kernel void mse_fwd_f32(__global float *loss, ulong loss_off, __global float *
     }
     red[lid] = s;
     red[wg + lid] = a;
-    loss_tree_sum(red, lid, wg);
-    loss_tree_sum(red + wg, lid, wg);
+    ct_tree_sum(red, lid, wg);
+    ct_tree_sum(red + wg, lid, wg);
     if (lid == 0) {
         loss[loss_off] = red[0] / (float)n;
         if (mae)
@@ -486,8 +475,8 @@ __kernel void bce_fwd_f32(__global float *loss, ulong loss_off, __global float *
     }
     red[lid] = s;
     red[wg + lid] = right;
-    loss_tree_sum(red, lid, wg);
-    loss_tree_sum(red + wg, lid, wg);
+    ct_tree_sum(red, lid, wg);
+    ct_tree_sum(red + wg, lid, wg);
     if (lid == 0) {
         loss[loss_off] = red[0] / (float)n;
         if (correct)

@@ -130,17 +130,6 @@ inline void optim_kahan(float *s, float *comp, float v)
     *s = t;
 }
 
-/* Sums red[0..wg) into red[0] in a fixed order; every work-item calls it. */
-inline void optim_tree_sum(__local float *red, uint lid, uint wg)
-{
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint s = wg / 2; s > 0; s >>= 1) {
-        if (lid < s)
-            red[lid] += red[lid + s];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-}
-
 /*
  * Stage one, G = get_num_groups(0) work-groups of wg (a power of two):
  * partial[gr] = sum of g[i]^2 over i = gr wg + lid + k G wg.
@@ -159,7 +148,7 @@ __kernel void grad_sumsq_partial_f32(__global float *partial, ulong partial_off,
         optim_kahan(&s, &comp, x * x);
     }
     red[lid] = s;
-    optim_tree_sum(red, lid, wg);
+    ct_tree_sum(red, lid, wg);
     if (lid == 0)
         partial[partial_off + gr] = red[0];
 }
@@ -175,7 +164,7 @@ __kernel void grad_norm_final_f32(__global float *norm, ulong norm_off,
     for (uint i = lid; i < groups; i += wg)
         optim_kahan(&s, &comp, partial[partial_off + i]);
     red[lid] = s;
-    optim_tree_sum(red, lid, wg);
+    ct_tree_sum(red, lid, wg);
     if (lid == 0)
         norm[norm_off] = sqrt(red[0]);
 }

@@ -6,7 +6,7 @@
  *   dx = rstd (g - xhat mean(g xhat)),   dw = sum over rows of dy xhat.
  *
  * GPU class: a work-group per row (at least 2 work-items, so the tree
- * loop below always runs: pocl 3.1 ran the store after a barrier loop of
+ * loop of ct_tree_sum always runs: pocl 3.1 ran the store after a barrier loop of
  * no step twice in groups of 1 x N, cl_kernels/eltwise.cl), each
  * work-item summing a strided share, a fixed-order tree in local memory
  * combining them; dw in two stages (rms_bwd_params_partial_f32 over slices
@@ -14,17 +14,6 @@
  * (*_rows_f32, rms_bwd_params_f32): a work-item per row, or per column,
  * walking it in order. Every sum has a fixed order: deterministic.
  */
-
-/* red[0..wg) summed into red[0] in a fixed order; every work-item calls it. */
-inline void rms_tree_sum(__local float *red, uint lid, uint wg)
-{
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint s = wg / 2; s > 0; s >>= 1) {
-        if (lid < s)
-            red[lid] += red[lid + s];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-}
 
 /* y (R, F), rstd (R) = RMS norm of x (R, F) with w (F); red (wg) */
 __kernel void rms_fwd_f32(__global float *y, ulong y_off, __global float *rstd, ulong rstd_off,
@@ -37,7 +26,7 @@ __kernel void rms_fwd_f32(__global float *y, ulong y_off, __global float *rstd, 
     for (uint f = lid; f < F; f += wg)
         s += xr[f] * xr[f];
     red[lid] = s;
-    rms_tree_sum(red, lid, wg);
+    ct_tree_sum(red, lid, wg);
     float is = 1.0f / sqrt(red[0] / (float)F + eps);
     __global float *yr = y + y_off + (ulong)r * F;
     for (uint f = lid; f < F; f += wg)
@@ -90,7 +79,7 @@ __kernel void rms_bwd_f32(__global float *dx, ulong dx_off, __global const float
     for (uint f = lid; f < F; f += wg)
         sgx += dy[dy_off + row + f] * w[w_off + f] * (x[x_off + row + f] * is);
     red[lid] = sgx;
-    rms_tree_sum(red, lid, wg);
+    ct_tree_sum(red, lid, wg);
     float mgx = red[0] / (float)F;
     for (uint f = lid; f < F; f += wg) {
         float g = dy[dy_off + row + f] * w[w_off + f];
