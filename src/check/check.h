@@ -107,6 +107,7 @@ void ck_bench(ct_check *c, const char *shape, double flops, double bytes, ck_run
 #define CT_CHECKS(X) \
     X(dense) \
     X(conv) \
+    X(gconv) \
     X(embedding) \
     X(lstm) \
     X(seqpool) \
