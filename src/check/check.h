@@ -108,6 +108,7 @@ void ck_bench(ct_check *c, const char *shape, double flops, double bytes, ck_run
     X(dense) \
     X(conv) \
     X(gconv) \
+    X(convt) \
     X(embedding) \
     X(lstm) \
     X(seqpool) \

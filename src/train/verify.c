@@ -48,6 +48,7 @@ static const struct {
     { "hardswish", "act" },    { "relu6", "act" },        { "mul", "eltwise" },
     { "concat", "eltwise" },   { "rmsnorm", "rmsnorm" },
     { "upsample", "upsample" },   { "bce_logits", "loss" },
+    { "conv_transpose2d", "convt" }, { "conv_transpose2d", "conv" },
 };
 
 int ct_verify_mode_parse(const char *s, int *mode)

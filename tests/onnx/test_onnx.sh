@@ -193,6 +193,8 @@ se: mul from=c3,se2
 up: upsample mode=bilinear scale=2
 u: concat from=up,c2
 un: upsample scale=2
+ct: conv_transpose2d out=6 kernel=3 stride=2 pad=1 output_padding=1 act=relu
+ct2: conv_transpose2d out=4 kernel=2 stride=2 bias=false
 p4: maxpool kernel=4 stride=4
 f: flatten
 fc1: dense out=32
