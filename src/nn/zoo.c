@@ -36,6 +36,39 @@ static const char cnn_small_text[] =
     "fc2: dense out=10\n"
     "loss: softmax_cross_entropy\n";
 
+static const char unet_text[] =
+    "# a small U-Net for 1x32x32 images and 4 classes per pixel (segmentation): two 2x2 pools down,\n"
+    "# two 2x2/2 transposed convolutions up, skip connections by concatenation\n"
+    "input shape=1x32x32\n"
+    "enc1a: conv2d out=16 kernel=3 pad=1 bias=false\n"
+    "enc1a_bn: batchnorm act=relu\n"
+    "enc1b: conv2d out=16 kernel=3 pad=1 bias=false\n"
+    "enc1: batchnorm act=relu\n"
+    "pool1: maxpool kernel=2\n"
+    "enc2a: conv2d out=32 kernel=3 pad=1 bias=false\n"
+    "enc2a_bn: batchnorm act=relu\n"
+    "enc2b: conv2d out=32 kernel=3 pad=1 bias=false\n"
+    "enc2: batchnorm act=relu\n"
+    "pool2: maxpool kernel=2\n"
+    "mida: conv2d out=64 kernel=3 pad=1 bias=false\n"
+    "mida_bn: batchnorm act=relu\n"
+    "midb: conv2d out=64 kernel=3 pad=1 bias=false\n"
+    "mid: batchnorm act=relu\n"
+    "up2: conv_transpose2d out=32 kernel=2 stride=2\n"
+    "cat2: concat from=up2,enc2\n"
+    "dec2a: conv2d out=32 kernel=3 pad=1 bias=false\n"
+    "dec2a_bn: batchnorm act=relu\n"
+    "dec2b: conv2d out=32 kernel=3 pad=1 bias=false\n"
+    "dec2: batchnorm act=relu\n"
+    "up1: conv_transpose2d out=16 kernel=2 stride=2\n"
+    "cat1: concat from=up1,enc1\n"
+    "dec1a: conv2d out=16 kernel=3 pad=1 bias=false\n"
+    "dec1a_bn: batchnorm act=relu\n"
+    "dec1b: conv2d out=16 kernel=3 pad=1 bias=false\n"
+    "dec1: batchnorm act=relu\n"
+    "head: conv2d out=4 kernel=1\n"
+    "loss: softmax_cross_entropy\n";
+
 static const char cnn_text[] =
     "# the default model: two convolutions with batch normalization for 28x28 images\n"
     "input shape=1x28x28\n"
@@ -317,11 +350,12 @@ static const zoo_entry zoo[] = {
     { "bytelm", "byte-level language model: embedding 64, LSTM 2x256, sequence 64", bytelm_text, NULL },
     { "gpt", "GPT-style byte-level language model: 4 pre-LN decoder blocks, 4 heads, width 192, context 128",
       NULL, &gpt_text },
+    { "unet", "small U-Net: 1x32x32 images, 4 classes per pixel, 16-64 channels, 2 levels", unet_text, NULL },
 };
 
 static const char *const zoo_names[] = { "cnn", "cnn-small", "mlp", "fcn-r", "fcn-s", "alexnet-r",
                                          "alexnet-s", "resnet56", "resnet50", "lstm", "textcls", "bytelm",
-                                         "gpt", NULL };
+                                         "gpt", "unet", NULL };
 
 const char *const *ct_zoo_names(void)
 {

@@ -196,7 +196,7 @@ static int upload_async(ct_replica *r, const ct_batch *b, int k)
     size_t xin = b->tokens ? ct_batch_input_bytes(b, per) : r->rows * per * sizeof(float);
     size_t yn = b->tokens ? ct_batch_label_bytes(b, net)
                 : b->t    ? r->rows * b->ntargets * sizeof(float)
-                          : r->rows * sizeof(int32_t);
+                          : r->rows * b->label_per * sizeof(int32_t);
     return ct_slot_upload(r->ctx, net, k, x, xin, ct_batch_labels(b, b->tokens ? 0 : r->row0), yn, r->used[k],
                           &r->wrote[k]);
 }
@@ -338,6 +338,7 @@ typedef struct run {
     int first_epoch;
     long step;
     int tokens;                /* language-model data: tokens (labels) per sample; else 0 */
+    int labels_per;            /* labels per sample: 1, T (language models) or H W (a label per pixel) */
     int byte_tokens;
     int regression;            /* the model ends in mse: RMSE and MAE in place of accuracy */
     char *tokens_json, *classes_json; /* what checkpoints keep of text data */
@@ -405,7 +406,8 @@ static int open_data(run *t)
     if ((!ct_dataset_seq(t->s.train) && !t->norm_json) || (ct_dataset_tokenizer(t->s.train) && !t->tokens_json) ||
         (ct_dataset_class_name(t->s.train, 0) && !t->classes_json))
         return ct_fail(t->ctx, CT_ERR_NO_MEMORY, "out of host memory");
-    if (ct_dataset_labels_per_sample(t->s.train) > 1) {
+    t->labels_per = ct_dataset_labels_per_sample(t->s.train);
+    if (t->labels_per > 1 && ct_dataset_seq(t->s.train)) {
         t->tokens = ct_dataset_seq(t->s.train);
         t->byte_tokens = ct_tokenizer_kind(ct_dataset_tokenizer(t->s.train)) == CT_TOKENS_BYTE;
     }
@@ -529,7 +531,7 @@ static ct_epoch_report make_report(const run *t, int epoch, size_t seen, const d
                                    float lr)
 {
     ct_epoch_report r = { epoch + 1, t->o.epochs, t->step, h[0] / (double)seen,
-                          h[1] / ((double)seen * (t->tokens ? t->tokens : 1)), NAN, NAN, secs,
+                          h[1] / ((double)seen * t->labels_per), NAN, NAN, secs,
                           (double)seen / secs, lr, t->tokens, t->byte_tokens, t->regression,
                           NAN, NAN, NAN, NAN };
     if (t->regression) {
@@ -554,7 +556,7 @@ static int report_step(run *t, int epoch, size_t seen, float lr, double t0, doub
             return st;
         double rate = (double)seen / (now - t0);
         ct_progress p = { epoch + 1, o->epochs, seen, total, h[0] / (double)mine,
-                          h[1] / ((double)mine * (t->tokens ? t->tokens : 1)), rate,
+                          h[1] / ((double)mine * t->labels_per), rate,
                           (double)(total - seen) / rate, 0, t->regression, NAN, NAN };
         if (t->regression) {
             p.rmse = sqrt(p.loss);
@@ -705,7 +707,7 @@ int ct_train_parallel(ct_context *const *ctxs, size_t count, const double *share
     }
     if ((st = verify_devices(&t)) || (st = open_data(&t)) || (st = agree_across_ranks(&t)) || (st = allocate(&t)) ||
         (st = start_state(&t)) || (st = make_loader(&t)) ||
-        (st = ct_tboard_open(&t.tb, &t.o, &t.g, t.lead, t.tokens, t.regression)))
+        (st = ct_tboard_open(&t.tb, &t.o, &t.g, t.lead, t.labels_per, t.regression)))
         goto done;
     for (int epoch = t.first_epoch; epoch < t.o.epochs && !st; epoch++) {
         double t0 = ct_now();
