@@ -51,7 +51,7 @@ static int backward(const ct_layer_call *c)
 {
     size_t N = c->in->rows, K = c->in->out_n / N;
     ct_buf ws = CT_LAYER_STATE(c->r, xent_state)->stats ? c->r->saved : (ct_buf){ NULL, 0 };
-    return ct_softmax_xent_backward_saved(c->ctx, c->dx, c->x, c->net->labels, N, K, 1.0f, ws);
+    return ct_softmax_xent_backward_saved(c->ctx, c->dx, c->x, c->net->labels, N, K, c->net->loss_scale, ws);
 }
 
 /* The graph's outputs: "logits", the scores the loss reads (no softmax:
