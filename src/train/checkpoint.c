@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cltrain/train.h"
 #include "nn/layer.h"
 #include "train/checkpoint.h"
 
@@ -91,15 +92,16 @@ int ct_checkpoint_save(ct_net *net, cl_mem optim_state, size_t state_n, const ct
         nt++;
     }
     if (!st) {
-        char epoch[32], step[32], seed[32], batch[32];
+        char epoch[32], step[32], seed[32], batch[32], accumulate[32];
         snprintf(epoch, sizeof epoch, "%d", meta->epoch);
         snprintf(step, sizeof step, "%ld", meta->step);
         snprintf(seed, sizeof seed, "%" PRIu64, meta->seed);
         snprintf(batch, sizeof batch, "%d", meta->batch);
+        snprintf(accumulate, sizeof accumulate, "%d", meta->accumulate > 1 ? meta->accumulate : 1);
         const char *keys[] = { "format", "cltrain_version", "model", "epoch", "step", "seed",
-                               "optimizer", "batch", "data", "tokens", "classes", "normalize" };
+                               "optimizer", "batch", "accumulate", "data", "tokens", "classes", "normalize" };
         const char *vals[] = { FORMAT, ct_version(), m->text, epoch, step, seed, meta->optimizer,
-                               batch, meta->data, meta->tokens, meta->classes, meta->normalize };
+                               batch, accumulate, meta->data, meta->tokens, meta->classes, meta->normalize };
         size_t nkeys = CT_ARRAY_LEN(keys) - 3;
         if (meta->tokens)
             keys[nkeys] = "tokens", vals[nkeys++] = meta->tokens;
@@ -179,6 +181,19 @@ static int meta_long(const ct_st_file *f, const char *path, const char *key, lon
     return CT_OK;
 }
 
+int ct_checkpoint_accumulate(ct_context *ctx, const ct_st_file *f, const char *path, int *k)
+{
+    long x = 1;
+    int st = ct_st_meta(f, "accumulate") ? meta_long(f, path, "accumulate", &x) : CT_OK;
+    if (st)
+        return ct_fail_keep(ctx, st);
+    if (x < 1 || x > CT_TRAIN_ACCUMULATE_MAX)
+        return ct_fail(ctx, CT_ERR_CORRUPT, "checkpoint %s: metadata 'accumulate' is %ld, not in [1, %d]",
+                       path, x, CT_TRAIN_ACCUMULATE_MAX);
+    *k = (int)x;
+    return CT_OK;
+}
+
 int ct_checkpoint_check(const ct_net *net, const ct_st_file *f, const char *path, size_t state_n,
                         float *params, float *buffers, const ct_st_tensor **state, ct_ckpt_meta *meta)
 {
@@ -201,6 +216,8 @@ int ct_checkpoint_check(const ct_net *net, const ct_st_file *f, const char *path
         snprintf(meta->optimizer, sizeof meta->optimizer, "%s", o ? o : "");
         const char *d = ct_st_meta(f, "data");
         snprintf(meta->data, sizeof meta->data, "%s", d ? d : "");
+        if ((st = ct_checkpoint_accumulate(net->ctx, f, path, &meta->accumulate)))
+            return st;
     }
     size_t expected = 0;
     for (size_t i = 0; !st && i < m->count; i++) {

@@ -65,9 +65,9 @@ static int backward(const ct_layer_call *c)
     const xent_state *s = CT_LAYER_STATE(c->r, xent_state);
     if (s->pixels)
         return ct_softmax_xent_px_backward(c->ctx, c->dx, c->x, c->net->labels, N, K / (size_t)s->pixels,
-                                           (size_t)s->pixels, 1.0f);
+                                           (size_t)s->pixels, c->net->loss_scale);
     ct_buf ws = s->stats ? c->r->saved : (ct_buf){ NULL, 0 };
-    return ct_softmax_xent_backward_saved(c->ctx, c->dx, c->x, c->net->labels, N, K, 1.0f, ws);
+    return ct_softmax_xent_backward_saved(c->ctx, c->dx, c->x, c->net->labels, N, K, c->net->loss_scale, ws);
 }
 
 /* The graph's outputs: "logits", the scores the loss reads (no softmax:
