@@ -1,12 +1,15 @@
 /*
- * test_gemm_bf16 - ct_gemm with bf16 operands (ct_context_set_precision)
- * on the host path: every transposition, sizes that cut the 12 x 32 tiles,
+ * test_gemm_bf16 - ct_gemm with bf16 and fp16 operands
+ * (ct_context_set_precision) on the host path: every transposition, sizes that cut the 12 x 32 tiles,
  * odd and even k (the pairs' zero padding), k past one slice of 1024,
  * alpha and beta, with AVX512_BF16's dot products and without
- * (CLTRAIN_HOST_ISA=avx512: rounded panels through the float32 FMAs).
+ * (CLTRAIN_HOST_ISA=avx512: rounded panels through the float32 FMAs), and
+ * fp16 (F16C's rounding to IEEE half, the float32 FMAs).
  *
  * What bf16 products are: each operand rounded to bf16 (8 significant
- * bits, to nearest even), each product exact in float32, the sums float32.
+ * bits, to nearest even), each product exact in float32, the sums float32
+ * (fp16: 11 bits, and below 2^-14 half's subnormals, absolute steps of
+ * 2^-24, so each operand is off by at most 2^-25 more).
  * So, with A', B' the rounded operands and S = sum_k |a'_ik b'_kj| exact:
  *   |C - alpha A'B' - beta C0| <= (k + 2) 2^-24 (|alpha| S + |beta C0|)
  * (float32 sums in any order, Higham 3.5; +2 for alpha, beta and the
@@ -34,9 +37,20 @@ static float frand(void)
     return (float)((double)(rng >> 40) / (double)(1ull << 24)) * 2.0f - 1.0f;
 }
 
-/* x rounded to bf16, to nearest even (finite x) */
+static int half; /* the operands' format: fp16, else bf16 */
+
+/* x rounded to bf16 (or fp16 with `half`), to nearest even (finite x) */
 static double bf16(float x)
 {
+    if (half) { /* IEEE half, by its definition: 11 significant bits, subnormal steps of 2^-24 */
+        double a = fabs((double)x);
+        if (a >= 65520.0) /* 65504 and half a step: rounds to Inf */
+            return copysign(INFINITY, x);
+        int e;
+        frexp(a, &e);
+        double step = a < 0x1p-14 ? 0x1p-24 : ldexp(1.0, e - 11);
+        return copysign(nearbyint(a / step) * step, x);
+    }
     uint32_t u;
     memcpy(&u, &x, 4);
     u += 0x7fffu + ((u >> 16) & 1u);
@@ -89,9 +103,12 @@ static int one(ct_context *ctx, int ta, int tb, size_t m, size_t n, size_t k, fl
                           ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, i, j, got, want, f32);
                 good = 0;
             }
-            double exact = alpha * e + cb;
-            if (fabs(got - exact) > 2.03 * 0x1p-8 * fabs(alpha) * s + f32 + 1e-30 && good) {
-                CHECK(0, "%c%c %zux%zux%zu (%zu, %zu): %.9g is beyond bf16's bound %.3g of the float product %.9g", ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, i, j, got, 2.03 * 0x1p-8 * fabs(alpha) * s + f32, exact);
+            double exact = alpha * e + cb, u = half ? 0x1p-11 : 0x1p-8;
+            /* fp16's subnormals: each operand off by up to 2^-25 absolute, |other| <= 1 */
+            double sub = half ? 2.0 * (double)k * 0x1p-25 * fabs(alpha) : 0;
+            if (fabs(got - exact) > 2.03 * u * fabs(alpha) * s + sub + f32 + 1e-30 && good) {
+                CHECK(0, "%c%c %zux%zux%zu (%zu, %zu): %.9g is beyond the 16-bit bound %.3g of the float product %.9g",
+                      ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, i, j, got, 2.03 * u * fabs(alpha) * s + sub + f32, exact);
                 good = 0;
             }
             if (fabs(got - exact) > f32)
@@ -143,6 +160,17 @@ int main(void)
                isa ? "CLTRAIN_HOST_ISA=avx512 (rounded panels, float32 FMAs)" : "the CPU's best", passed, cases);
     }
     unsetenv("CLTRAIN_HOST_ISA");
+    half = 1;
+    CHECK(ct_context_set_precision(ctx, CT_PRECISION_FP16) == CT_OK, "fp16: %s", ct_context_last_error(ctx));
+    int rounded = 0, cases = 0, passed = 0;
+    for (size_t d = 0; d < sizeof dims / sizeof dims[0]; d++)
+        for (int t = 0; t < 4; t++) {
+            passed += one(ctx, t & 1, t >> 1, dims[d][0], dims[d][1], dims[d][2], t == 3 ? 0.5f : 1.0f,
+                          t == 2 ? 0.75f : 0.0f, &rounded);
+            cases++;
+        }
+    CHECK(rounded, "fp16: no result differs from the float32 product: the operands were not rounded");
+    printf("fp16 products: %d of %d cases within their bounds\n", passed, cases);
     CHECK(ct_context_set_precision(ctx, CT_PRECISION_FP32) == CT_OK, "back to fp32");
     ct_context_free(&ctx);
     return tcheck_done("test_gemm_bf16");

@@ -271,6 +271,12 @@ static void epoch_line(void *user, const ct_epoch_report *r)
         printf("epoch %d/%d  train loss %.4f acc %.2f%%  test loss %.4f acc %.2f%%  %.1f s  %.0f samples/s  lr %.3g",
                r->epoch, r->epochs, r->train_loss, 100 * r->train_accuracy, r->test_loss,
                100 * r->test_accuracy, r->seconds, r->samples_per_second, r->lr);
+    if (r->loss_scale > 0) { /* fp16 */
+        printf("  loss scale %.0f", (double)r->loss_scale);
+        if (r->skipped_steps)
+            printf(" (%ld step%s skipped on fp16 overflow, the first %ld: halved each time)", r->skipped_steps,
+                   r->skipped_steps > 1 ? "s" : "", r->first_skipped);
+    }
     if (r->tokens) { /* a language model: losses in nats per token */
         double nats = isnan(r->test_loss) ? r->train_loss : r->test_loss;
         printf("  ppl %.2f", exp(nats));
@@ -416,8 +422,9 @@ static int cmd_train(const cli_args *a)
             printf("training %s on %s, device%s %s", o.model ? o.model : o.resume, o.data, n > 1 ? "s" : "", devs);
             if (world > 1)
                 printf(", %d ranks", world);
-            if (o.precision == CT_PRECISION_BF16)
-                printf(", bf16 products");
+            if (o.precision > CT_PRECISION_FP32)
+                printf(", %s products%s", ct_precision_str((ct_precision)o.precision),
+                       o.precision == CT_PRECISION_FP16 ? " with dynamic loss scaling" : "");
             if (o.accumulate > 1)
                 printf(", %d micro-batches of %d per step (batch %ld)", o.accumulate, o.batch,
                        (long)o.accumulate * o.batch);

@@ -24,6 +24,8 @@
 
 int ct_gemm512_mode(const ct_context *ctx)
 {
+    if (ctx->precision == CT_PRECISION_FP16)
+        return CT_GEMM512_FP16_ROUND;
     if (ctx->precision != CT_PRECISION_BF16)
         return CT_GEMM512_F32;
     return ct_host_avx512_bf16() ? CT_GEMM512_BF16_DOT : CT_GEMM512_BF16_ROUND;
@@ -183,12 +185,21 @@ static CT_AVX512 __m512 round_bf16(__m512 v)
     return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), _mm512_castsi512_ps(r), v);
 }
 
-/* The panel at p, rows of w floats (w 12 or 32), rounded in place */
-static CT_AVX512 void round_panel(float *p, size_t rows, size_t w)
+/* v rounded to IEEE half (F16C's conversion, to nearest even; beyond 65504
+ * Inf) and back */
+static CT_AVX512 __m512 round_fp16(__m512 v)
+{
+    return _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
+/* The panel at p, rows of w floats (w 12 or 32), rounded in place to bf16
+ * or (half) fp16 */
+static CT_AVX512 void round_panel(float *p, size_t rows, size_t w, int half)
 {
     for (size_t e = 0; e < rows * w; e += 16) {
         __mmask16 m = ct_tail16(rows * w - e < 16 ? rows * w - e : 16);
-        _mm512_mask_storeu_ps(p + e, m, round_bf16(_mm512_maskz_loadu_ps(m, p + e)));
+        __m512 v = _mm512_maskz_loadu_ps(m, p + e);
+        _mm512_mask_storeu_ps(p + e, m, half ? round_fp16(v) : round_bf16(v));
     }
 }
 
@@ -210,8 +221,8 @@ static CT_AVX512BF16 void pair_panel(const float *p, size_t kc, size_t w, uint32
 /* After packing panel `at` (of width w): the bf16 modes' rounding or pairs */
 static void to_bf16(const gemm *g, float *p, uint32_t *q, size_t w)
 {
-    if (g->mode == CT_GEMM512_BF16_ROUND)
-        round_panel(p, g->kc, w);
+    if (g->mode == CT_GEMM512_BF16_ROUND || g->mode == CT_GEMM512_FP16_ROUND)
+        round_panel(p, g->kc, w, g->mode == CT_GEMM512_FP16_ROUND);
     else if (g->mode == CT_GEMM512_BF16_DOT)
         pair_panel(p, g->kc, w, q);
 }

@@ -20,8 +20,9 @@
 
 /* The operands' precision: float32, or bf16 (products of operands rounded
  * to bf16, sums in float32) through AVX512_BF16's dot products or, without
- * them, through the float32 FMAs on rounded panels. */
-enum { CT_GEMM512_F32, CT_GEMM512_BF16_ROUND, CT_GEMM512_BF16_DOT };
+ * them, through the float32 FMAs on rounded panels; or fp16 (rounded to
+ * IEEE half through F16C's conversions, the float32 FMAs). */
+enum { CT_GEMM512_F32, CT_GEMM512_BF16_ROUND, CT_GEMM512_BF16_DOT, CT_GEMM512_FP16_ROUND };
 
 /* The mode ctx's precision (ct_context_set_precision) asks for on this CPU */
 int ct_gemm512_mode(const ct_context *ctx);

@@ -92,7 +92,8 @@ int ct_checkpoint_save(ct_net *net, cl_mem optim_state, size_t state_n, const ct
         nt++;
     }
     if (!st) {
-        char epoch[32], step[32], seed[32], batch[32], accumulate[32];
+        char epoch[32], step[32], seed[32], batch[32], accumulate[32], scale[32];
+        snprintf(scale, sizeof scale, "%.0f", (double)meta->loss_scale);
         const char *prec = ct_precision_str((ct_precision)meta->precision);
         snprintf(epoch, sizeof epoch, "%d", meta->epoch);
         snprintf(step, sizeof step, "%ld", meta->step);
@@ -101,10 +102,13 @@ int ct_checkpoint_save(ct_net *net, cl_mem optim_state, size_t state_n, const ct
         snprintf(accumulate, sizeof accumulate, "%d", meta->accumulate > 1 ? meta->accumulate : 1);
         const char *keys[] = { "format", "cltrain_version", "model", "epoch", "step", "seed",
                                "optimizer", "batch", "accumulate", "precision", "data", "tokens", "classes",
-                               "normalize" };
+                               "normalize", "loss_scale" };
         const char *vals[] = { FORMAT, ct_version(), m->text, epoch, step, seed, meta->optimizer,
-                               batch, accumulate, prec, meta->data, meta->tokens, meta->classes, meta->normalize };
-        size_t nkeys = CT_ARRAY_LEN(keys) - 3;
+                               batch, accumulate, prec, meta->data, meta->tokens, meta->classes, meta->normalize,
+                               scale };
+        size_t nkeys = CT_ARRAY_LEN(keys) - 4;
+        if (meta->loss_scale > 0)
+            keys[nkeys] = "loss_scale", vals[nkeys++] = scale;
         if (meta->tokens)
             keys[nkeys] = "tokens", vals[nkeys++] = meta->tokens;
         if (meta->classes)
@@ -202,11 +206,26 @@ int ct_checkpoint_precision(ct_context *ctx, const ct_st_file *f, const char *pa
     *precision = CT_PRECISION_FP32;
     if (!v || !strcmp(v, "fp32"))
         return CT_OK;
-    if (!strcmp(v, "bf16")) {
-        *precision = CT_PRECISION_BF16;
+    if (!strcmp(v, "bf16") || !strcmp(v, "fp16")) {
+        *precision = v[0] == 'b' ? CT_PRECISION_BF16 : CT_PRECISION_FP16;
         return CT_OK;
     }
-    return ct_fail(ctx, CT_ERR_CORRUPT, "checkpoint %s: metadata 'precision' is \"%.40s\", not fp32 or bf16", path, v);
+    return ct_fail(ctx, CT_ERR_CORRUPT, "checkpoint %s: metadata 'precision' is \"%.40s\", not fp32, bf16 or fp16",
+                   path, v);
+}
+
+int ct_checkpoint_loss_scale(ct_context *ctx, const ct_st_file *f, const char *path, float *scale)
+{
+    long x = 0;
+    *scale = 0;
+    int st = ct_st_meta(f, "loss_scale") ? meta_long(f, path, "loss_scale", &x) : CT_OK;
+    if (st)
+        return ct_fail_keep(ctx, st);
+    if (ct_st_meta(f, "loss_scale") && (x < 1 || x > (1L << 24) || (x & (x - 1))))
+        return ct_fail(ctx, CT_ERR_CORRUPT, "checkpoint %s: metadata 'loss_scale' is %ld, not a power of two in "
+                       "[1, 2^24]", path, x);
+    *scale = (float)x;
+    return CT_OK;
 }
 
 int ct_checkpoint_check(const ct_net *net, const ct_st_file *f, const char *path, size_t state_n,

@@ -25,6 +25,7 @@ typedef struct ct_ckpt_meta {
     const char *normalize; /* images and tables: {"mean":[...],"std":[...]} per channel, or NULL */
     int accumulate;       /* micro-batches of `batch` rows per optimizer step (1: none) */
     int precision;        /* ct_precision of the matrix products (the weights stay float32) */
+    float loss_scale;     /* fp16's dynamic loss scale; 0: none */
 } ct_ckpt_meta;
 
 /* Writes atomically; the previous file survives any failure. */
@@ -61,6 +62,9 @@ int ct_checkpoint_accumulate(ct_context *ctx, const ct_st_file *f, const char *p
 /* The "precision" metadata (fp32 or bf16), fp32 when it has none (a
  * checkpoint written before precisions); CT_ERR_CORRUPT otherwise. */
 int ct_checkpoint_precision(ct_context *ctx, const ct_st_file *f, const char *path, int *precision);
+/* The "loss_scale" metadata (fp16's scale when saved), 0 when it has none;
+ * CT_ERR_CORRUPT when it is not a power of two in [1, 2^24]. */
+int ct_checkpoint_loss_scale(ct_context *ctx, const ct_st_file *f, const char *path, float *scale);
 
 /* The model text stored in a checkpoint (a pointer into f), or NULL. */
 const char *ct_checkpoint_model_text(const ct_st_file *f);

@@ -43,6 +43,7 @@
 #include "train/finetune.h"
 #include "train/checkpoint.h"
 #include "train/finite.h"
+#include "train/scaler.h"
 #include "train/jsonlog.h"
 #include "train/mpi.h"
 #include "train/parallel.h"
@@ -311,6 +312,8 @@ typedef struct run {
     ct_optim_desc od;
     size_t state_n;            /* floats of optimizer state */
     ct_finite fin;
+    ct_scaler sc;              /* fp16's loss scale */
+    float resume_scale;        /* a resumed checkpoint's loss scale, or 0 */
     ct_loader *ld;
     ct_lr_schedule sched;
     long per_epoch;            /* optimizer steps */
@@ -341,6 +344,10 @@ static int check_options(ct_context *ctx, const ct_train_options *o)
     if (o->init && o->resume)
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "--init %s and --resume %s: a resumed run continues its own "
                        "weights. HINT: --init starts a new run from other weights; drop one", o->init, o->resume);
+    if (o->loss_scale != 0 && (o->loss_scale < 1 || o->loss_scale > CT_SCALER_MAX ||
+                               frexpf(o->loss_scale, &(int){ 0 }) != 0.5f))
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "the loss scale must be a power of two in [1, 2^24], not %g",
+                       (double)o->loss_scale);
     return CT_OK;
 }
 
@@ -389,6 +396,8 @@ static int resolve_precision(run *t)
     if (o->resume && (st = ct_checkpoint_precision(t->ctx, t->s.ckpt, o->resume, &was)))
         return st;
     t->precision = o->precision >= 0 ? o->precision : was;
+    if (o->resume && (st = ct_checkpoint_loss_scale(t->ctx, t->s.ckpt, o->resume, &t->resume_scale)))
+        return st;
     for (size_t i = 0; i < t->g.count; i++)
         if ((st = ct_context_set_precision(t->g.rep[i].ctx, (ct_precision)t->precision)))
             return i ? ct_fail_keep(t->ctx, st) : st;
@@ -480,9 +489,13 @@ static int allocate(run *t)
     if ((st = replica_buffers(&t->g, t->state_n)))
         return st;
     /* each micro-batch's mean loss weighs 1/K: the K gradients add up to
-     * the gradient of the mean over the step's K batches */
-    for (size_t i = 0; i < t->g.count; i++)
-        t->g.rep[i].net->loss_scale = 1.0f / (float)t->accum;
+     * the gradient of the mean over the step's K batches (times fp16's
+     * loss scale, ct_scaler_arm at each step) */
+    if ((st = ct_scaler_init(&t->sc, t->ctx, t->precision == CT_PRECISION_FP16,
+                             t->o.loss_scale > 0 ? t->o.loss_scale : t->resume_scale,
+                             t->s.net.arena_size[CT_ARENA_GRADS])))
+        return st;
+    ct_scaler_arm(&t->sc, &t->g, t->accum);
     return ct_finite_init(&t->fin, &t->s.net, t->o.check_finite);
 }
 
@@ -559,7 +572,7 @@ static ct_epoch_report make_report(const run *t, int epoch, size_t seen, const d
     ct_epoch_report r = { epoch + 1, t->o.epochs, t->step, h[0] / (double)seen,
                           h[1] / ((double)seen * t->labels_per), NAN, NAN, secs,
                           (double)seen / secs, lr, t->tokens, t->byte_tokens, t->regression,
-                          NAN, NAN, NAN, NAN };
+                          NAN, NAN, NAN, NAN, t->sc.on ? t->sc.scale : 0.0f, 0, 0 };
     if (t->regression) {
         r.train_rmse = sqrt(r.train_loss);
         r.train_mae = r.train_accuracy;
@@ -628,10 +641,11 @@ static int run_epoch(run *t, int epoch, size_t *seen, float *lr, double t0)
     else if (b.n)
         st = upload_all(g, &b, cur);
     while (!st && b.n && left) {
-        int last = micro == t->accum - 1;
+        int last = micro == t->accum - 1, skip = 0;
         if (micro == 0) {
             ++t->step;
             *lr = ct_lr_at(&t->sched, t->step - 1);
+            ct_scaler_arm(&t->sc, g, t->accum);
         }
         long step = t->step;
         /* forward and backward on every replica; at a step's last
@@ -639,12 +653,19 @@ static int run_epoch(run *t, int epoch, size_t *seen, float *lr, double t0)
          * summed and every replica gets the sum */
         step_args a = { t->o.seed, step, cur, (size_t)micro * g->batch };
         if ((st = ct_group_step(g, replica_compute, &a, t->parallel && last)) ||
+            (last && (st = ct_scaler_check(&t->sc, g, step, &skip))) ||
             (last && (st = ct_finite_step(&t->fin, &t->s.net, t->o.seed, step, epoch + 1))))
             break;
-        for (size_t i = 0; i < g->count && !st; i++)
-            if (((last && (st = replica_update(&g->rep[i], &t->o, &t->od, &t->fz, step, *lr))) ||
-                 (st = replica_account(&g->rep[i], cur))) && i)
+        for (size_t i = 0; i < g->count && !st; i++) {
+            if (last && skip)
+                g->rep[i].net->grads_zero = 1; /* the scaler zeroed them: no update */
+            else if (last)
+                st = replica_update(&g->rep[i], &t->o, &t->od, &t->fz, step, *lr);
+            if (!st)
+                st = replica_account(&g->rep[i], cur);
+            if (st && i)
                 ct_fail_keep(ctx, st);
+        }
         if (st)
             break;
         /* the loader may reuse b's memory at the next call: its uploads must be done */
@@ -688,6 +709,7 @@ static int finish_epoch(run *t, int epoch, size_t seen, float lr, double t0)
         return st;
     double secs = ct_now() - t0;
     ct_epoch_report r = make_report(t, epoch, seen, h, secs, lr);
+    r.skipped_steps = ct_scaler_epoch(&t->sc, &r.first_skipped);
     if (t->lead && o->on_progress) {
         ct_progress p = { epoch + 1, o->epochs, seen, (size_t)t->per_epoch * (size_t)t->accum * (size_t)o->batch,
                           r.train_loss,
@@ -711,7 +733,7 @@ static int finish_epoch(run *t, int epoch, size_t seen, float lr, double t0)
     }
     if (o->out) {
         ct_ckpt_meta meta = { epoch + 1, t->step, o->seed, "", o->batch, "", t->tokens_json, t->classes_json,
-                              t->norm_json, t->accum, t->precision };
+                              t->norm_json, t->accum, t->precision, t->sc.on ? t->sc.scale : 0.0f };
         snprintf(meta.optimizer, sizeof meta.optimizer, "%s", ct_optim_name(t->od.kind));
         snprintf(meta.data, sizeof meta.data, "%s", t->data);
         if ((st = ct_checkpoint_save(&t->s.net, t->g.rep[0].state, t->state_n, &meta, o->out)))
@@ -765,6 +787,7 @@ done:
     free(t.fz.train);
     free(t.fz.frozen);
     ct_finite_release(&t.fin);
+    ct_scaler_release(&t.sc);
     ct_loader_free(&t.ld);
     ct_group_free(&t.g);
     ct_session_free(&t.s);
