@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "ref/lstm.h"
+#include "ref/rnn.h"
 
 static double sigm(double x)
 {
@@ -113,12 +114,9 @@ int ct_ref_lstm_backward(const ct_lstm_desc *d, double *dx, double *dparams, con
     for (size_t i = 0; i < S; i++)
         dseq[i] = dy[i];
     for (size_t k = L; k-- > 0;) {
-        ct_lstm_offsets o = ct_lstm_layer_offsets(d, (int)k);
-        size_t in = k == 0 ? in0 : H;
+        ct_ref_rnn_layer rl = ct_ref_rnn_layer_at(d, 4, (int)k, params, dparams);
+        size_t in = rl.in;
         const double *X = k == 0 ? x : s.h + (k - 1) * S;
-        const double *wih = params + o.w_ih, *whh = params + o.w_hh;
-        double *dwih = dparams + o.w_ih, *dwhh = dparams + o.w_hh, *dbih = dparams + o.b_ih,
-               *dbhh = dparams + o.b_hh;
         const double *gk = s.gates + 4 * S * k, *ck = s.c + S * k, *hk = s.h + S * k;
         for (size_t i = 0; i < N * H; i++)
             dc[i] = dh[i] = 0;
@@ -142,20 +140,9 @@ int ct_ref_lstm_backward(const ct_lstm_desc *d, double *dx, double *dparams, con
                     dz[3 * H + j] = dht * tc * og * (1 - og);
                     dc[q] = dct * f;
                 }
-                const double *xr = X + (t * N + n) * in;
-                const double *hp = t ? hk + ((t - 1) * N + n) * H : NULL;
-                for (size_t r = 0; r < 4 * H; r++) {
-                    dbih[r] += dz[r];
-                    dbhh[r] += dz[r];
-                    for (size_t i = 0; i < in; i++) {
-                        dwih[r * in + i] += dz[r] * xr[i];
-                        dprev[(t * N + n) * in + i] += dz[r] * wih[r * in + i];
-                    }
-                    for (size_t i = 0; hp && i < H; i++) {
-                        dwhh[r * H + i] += dz[r] * hp[i];
-                        dhn[n * H + i] += dz[r] * whh[r * H + i];
-                    }
-                }
+                ct_ref_rnn_step_backward(&rl, dz, dz, X + (t * N + n) * in,
+                                         t ? hk + ((t - 1) * N + n) * H : NULL,
+                                         dprev + (t * N + n) * in, dhn + n * H);
             }
             for (size_t i = 0; i < N * H; i++)
                 dh[i] = dhn[i];
