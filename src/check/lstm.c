@@ -11,7 +11,8 @@
  * forward:  atol = rtol = 4 u sqrt(K) T L.
  * The backward repeats this in reverse (dh_{t-1} = dgates W_hh has 4H
  * terms) and then sums T N products for dW and db:
- * backward: atol = rtol = 4 u sqrt(max(K, 4H, T N)) T L.
+ * backward: atol = rtol = 4 u sqrt(max(K, 4H, T N)) T L
+ * (ck_rnn_tol, check/rnn.c, with G = 4 gates).
  * The factor 4 covers the device's tanh/exp (up to 4 ulp in OpenCL) and
  * the gate derivatives built from rounded activations; over 240 random cases
  * (seeds 1-12) the worst error was 9% of this tolerance, and the sqrt(K)
@@ -23,10 +24,8 @@
  */
 #include <math.h>
 
-#include "check/check.h"
+#include "check/rnn.h"
 #include "ref/lstm.h"
-
-#define U_F32 0x1p-24
 
 typedef struct lstm_loss {
     const ct_lstm_desc *d;
@@ -62,42 +61,29 @@ static void one_case(ct_check *c, const ct_lstm_desc *d)
     ct_context *ctx = ck_ctx(c);
     ck_case(c, "T=%d N=%d input=%d hidden=%d layers=%d", d->T, d->N, d->input, d->hidden,
             d->layers);
-    size_t T = (size_t)d->T, N = (size_t)d->N, H = (size_t)d->hidden, L = (size_t)d->layers;
-    size_t nx = T * N * (size_t)d->input, ny = T * N * H, ns = L * N * H;
+    size_t N = (size_t)d->N, H = (size_t)d->hidden, L = (size_t)d->layers, ns = L * N * H;
     size_t np = ct_lstm_param_count(d), nws = ct_lstm_workspace_size(d) / sizeof(float);
-    double *x = ck_host(c, nx), *p = ck_host(c, np), *dy = ck_host(c, ny), *y = ck_host(c, ny);
+    ck_rnn_data r;
+    if (!ck_rnn_data_make(c, d, np, &r))
+        return;
+    size_t nx = r.nx, ny = r.ny;
+    double *x = r.x, *p = r.p, *dy = r.dy, *y = ck_host(c, ny);
     double *hn = ck_host(c, ns), *cn = ck_host(c, ns), *dx = ck_host(c, nx);
-    double *dp0 = ck_host(c, np), *g = ck_host(c, np), *dp = ck_host(c, np);
+    double *g = ck_host(c, np), *dp = ck_host(c, np);
     if (ck_failed(c))
         return;
-    double k = 1.0 / sqrt((double)H); /* PyTorch's init range */
-    ck_fill(c, x, nx, -1, 1);
-    ck_fill(c, p, np, -k, k);
-    ck_fill(c, dy, ny, -1, 1);
-    ck_fill(c, dp0, np, -1, 1);
-    for (size_t i = 0; i < nx; i++)
-        x[i] = (double)(float)x[i];
-    for (size_t i = 0; i < np; i++) {
-        p[i] = (double)(float)p[i];
-        dp0[i] = (double)(float)dp0[i];
-    }
-    for (size_t i = 0; i < ny; i++)
-        dy[i] = (double)(float)dy[i];
     if (ck_status(c, ct_ref_lstm_forward(d, y, hn, cn, x, p), "reference forward") ||
         ck_status(c, ct_ref_lstm_backward(d, dx, g, dy, x, p), "reference backward"))
         return;
     for (size_t i = 0; i < np; i++)
-        dp[i] = dp0[i] + g[i];
+        dp[i] = r.dp0[i] + g[i];
 
-    double K = (double)((size_t)d->input > H ? (size_t)d->input : H) + (double)H + 2;
-    double Kb = fmax(fmax(K, 4.0 * (double)H), (double)(T * N));
-    double tol_f = 4 * U_F32 * sqrt(K) * (double)(T * L);
-    double tol_b = 4 * U_F32 * sqrt(Kb) * (double)(T * L);
+    double tol_f = ck_rnn_tol(d, 4, 0), tol_b = ck_rnn_tol(d, 4, 1);
 
     ct_buf d_x = ck_dev_in(c, x, nx), d_p = ck_dev_in(c, p, np), d_dy = ck_dev_in(c, dy, ny);
     ct_buf d_y = ck_dev_out(c, ny), d_hn = ck_dev_out(c, ns), d_cn = ck_dev_out(c, ns);
     ct_buf d_ws = ck_dev_out(c, nws), d_dx = ck_dev_out(c, nx);
-    ct_buf d_dp0 = ck_dev_in(c, dp0, np), d_dp = ck_dev_out(c, np);
+    ct_buf d_dp0 = ck_dev_in(c, r.dp0, np), d_dp = ck_dev_out(c, np);
     if (ck_failed(c))
         return;
     /* the accumulated gradient goes to a buffer with output guards */
@@ -114,14 +100,7 @@ static void one_case(ct_check *c, const ct_lstm_desc *d)
 
     lstm_loss l = { d, x, p, dy, ck_host(c, ny) };
     ck_gradcheck(c, "reference dx", loss, &l, x, nx, dx, 24);
-    static const char *const names[4] = { "reference dweight_ih", "reference dweight_hh",
-                                          "reference dbias_ih", "reference dbias_hh" };
-    for (int layer = 0; layer < d->layers && !ck_failed(c); layer++) {
-        ct_lstm_offsets o = ct_lstm_layer_offsets(d, layer), next = ct_lstm_layer_offsets(d, layer + 1);
-        size_t at[5] = { o.w_ih, o.w_hh, o.b_ih, o.b_hh, next.w_ih };
-        for (int t = 0; t < 4; t++)
-            ck_gradcheck(c, names[t], loss, &l, p + at[t], at[t + 1] - at[t], g + at[t], 8);
-    }
+    ck_rnn_gradcheck_params(c, d, 4, loss, &l, p, g);
 }
 
 static void bench(ct_check *c)
