@@ -75,6 +75,7 @@ void golden_rnn_expect_dparams(golden *g, const ct_rnn_desc *d, int G, const dou
     X("conv2d", golden_conv) \
     X("embedding", golden_embedding) \
     X("lstm", golden_lstm) \
+    X("gru", golden_gru) \
     X("seqpool", golden_seqpool) \
     X("layernorm", golden_layernorm) \
     X("posembed", golden_posembed) \
