@@ -45,7 +45,7 @@ static const struct {
     { "softmax_cross_entropy", "loss" }, { "mse", "loss" }, { "silu", "act" },
     { "hardswish", "act" },    { "relu6", "act" },        { "mul", "eltwise" },
     { "concat", "eltwise" },   { "rmsnorm", "rmsnorm" },
-    { "upsample", "upsample" },   { "bce_logits", "loss" },
+    { "upsample", "upsample" },   { "bce_logits", "loss" },   { "gru", "gru" },
 };
 
 int ct_verify_mode_parse(const char *s, int *mode)
