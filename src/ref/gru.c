@@ -3,63 +3,38 @@
  * step by step, and backpropagation through time over the saved states.
  */
 #include <math.h>
-#include <stdlib.h>
 
-#include "core/error.h"
 #include "ref/act.h"
 #include "ref/gru.h"
 #include "ref/rnn.h"
 
-/* The saved activations: gates (L, T, N, 3H) as r, z, n after their
- * nonlinearities, W_hn h_{t-1} + b_hn in aux, h. */
-static int run_forward(const ct_gru_desc *d, const double *x, const double *params,
-                       ct_ref_rnn_state *s)
+/* The GRU cell (ct_ref_rnn_cell_forward): gates r, z, n after their
+ * nonlinearities, W_hn h_{t-1} + b_hn in aux. */
+static void cell_forward(size_t H, const double *gi, const double *gh, const double *hp,
+                         const double *aux_prev, double *gates, double *hn, double *h)
 {
-    size_t T = (size_t)d->T, N = (size_t)d->N, H = (size_t)d->hidden, L = (size_t)d->layers;
-    size_t S = T * N * H;
-    int st = ct_ref_rnn_state_alloc(d, 3, s);
-    double *gi = malloc(6 * H * sizeof(double)), *gh = gi + 3 * H;
-    if (st || !gi) {
-        ct_ref_rnn_state_free(s);
-        free(gi);
-        return CT_ERR_NO_MEMORY;
+    (void)aux_prev;
+    for (size_t j = 0; j < H; j++) {
+        double r = ct_ref_act_f(CT_ACT_SIGMOID, gi[j] + gh[j]);
+        double z = ct_ref_act_f(CT_ACT_SIGMOID, gi[H + j] + gh[H + j]);
+        double nv = tanh(gi[2 * H + j] + r * gh[2 * H + j]);
+        gates[j] = r;
+        gates[H + j] = z;
+        gates[2 * H + j] = nv;
+        hn[j] = gh[2 * H + j];
+        h[j] = (1 - z) * nv + z * (hp ? hp[j] : 0.0);
     }
-    for (size_t k = 0; k < L; k++) {
-        ct_ref_rnn_layer rl = ct_ref_rnn_layer_at(d, 3, (int)k, params, NULL);
-        const double *X = k == 0 ? x : s->h + (k - 1) * S;
-        double *gk = s->gates + 3 * S * k, *nk = s->aux + S * k, *hk = s->h + S * k;
-        for (size_t t = 0; t < T; t++)
-            for (size_t n = 0; n < N; n++) {
-                const double *hp = t ? hk + ((t - 1) * N + n) * H : NULL;
-                double *gr = gk + (t * N + n) * 3 * H;
-                size_t q = (t * N + n) * H;
-                ct_ref_rnn_preact(&rl, X + (t * N + n) * rl.in, hp, gi, gh);
-                for (size_t j = 0; j < H; j++) {
-                    double r = ct_ref_act_f(CT_ACT_SIGMOID, gi[j] + gh[j]);
-                    double z = ct_ref_act_f(CT_ACT_SIGMOID, gi[H + j] + gh[H + j]);
-                    double nv = tanh(gi[2 * H + j] + r * gh[2 * H + j]);
-                    gr[j] = r;
-                    gr[H + j] = z;
-                    gr[2 * H + j] = nv;
-                    nk[q + j] = gh[2 * H + j];
-                    hk[q + j] = (1 - z) * nv + z * (hp ? hp[j] : 0.0);
-                }
-            }
-    }
-    free(gi);
-    return CT_OK;
 }
 
 int ct_ref_gru_forward(const ct_gru_desc *d, double *y, double *h_n, const double *x,
                        const double *params)
 {
     ct_ref_rnn_state s = { NULL, NULL, NULL };
-    int st = run_forward(d, x, params, &s);
-    if (st)
-        return st;
-    ct_ref_rnn_outputs(d, &s, y, h_n);
+    int st = ct_ref_rnn_forward(d, 3, cell_forward, x, params, &s);
+    if (!st)
+        ct_ref_rnn_outputs(d, &s, y, h_n);
     ct_ref_rnn_state_free(&s);
-    return CT_OK;
+    return st;
 }
 
 /* The GRU cell's backward (ct_ref_rnn_cell_backward). */
@@ -87,7 +62,7 @@ int ct_ref_gru_backward(const ct_gru_desc *d, double *dx, double *dparams, const
                         const double *x, const double *params)
 {
     ct_ref_rnn_state s = { NULL, NULL, NULL };
-    int st = run_forward(d, x, params, &s);
+    int st = ct_ref_rnn_forward(d, 3, cell_forward, x, params, &s);
     if (!st)
         st = ct_ref_rnn_backward(d, 3, &s, cell_backward, d, dx, dparams, dy, x, params);
     ct_ref_rnn_state_free(&s);

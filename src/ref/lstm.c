@@ -10,51 +10,29 @@
 #include "ref/lstm.h"
 #include "ref/rnn.h"
 
-/* The saved activations: gates (L, T, N, 4H) as i, f, g, o after their
- * nonlinearities, c in aux, h. */
-static int run_forward(const ct_lstm_desc *d, const double *x, const double *params,
-                       ct_ref_rnn_state *s)
+/* The LSTM cell (ct_ref_rnn_cell_forward): gates i, f, g, o after their
+ * nonlinearities, c in aux. */
+static void cell_forward(size_t H, const double *gi, const double *gh, const double *hp,
+                         const double *cp, double *gates, double *c, double *h)
 {
-    size_t T = (size_t)d->T, N = (size_t)d->N, H = (size_t)d->hidden, L = (size_t)d->layers;
-    size_t S = T * N * H;
-    int st = ct_ref_rnn_state_alloc(d, 4, s);
-    double *gi = malloc(8 * H * sizeof(double)), *gh = gi + 4 * H;
-    if (st || !gi) {
-        ct_ref_rnn_state_free(s);
-        free(gi);
-        return CT_ERR_NO_MEMORY;
+    (void)hp;
+    for (size_t r = 0; r < 4 * H; r++)
+        gates[r] = r / H == 2 ? tanh(gi[r] + gh[r]) : ct_ref_act_f(CT_ACT_SIGMOID, gi[r] + gh[r]);
+    for (size_t j = 0; j < H; j++) {
+        c[j] = gates[H + j] * (cp ? cp[j] : 0.0) + gates[j] * gates[2 * H + j];
+        h[j] = gates[3 * H + j] * tanh(c[j]);
     }
-    for (size_t k = 0; k < L; k++) {
-        ct_ref_rnn_layer rl = ct_ref_rnn_layer_at(d, 4, (int)k, params, NULL);
-        const double *X = k == 0 ? x : s->h + (k - 1) * S;
-        double *gk = s->gates + 4 * S * k, *ck = s->aux + S * k, *hk = s->h + S * k;
-        for (size_t t = 0; t < T; t++)
-            for (size_t n = 0; n < N; n++) {
-                double *gr = gk + (t * N + n) * 4 * H;
-                ct_ref_rnn_preact(&rl, X + (t * N + n) * rl.in,
-                                  t ? hk + ((t - 1) * N + n) * H : NULL, gi, gh);
-                for (size_t r = 0; r < 4 * H; r++)
-                    gr[r] = r / H == 2 ? tanh(gi[r] + gh[r])
-                                       : ct_ref_act_f(CT_ACT_SIGMOID, gi[r] + gh[r]);
-                for (size_t j = 0; j < H; j++) {
-                    double cp = t ? ck[((t - 1) * N + n) * H + j] : 0.0;
-                    double cv = gr[H + j] * cp + gr[j] * gr[2 * H + j];
-                    ck[(t * N + n) * H + j] = cv;
-                    hk[(t * N + n) * H + j] = gr[3 * H + j] * tanh(cv);
-                }
-            }
-    }
-    free(gi);
-    return CT_OK;
 }
 
 int ct_ref_lstm_forward(const ct_lstm_desc *d, double *y, double *h_n, double *c_n,
                         const double *x, const double *params)
 {
     ct_ref_rnn_state s = { NULL, NULL, NULL };
-    int st = run_forward(d, x, params, &s);
-    if (st)
+    int st = ct_ref_rnn_forward(d, 4, cell_forward, x, params, &s);
+    if (st) {
+        ct_ref_rnn_state_free(&s);
         return st;
+    }
     ct_ref_rnn_outputs(d, &s, y, h_n);
     size_t NH = (size_t)d->N * (size_t)d->hidden, S = (size_t)d->T * NH;
     for (size_t k = 0; c_n && k < (size_t)d->layers; k++)
@@ -98,12 +76,11 @@ int ct_ref_lstm_backward(const ct_lstm_desc *d, double *dx, double *dparams, con
                          const double *x, const double *params)
 {
     ct_ref_rnn_state s = { NULL, NULL, NULL };
-    int st = run_forward(d, x, params, &s);
-    if (st)
-        return st;
-    lstm_cell c = { d, malloc((size_t)d->N * (size_t)d->hidden * sizeof(double)) };
-    st = c.dc ? ct_ref_rnn_backward(d, 4, &s, cell_backward, &c, dx, dparams, dy, x, params)
-              : CT_ERR_NO_MEMORY;
+    int st = ct_ref_rnn_forward(d, 4, cell_forward, x, params, &s);
+    lstm_cell c = { d, st ? NULL : malloc((size_t)d->N * (size_t)d->hidden * sizeof(double)) };
+    if (!st)
+        st = c.dc ? ct_ref_rnn_backward(d, 4, &s, cell_backward, &c, dx, dparams, dy, x, params)
+                  : CT_ERR_NO_MEMORY;
     free(c.dc);
     ct_ref_rnn_state_free(&s);
     return st;

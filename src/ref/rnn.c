@@ -7,13 +7,20 @@
 
 #include "core/error.h"
 
-ct_ref_rnn_layer ct_ref_rnn_layer_at(const ct_rnn_desc *d, int G, int k, const double *params,
-                                     double *dparams)
+/* Layer k of a G-gate RNN: rows = G H, in its input features; the
+ * gradients NULL where dparams is (a forward). */
+typedef struct rnn_layer {
+    size_t rows, in, H;
+    const double *wih, *whh, *bih, *bhh; /* (rows, in), (rows, H), (rows), (rows) */
+    double *dwih, *dwhh, *dbih, *dbhh;
+} rnn_layer;
+
+static rnn_layer layer_at(const ct_rnn_desc *d, int G, int k, const double *params, double *dparams)
 {
     ct_rnn_offsets o = ct_rnn_layer_offsets(d, G, k);
-    ct_ref_rnn_layer l = { (size_t)G * (size_t)d->hidden, ct_rnn_layer_in(d, k), (size_t)d->hidden,
-                           params + o.w_ih, params + o.w_hh, params + o.b_ih, params + o.b_hh,
-                           NULL, NULL, NULL, NULL };
+    rnn_layer l = { (size_t)G * (size_t)d->hidden, ct_rnn_layer_in(d, k), (size_t)d->hidden,
+                    params + o.w_ih, params + o.w_hh, params + o.b_ih, params + o.b_hh,
+                    NULL, NULL, NULL, NULL };
     if (dparams) {
         l.dwih = dparams + o.w_ih;
         l.dwhh = dparams + o.w_hh;
@@ -23,7 +30,7 @@ ct_ref_rnn_layer ct_ref_rnn_layer_at(const ct_rnn_desc *d, int G, int k, const d
     return l;
 }
 
-int ct_ref_rnn_state_alloc(const ct_rnn_desc *d, int G, ct_ref_rnn_state *s)
+static int state_alloc(const ct_rnn_desc *d, int G, ct_ref_rnn_state *s)
 {
     size_t SL = (size_t)d->T * (size_t)d->N * (size_t)d->hidden * (size_t)d->layers;
     s->gates = malloc((size_t)G * SL * sizeof(double));
@@ -43,8 +50,9 @@ void ct_ref_rnn_state_free(ct_ref_rnn_state *s)
     s->gates = s->aux = s->h = NULL;
 }
 
-void ct_ref_rnn_preact(const ct_ref_rnn_layer *l, const double *x, const double *hp, double *gi,
-                       double *gh)
+/* One batch row's pre-activations: gi (rows) = W_ih x + b_ih and
+ * gh (rows) = W_hh hp + b_hh, just b_hh at the first step (hp NULL). */
+static void preact(const rnn_layer *l, const double *x, const double *hp, double *gi, double *gh)
 {
     size_t in = l->in, H = l->H;
     for (size_t r = 0; r < l->rows; r++) {
@@ -56,6 +64,32 @@ void ct_ref_rnn_preact(const ct_ref_rnn_layer *l, const double *x, const double 
         gi[r] = a;
         gh[r] = b;
     }
+}
+
+int ct_ref_rnn_forward(const ct_rnn_desc *d, int G, ct_ref_rnn_cell_forward fn, const double *x,
+                       const double *params, ct_ref_rnn_state *s)
+{
+    size_t T = (size_t)d->T, N = (size_t)d->N, H = (size_t)d->hidden, L = (size_t)d->layers;
+    size_t S = T * N * H, GH = (size_t)G * H;
+    double *gi = malloc(2 * GH * sizeof(double)), *gh = gi + GH;
+    if (state_alloc(d, G, s) || !gi) {
+        free(gi);
+        return CT_ERR_NO_MEMORY;
+    }
+    for (size_t k = 0; k < L; k++) {
+        rnn_layer rl = layer_at(d, G, (int)k, params, NULL);
+        const double *X = k == 0 ? x : s->h + (k - 1) * S;
+        double *gk = s->gates + GH * T * N * k, *ak = s->aux + S * k, *hk = s->h + S * k;
+        for (size_t t = 0; t < T; t++)
+            for (size_t n = 0; n < N; n++) {
+                size_t q = (t * N + n) * H;
+                const double *hp = t ? hk + q - N * H : NULL, *ap = t ? ak + q - N * H : NULL;
+                preact(&rl, X + (t * N + n) * rl.in, hp, gi, gh);
+                fn(H, gi, gh, hp, ap, gk + (t * N + n) * GH, ak + q, hk + q);
+            }
+    }
+    free(gi);
+    return CT_OK;
 }
 
 void ct_ref_rnn_outputs(const ct_rnn_desc *d, const ct_ref_rnn_state *s, double *y, double *h_n)
@@ -72,7 +106,7 @@ void ct_ref_rnn_outputs(const ct_rnn_desc *d, const ct_ref_rnn_state *s, double 
  * pre-activations di and dg: db_ih += di, db_hh += dg, dW_ih += di xᵀ,
  * dx (in) += W_ihᵀ di, and, where h_{t-1} exists (hp not NULL),
  * dW_hh += dg hpᵀ and dhp (H) += W_hhᵀ dg. */
-static void step_backward(const ct_ref_rnn_layer *l, const double *di, const double *dg,
+static void step_backward(const rnn_layer *l, const double *di, const double *dg,
                           const double *x, const double *hp, double *dx, double *dhp)
 {
     size_t in = l->in, H = l->H;
@@ -108,7 +142,7 @@ int ct_ref_rnn_backward(const ct_rnn_desc *d, int G, const ct_ref_rnn_state *s,
     for (size_t i = 0; !st && i < S; i++)
         dseq[i] = dy[i];
     for (size_t k = L; !st && k-- > 0;) {
-        ct_ref_rnn_layer rl = ct_ref_rnn_layer_at(d, G, (int)k, params, dparams);
+        rnn_layer rl = layer_at(d, G, (int)k, params, dparams);
         size_t in = rl.in;
         const double *X = k == 0 ? x : s->h + (k - 1) * S, *hk = s->h + S * k;
         for (size_t i = 0; i < N * H; i++)

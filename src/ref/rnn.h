@@ -1,25 +1,14 @@
 /*
- * rnn.h - what the recurrent references (ref/lstm.c, ref/gru.c) share: a
- * layer's weights and gradients in the flat layout of ops/rnn.h, the
- * forward's saved state and pre-activations, and backpropagation through
- * time around a cell's own gate derivatives.
+ * rnn.h - what the recurrent references (ref/lstm.c, ref/gru.c) share: the
+ * layers, steps and batch rows of a stacked RNN in the flat layout of
+ * ops/rnn.h, forward and backpropagation through time, around a cell's
+ * own gate functions and their derivatives.
  */
 #ifndef CT_REF_RNN_H
 #define CT_REF_RNN_H
 
 #include "ops/rnn.h"
 #include "ref/ref.h"
-
-/* Layer k of a G-gate RNN: rows = G H, in its input features; the
- * gradients NULL where dparams is (a forward). */
-typedef struct ct_ref_rnn_layer {
-    size_t rows, in, H;
-    const double *wih, *whh, *bih, *bhh; /* (rows, in), (rows, H), (rows), (rows) */
-    double *dwih, *dwhh, *dbih, *dbhh;
-} ct_ref_rnn_layer;
-
-ct_ref_rnn_layer ct_ref_rnn_layer_at(const ct_rnn_desc *d, int G, int k, const double *params,
-                                     double *dparams);
 
 /* What a forward saves for its backward, every layer's: gates (L, T, N, G H)
  * after their nonlinearities, aux (L, T, N, H), the cell's own state (the
@@ -28,14 +17,19 @@ typedef struct ct_ref_rnn_state {
     double *gates, *aux, *h;
 } ct_ref_rnn_state;
 
-/* CT_OK or CT_ERR_NO_MEMORY (then nothing stays allocated). */
-int ct_ref_rnn_state_alloc(const ct_rnn_desc *d, int G, ct_ref_rnn_state *s);
-void ct_ref_rnn_state_free(ct_ref_rnn_state *s);
+/* A cell's forward for one batch row of one step: from its pre-activations
+ * gi = W_ih x + b_ih and gh = W_hh h_{t-1} + b_hh (G H each; gh = b_hh at
+ * the first step), h_{t-1} and the cell's aux of step t - 1 (hp, aux_prev:
+ * NULL at the first step), the row's gate activations (G H), aux and h (H). */
+typedef void (*ct_ref_rnn_cell_forward)(size_t H, const double *gi, const double *gh, const double *hp,
+                                        const double *aux_prev, double *gates, double *aux, double *h);
 
-/* One batch row's pre-activations: gi (rows) = W_ih x + b_ih and
- * gh (rows) = W_hh hp + b_hh, just b_hh at the first step (hp NULL). */
-void ct_ref_rnn_preact(const ct_ref_rnn_layer *l, const double *x, const double *hp, double *gi,
-                       double *gh);
+/* The forward of a G-gate RNN over x (T, N, input) into s, allocated here
+ * (ct_ref_rnn_state_free releases it, also after a failure). CT_OK or
+ * CT_ERR_NO_MEMORY. */
+int ct_ref_rnn_forward(const ct_rnn_desc *d, int G, ct_ref_rnn_cell_forward fn, const double *x,
+                       const double *params, ct_ref_rnn_state *s);
+void ct_ref_rnn_state_free(ct_ref_rnn_state *s);
 
 /* y (T, N, H) = the top layer's h, h_n (layers, N, H) each layer's last
  * (h_n NULL: skipped), from a forward's state. */
