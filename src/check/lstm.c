@@ -41,19 +41,11 @@ static double loss(void *user)
     return ck_dot(l->y, l->dy, (size_t)l->d->T * (size_t)l->d->N * (size_t)l->d->hidden);
 }
 
-typedef struct lstm_bench {
-    ct_context *ctx;
-    const ct_lstm_desc *d;
-    ct_buf y, x, params, ws, dy, dx, dparams;
-} lstm_bench;
-
-static int bench_run(void *user)
+/* the forward without final states, for the benchmark */
+static int forward_y(ct_context *ctx, const ct_rnn_desc *d, ct_buf y, ct_buf x, ct_buf params, ct_buf ws)
 {
-    lstm_bench *b = user;
     ct_buf none = { NULL, 0 };
-    int st = ct_lstm_forward(b->ctx, b->d, b->y, none, none, b->x, b->params, b->ws);
-    return st ? st
-              : ct_lstm_backward(b->ctx, b->d, b->dx, b->dparams, b->dy, b->x, b->params, b->ws);
+    return ct_lstm_forward(ctx, d, y, none, none, x, params, ws);
 }
 
 static void one_case(ct_check *c, const ct_lstm_desc *d)
@@ -103,47 +95,8 @@ static void one_case(ct_check *c, const ct_lstm_desc *d)
     ck_rnn_gradcheck_params(c, d, 4, loss, &l, p, g);
 }
 
-static void bench(ct_check *c)
-{
-    /* the seed benchmark's LSTM */
-    ct_lstm_desc d = { 32, 128, 256, 256, 2 };
-    ck_case(c, "bench T=32 N=128 input=256 hidden=256 layers=2");
-    size_t T = 32, N = 128, H = 256, L = 2, in = 256;
-    size_t np = ct_lstm_param_count(&d), nws = ct_lstm_workspace_size(&d) / sizeof(float);
-    size_t S = T * N * H;
-    lstm_bench b = { ck_ctx(c), &d, ck_dev_out(c, S), ck_dev_const(c, T * N * in, 0.5),
-                     ck_dev_const(c, np, 0.01), ck_dev_out(c, nws), ck_dev_const(c, S, 1),
-                     ck_dev_out(c, T * N * in), ck_dev_const(c, np, 0) };
-    /* forward 2 T N 4H (in + H) per layer; the backward twice that (dx and
-     * dW_ih, dh and dW_hh) */
-    double flops = 3.0 * 2.0 * (double)(T * N * 4 * H) * (double)(in + H + H + H);
-    /* parameters read 3 times and dparams updated; saved activations written
-     * and read; the scratch (dgates, dseq) written and read; x, y, dx, dy */
-    double bytes = 4.0 * (5.0 * (double)np + 2.0 * 6.0 * (double)(S * L) + 2.0 * 5.0 * (double)S +
-                          2.0 * (double)(T * N * in) + 2.0 * (double)S);
-    if (!ck_failed(c))
-        ck_bench(c, "T=32 N=128 256->256 x2", flops, bytes, bench_run, &b);
-    ck_case_end(c);
-}
-
 void ct_check_lstm(ct_check *c)
 {
-    static const ct_lstm_desc fixed[] = {
-        { 1, 1, 1, 1, 1 }, { 1, 3, 2, 5, 2 }, { 5, 1, 3, 1, 3 }, { 4, 3, 5, 6, 2 },
-        /* hidden past two 16-unit vectors of the host steps (lstm_host.c), ragged */
-        { 3, 4, 6, 37, 2 },
-        /* 253 rows: the GPU path's bias gradient in 16 slices of 16 rows */
-        { 23, 11, 6, 9, 2 },
-    };
-    for (size_t i = 0; i < CT_ARRAY_LEN(fixed) && !ck_failed(c); i++) {
-        one_case(c, &fixed[i]);
-        ck_case_end(c);
-    }
-    for (int it = 0; it < ck_iterations(c) && !ck_failed(c); it++) {
-        ct_lstm_desc d = { ck_dim(c, 9), ck_dim(c, 7), ck_dim(c, 17), ck_dim(c, 13), ck_int(c, 1, 3) };
-        one_case(c, &d);
-        ck_case_end(c);
-    }
-    if (ck_benchmarking(c) && !ck_failed(c))
-        bench(c);
+    static const ck_rnn_family f = { 4, ct_lstm_workspace_size, forward_y, ct_lstm_backward, one_case };
+    ck_rnn_run(c, &f);
 }

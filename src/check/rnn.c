@@ -51,3 +51,65 @@ void ck_rnn_gradcheck_params(ct_check *c, const ct_rnn_desc *d, int G, ck_loss_f
             ck_gradcheck(c, names[t], loss, user, p + at[t], at[t + 1] - at[t], g + at[t], 8);
     }
 }
+
+typedef struct rnn_bench {
+    ct_context *ctx;
+    const ck_rnn_family *f;
+    const ct_rnn_desc *d;
+    ct_buf y, x, params, ws, dy, dx, dparams;
+} rnn_bench;
+
+static int bench_run(void *user)
+{
+    rnn_bench *b = user;
+    int st = b->f->forward(b->ctx, b->d, b->y, b->x, b->params, b->ws);
+    return st ? st : b->f->backward(b->ctx, b->d, b->dx, b->dparams, b->dy, b->x, b->params, b->ws);
+}
+
+static void bench(ct_check *c, const ck_rnn_family *f)
+{
+    /* the seed benchmark's LSTM */
+    ct_rnn_desc d = { 32, 128, 256, 256, 2 };
+    ck_case(c, "bench T=32 N=128 input=256 hidden=256 layers=2");
+    size_t T = 32, N = 128, H = 256, in = 256, S = T * N * H, G = (size_t)f->G;
+    size_t np = ct_rnn_layer_offsets(&d, f->G, d.layers).w_ih, nws = f->workspace_size(&d) / sizeof(float);
+    rnn_bench b = { ck_ctx(c), f, &d, ck_dev_out(c, S), ck_dev_const(c, T * N * in, 0.5),
+                    ck_dev_const(c, np, 0.01), ck_dev_out(c, nws), ck_dev_const(c, S, 1),
+                    ck_dev_out(c, T * N * in), ck_dev_const(c, np, 0) };
+    /* forward 2 T N G H (in + H) per layer; the backward twice that (dx and
+     * dW_ih, dh and dW_hh) */
+    double flops = 3.0 * 2.0 * (double)(T * N * G * H) * (double)(in + H + H + H);
+    /* parameters read 3 times and dparams updated; the workspace (saved
+     * activations, scratch) written and read; x, y, dx, dy */
+    double bytes = 4.0 * (5.0 * (double)np + 2.0 * (double)nws + 2.0 * (double)(T * N * in) + 2.0 * (double)S);
+    if (!ck_failed(c))
+        ck_bench(c, "T=32 N=128 256->256 x2", flops, bytes, bench_run, &b);
+    ck_case_end(c);
+}
+
+void ck_rnn_run(ct_check *c, const ck_rnn_family *f)
+{
+    static const ct_rnn_desc fixed[] = {
+        { 1, 1, 1, 1, 1 }, { 1, 3, 2, 5, 2 }, { 5, 1, 3, 1, 3 }, { 4, 3, 5, 6, 2 },
+        /* hidden past two 16-unit vectors of the host steps (lstm_host.c), ragged */
+        { 3, 4, 6, 37, 2 },
+        /* 253 rows: the bias gradients in slices of 16 rows */
+        { 23, 11, 6, 9, 2 },
+    };
+    for (size_t i = 0; i < CT_ARRAY_LEN(fixed) && !ck_failed(c); i++) {
+        f->one_case(c, &fixed[i]);
+        ck_case_end(c);
+    }
+    for (int it = 0; it < ck_iterations(c) && !ck_failed(c); it++) {
+        ct_rnn_desc d = { ck_dim(c, 9), ck_dim(c, 7), ck_dim(c, 17), ck_dim(c, 13), ck_int(c, 1, 3) };
+        f->one_case(c, &d);
+        ck_case_end(c);
+    }
+    /* the deepest stack the layer types take */
+    ct_rnn_desc deep = { 3, 2, 5, 7, 4 };
+    if (!ck_failed(c))
+        f->one_case(c, &deep);
+    ck_case_end(c);
+    if (ck_benchmarking(c) && !ck_failed(c))
+        bench(c, f);
+}

@@ -31,4 +31,20 @@ double ck_rnn_tol(const ct_rnn_desc *d, int G, int backward);
 void ck_rnn_gradcheck_params(ct_check *c, const ct_rnn_desc *d, int G, ck_loss_fn loss, void *user,
                              double *p, const double *g);
 
+/* A family's launchers for the benchmark (the forward without final
+ * states) and its cases. */
+typedef struct ck_rnn_family {
+    int G;
+    size_t (*workspace_size)(const ct_rnn_desc *d);
+    int (*forward)(ct_context *ctx, const ct_rnn_desc *d, ct_buf y, ct_buf x, ct_buf params, ct_buf ws);
+    int (*backward)(ct_context *ctx, const ct_rnn_desc *d, ct_buf dx, ct_buf dparams, ct_buf dy,
+                    ct_buf x, ct_buf params, ct_buf ws);
+    void (*one_case)(ct_check *c, const ct_rnn_desc *d); /* the case's checks, ck_case included */
+} ck_rnn_family;
+
+/* The family's check: fixed edge shapes, ck_iterations random ones, a stack
+ * of the most layers, and with ck_benchmarking the seed benchmark's shape
+ * (T 32, N 128, 256 -> 256, 2 layers). */
+void ck_rnn_run(ct_check *c, const ck_rnn_family *f);
+
 #endif /* CT_CHECK_RNN_H */
