@@ -1,7 +1,9 @@
 /*
  * gru.c - checks of the multi-layer GRU (src/ops/gru.c) against
  * src/ref/gru.c, on both GEMM paths and in both device classes (each case
- * runs its launchers in the CPU class, then in the GPU class: ck_use_class).
+ * runs its launchers in the CPU class, then in the GPU class: ck_use_class;
+ * the CPU class on the host GEMM path of an AVX-512 CPU runs the host
+ * steps of host/gru_host.c, elsewhere the kernels of gru.cl).
  *
  * Tolerances: the LSTM's reasoning (check/lstm.c) holds step for step.
  * Every gate pre-activation is a float dot product of K = in + H + 2 terms

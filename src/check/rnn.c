@@ -91,7 +91,7 @@ void ck_rnn_run(ct_check *c, const ck_rnn_family *f)
 {
     static const ct_rnn_desc fixed[] = {
         { 1, 1, 1, 1, 1 }, { 1, 3, 2, 5, 2 }, { 5, 1, 3, 1, 3 }, { 4, 3, 5, 6, 2 },
-        /* hidden past two 16-unit vectors of the host steps (lstm_host.c), ragged */
+        /* hidden past two 16-unit vectors of the host steps (lstm_host.c, gru_host.c), ragged */
         { 3, 4, 6, 37, 2 },
         /* 253 rows: the bias gradients in slices of 16 rows */
         { 23, 11, 6, 9, 2 },

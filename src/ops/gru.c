@@ -1,6 +1,7 @@
 /*
  * gru.c - GRU launchers: ct_gemm for the matrix products, the step kernels
- * of cl_kernels/gru.cl, ct_bias_backward for the bias gradients.
+ * of cl_kernels/gru.cl (or their host twins, host/gru_host.c, where the
+ * CPU class runs host ops), ct_bias_backward for the bias gradients.
  *
  * Workspace layout (floats), with S = T N H:
  *   layer k at 5 S k: gates (T, N, 3H) activations r, z, n; ghn (T, N, H),
@@ -12,6 +13,7 @@
  */
 #include "ops/gru.h"
 
+#include "host/gru_host.h"
 #include "ops/dense.h"
 
 #define G3 3 /* gate blocks */
@@ -79,6 +81,7 @@ int ct_gru_forward(ct_context *ctx, const ct_gru_desc *d, ct_buf y, ct_buf h_n, 
     gru_ws w = { T * N * H, N * H, ws };
     ct_buf gh = ct_buf_at(ws, 5 * w.S * (size_t)d->layers);
     cl_uint nn = (cl_uint)N, hh = (cl_uint)H;
+    int host = ct_gru_host_ok(ctx);
     for (int k = 0; k < d->layers && !st; k++) {
         ct_gru_offsets o = ct_gru_layer_offsets(d, k);
         size_t in = ct_rnn_layer_in(d, k);
@@ -96,12 +99,14 @@ int ct_gru_forward(ct_context *ctx, const ct_gru_desc *d, ct_buf y, ct_buf h_n, 
             size_t g[2] = { H, N };
             /* gates in place; gh, h_prev read after the first step; both
              * biases read; ghn and h written */
-            ct_launch_bytes(ctx, (N * G + (has_prev ? N * G + N * H : 0) + 2 * G) * sizeof(float),
-                            (N * G + 2 * N * H) * sizeof(float));
+            if (!host)
+                ct_launch_bytes(ctx, (N * G + (has_prev ? N * G + N * H : 0) + 2 * G) * sizeof(float),
+                                (N * G + 2 * N * H) * sizeof(float));
             if (!st)
-                st = CT_RUN(ctx, CT_PROG_gru, "gru_fwd_f32", 2, g, NULL, CT_BUF(gates), CT_BUF(gh),
-                            CT_BUF(bih), CT_BUF(bhh), CT_BUF(hp), CT_BUF(ghn), CT_BUF(ht), CT_ARG(nn),
-                            CT_ARG(hh), CT_ARG(has_prev));
+                st = host ? ct_gru_host_fwd(ctx, gates, gh, bih, bhh, hp, ghn, ht, N, H, has_prev)
+                          : CT_RUN(ctx, CT_PROG_gru, "gru_fwd_f32", 2, g, NULL, CT_BUF(gates), CT_BUF(gh),
+                                   CT_BUF(bih), CT_BUF(bhh), CT_BUF(hp), CT_BUF(ghn), CT_BUF(ht),
+                                   CT_ARG(nn), CT_ARG(hh), CT_ARG(has_prev));
         }
         if (!st && h_n.mem)
             st = ct_copy(ctx, ct_buf_at(h_n, (size_t)k * N * H), ws_h(&w, k, T - 1), N * H);
@@ -120,6 +125,7 @@ int ct_gru_backward(ct_context *ctx, const ct_gru_desc *d, ct_buf dx, ct_buf dpa
     size_t T = (size_t)d->T, N = (size_t)d->N, H = (size_t)d->hidden, G = G3 * H;
     gru_ws w = { T * N * H, N * H, ws };
     cl_uint nn = (cl_uint)N, hh = (cl_uint)H;
+    int host = ct_gru_host_ok(ctx);
     ct_buf dgi = ct_buf_at(ws, 5 * w.S * (size_t)d->layers);
     ct_buf dgh = ct_buf_at(dgi, G3 * w.S), dseq = ct_buf_at(dgh, G3 * w.S);
     if ((st = ct_copy(ctx, dseq, dy, T * N * H)))
@@ -137,11 +143,13 @@ int ct_gru_backward(ct_context *ctx, const ct_gru_desc *d, ct_buf dx, ct_buf dpa
             size_t g[2] = { H, N };
             /* gates, ghn, dh read, h_prev and dh_prev too after the first
              * step; dgi, dgh and dh_prev written */
-            ct_launch_bytes(ctx, (N * G + 2 * N * H + (has_prev ? 2 * N * H : 0)) * sizeof(float),
-                            (2 * N * G + (has_prev ? N * H : 0)) * sizeof(float));
-            st = CT_RUN(ctx, CT_PROG_gru, "gru_bwd_f32", 2, g, NULL, CT_BUF(dgit), CT_BUF(dght),
-                        CT_BUF(gates), CT_BUF(ghn), CT_BUF(hp), CT_BUF(dh), CT_BUF(dprev), CT_ARG(nn),
-                        CT_ARG(hh), CT_ARG(has_prev));
+            if (!host)
+                ct_launch_bytes(ctx, (N * G + 2 * N * H + (has_prev ? 2 * N * H : 0)) * sizeof(float),
+                                (2 * N * G + (has_prev ? N * H : 0)) * sizeof(float));
+            st = host ? ct_gru_host_bwd(ctx, dgit, dght, gates, ghn, hp, dh, dprev, N, H, has_prev)
+                      : CT_RUN(ctx, CT_PROG_gru, "gru_bwd_f32", 2, g, NULL, CT_BUF(dgit), CT_BUF(dght),
+                               CT_BUF(gates), CT_BUF(ghn), CT_BUF(hp), CT_BUF(dh), CT_BUF(dprev),
+                               CT_ARG(nn), CT_ARG(hh), CT_ARG(has_prev));
             /* dh_{t-1} += dgh_t W_hh, onto the gradient from above and dh_t z */
             if (!st && has_prev)
                 st = ct_rnn_gemm(ctx, 0, 0, N, H, G, dght, G, ct_buf_at(params, o.w_hh), H, 1.0f,
