@@ -300,11 +300,11 @@ static int link_inputs(parser *p, ct_model *m, size_t idx, const char *from, con
     return CT_OK;
 }
 
-/* Tensor k of layer l as checkpoints name it, `<layer>.<suffix>`, or 0
- * past the last. */
+/* Tensor k of layer l as checkpoints name it, `<layer>.<suffix>` (the
+ * parameters, then the type's step count), or 0 past the last. */
 static int tensor_name(const ct_layer *l, int k, char *buf, size_t n)
 {
-    const char *suffix = k < l->nparams ? l->params[k].suffix : NULL;
+    const char *suffix = k < l->nparams ? l->params[k].suffix : k == l->nparams ? l->type->step_count : NULL;
     if (!suffix)
         return 0;
     snprintf(buf, n, "%s.%s", l->name, suffix);

@@ -1,6 +1,7 @@
 /*
  * checkpoint.h - safetensors checkpoints of a net: every parameter and
- * running statistic as `<layer>.<name>` in PyTorch's layout, the optimizer
+ * running statistic as `<layer>.<name>` in PyTorch's layout (and batch
+ * norm's num_batches_tracked, an int64 scalar: the step count), the optimizer
  * state as `optimizer.state`, and metadata (the model text, epoch, step,
  * seed, optimizer, version; for text data the tokenizer, "tokens", and for
  * named classes their names, "classes"; for images and tables the

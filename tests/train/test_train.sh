@@ -42,6 +42,7 @@ if cmp -s <(head -1 "$tmp/s.jsonl" | cut -d, -f2-6) <(cut -d, -f2-6 "$tmp/again.
 # 3. the checkpoint, read by an independent parser
 expect "checkpoint parses independently" 0 "fc1.weight \[256, 784\]" -- python3 "$here/read_safetensors.py" "$tmp/mlp.ckpt" fc1.weight=256x784 fc1.bias=256 fc3.weight=10x128
 expect "batch-norm checkpoint names" 0 "bn1.running_var \[32\]" -- python3 "$here/read_safetensors.py" "$tmp/s.ckpt" conv1.weight=32x1x3x3 bn1.weight=32 bn1.running_mean=32
+expect "batch-norm step count (2 epochs of 40 steps)" 0 "bn1.num_batches_tracked \[\] 80$" -- python3 "$here/read_safetensors.py" "$tmp/s.ckpt"
 
 # 4. eval and predict
 expect "eval" 0 "1000 samples  loss [0-9.]+  accuracy [0-9.]+%" -- "$cltrain" eval --weights "$tmp/mlp.ckpt" --limit 1000
