@@ -107,6 +107,8 @@ void ck_bench(ct_check *c, const char *shape, double flops, double bytes, ck_run
 #define CT_CHECKS(X) \
     X(dense) \
     X(conv) \
+    X(gconv) \
+    X(convt) \
     X(embedding) \
     X(lstm) \
     X(seqpool) \

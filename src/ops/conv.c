@@ -142,22 +142,6 @@ size_t ct_conv2d_workspace_for(const ct_context *ctx, const ct_conv2d_desc *d)
     return workspace_within(d, target);
 }
 
-/* Work-groups for a 2-D range of `rows` rows of `wd` elements: whole rows
- * (wd wide, up to 256) and as many rows as make up to 256 work-items. */
-static int row_range(ct_context *ctx, const char *kernel, size_t wd, size_t rows, size_t l[2])
-{
-    ct_kernel_entry *e;
-    int st = ct_kernel_get(ctx, CT_PROG_conv, kernel, &e);
-    if (st)
-        return st;
-    size_t cap = e->max_wg < 256 ? e->max_wg : 256;
-    l[0] = wd < cap ? wd : cap;
-    l[1] = cap / l[0];
-    if (l[1] > rows)
-        l[1] = rows;
-    return CT_OK;
-}
-
 /* im2col (dir 0) or col2im (dir 1) of `cnt` images between img and col.
  * The CPU class gets the per-plane kernels (heavy work-items, in work-groups
  * of one so the cores share them evenly); the GPU class gets the
@@ -187,7 +171,7 @@ static int columns(ct_context *ctx, const ct_conv2d_desc *d, const conv_plan *p,
         gl[1] = dir == 0 ? p->K * (size_t)cnt * (size_t)p->oh : (size_t)cnt * d->c_in * d->h;
         dims = 2;
         k = dir == 0 ? "conv_im2col_f32" : "conv_col2im_f32";
-        if ((st = row_range(ctx, k, wd, gl[1], lc)))
+        if ((st = ct_row_range(ctx, CT_PROG_conv, k, wd, gl[1], NULL, lc)))
             return st;
     }
     ct_launch_bytes(ctx, (dir == 0 ? img_n : col_n) * sizeof(float),
@@ -228,7 +212,7 @@ static int reorder_range(ct_context *ctx, const char *kernel, size_t P, size_t r
 {
     g[0] = P;
     g[1] = rows;
-    return row_range(ctx, kernel, P, rows, l);
+    return ct_row_range(ctx, CT_PROG_conv, kernel, P, rows, NULL, l);
 }
 
 static int gemm(ct_context *ctx, int ta, int tb, size_t m, size_t n, size_t k, ct_buf a,

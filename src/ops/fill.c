@@ -89,6 +89,22 @@ void ct_slices(size_t total, size_t want, size_t least, size_t *S, size_t *L)
     *S = (total + *L - 1) / *L;
 }
 
+int ct_row_range(ct_context *ctx, int prog, const char *name, size_t wd, size_t rows, size_t g[2], size_t l[2])
+{
+    ct_kernel_entry *e;
+    int st = ct_kernel_get(ctx, prog, name, &e);
+    if (st)
+        return st;
+    size_t cap = e->max_wg < 256 ? e->max_wg : 256;
+    l[0] = wd < cap ? wd : cap;
+    l[1] = cap / l[0] < rows ? cap / l[0] : rows;
+    if (g) {
+        g[0] = (wd + l[0] - 1) / l[0] * l[0];
+        g[1] = (rows + l[1] - 1) / l[1] * l[1];
+    }
+    return CT_OK;
+}
+
 typedef struct scratch {
     cl_mem mem;
     size_t n;

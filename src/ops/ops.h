@@ -51,6 +51,12 @@ int ct_rows_check(ct_context *ctx, const char *who, size_t R, size_t F);
  * partials, split-K's slices). */
 int ct_scratch(ct_context *ctx, const ct_ext_kind *kind, size_t n, size_t least, cl_mem *out);
 void ct_scratch_release(void *state);
+/* A 2-D range of `rows` rows of `wd` work-items for kernel `name` of
+ * program `prog` (the row kernels: pooling, upsampling, the convolutions'
+ * per-element passes): work-groups of up to 256 work-items (or the
+ * kernel's limit), l[0] along the row, l[1] rows; g (may be NULL) the
+ * range rounded up to whole work-groups. */
+int ct_row_range(ct_context *ctx, int prog, const char *name, size_t wd, size_t rows, size_t g[2], size_t l[2]);
 /* dst[0..n) = src[0..n) */
 int ct_copy(ct_context *ctx, ct_buf dst, ct_buf src, size_t n);
 

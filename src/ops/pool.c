@@ -114,24 +114,6 @@ static int is_2x2(const ct_pool2d *p)
     return p->kh == 2 && p->kw == 2 && p->sh == 2 && p->sw == 2 && p->ph == 0 && p->pw == 0;
 }
 
-/* The 2-D range of the output-row kernels: whole output rows per
- * work-group (ow wide, up to 256), as many rows as make up to 256
- * work-items. */
-static int row_range(ct_context *ctx, const char *kernel, size_t ow, size_t rows, size_t g[2],
-                     size_t l[2])
-{
-    ct_kernel_entry *e;
-    int st = ct_kernel_get(ctx, CT_PROG_pool, kernel, &e);
-    if (st)
-        return st;
-    size_t cap = e->max_wg < 256 ? e->max_wg : 256;
-    l[0] = ow < cap ? ow : cap;
-    l[1] = cap / l[0] < rows ? cap / l[0] : rows;
-    g[0] = (ow + l[0] - 1) / l[0] * l[0];
-    g[1] = (rows + l[1] - 1) / l[1] * l[1];
-    return CT_OK;
-}
-
 int ct_maxpool_forward(ct_context *ctx, const ct_pool2d *p, ct_buf y, ct_buf x, ct_buf argmax)
 {
     int oh = 0, ow = 0;
@@ -146,7 +128,7 @@ int ct_maxpool_forward(ct_context *ctx, const ct_pool2d *p, ct_buf y, ct_buf x, 
         return ct_maxpool_host_forward(ctx, p, oh, ow, y, x, argmax);
     const char *kernel = is_2x2(p) ? "maxpool2_fwd_f32" : "maxpool_fwd_f32";
     size_t g[2], l[2];
-    if ((st = row_range(ctx, kernel, (size_t)ow, (size_t)a.planes * (size_t)oh, g, l)))
+    if ((st = ct_row_range(ctx, CT_PROG_pool, kernel, (size_t)ow, (size_t)a.planes * (size_t)oh, g, l)))
         return st;
     ct_launch_bytes(ctx, window_bytes(p, oh, ow), (argmax.mem ? 2 : 1) * out_bytes(p, oh, ow));
     if (is_2x2(p))
@@ -174,8 +156,8 @@ int ct_maxpool_backward(ct_context *ctx, const ct_pool2d *p, ct_buf dx, ct_buf d
         /* 2x2/2 on even planes: the windows are the tiles */
         if (is_2x2(p) && p->h % 2 == 0 && p->w % 2 == 0) {
             size_t g[2], l[2];
-            if ((st = row_range(ctx, "maxpool2_bwd_f32", (size_t)ow, (size_t)a.planes * (size_t)oh,
-                                g, l)))
+            if ((st = ct_row_range(ctx, CT_PROG_pool, "maxpool2_bwd_f32", (size_t)ow,
+                                   (size_t)a.planes * (size_t)oh, g, l)))
                 return st;
             return CT_RUN(ctx, CT_PROG_pool, "maxpool2_bwd_f32", 2, g, l, CT_BUF(dx), CT_BUF(dy),
                           CT_BUF(x), CT_ARG(a.planes), CT_ARG(a.h), CT_ARG(a.w), CT_ARG(a.oh),

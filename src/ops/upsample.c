@@ -18,14 +18,10 @@ static int check(ct_context *ctx, const char *who, size_t planes, int h, int w, 
 static int run(ct_context *ctx, const char *kernel, ct_buf out, ct_buf in, size_t planes, int h, int w, int S,
                int bilinear, size_t cols, size_t rows)
 {
-    ct_kernel_entry *e;
-    int st = ct_kernel_get(ctx, CT_PROG_upsample, kernel, &e);
+    size_t g[2], l[2];
+    int st = ct_row_range(ctx, CT_PROG_upsample, kernel, cols, rows, g, l);
     if (st)
         return st;
-    size_t cap = e->max_wg < 256 ? e->max_wg : 256;
-    size_t l[2] = { cols < cap ? cols : cap, 1 };
-    l[1] = cap / l[0] < rows ? cap / l[0] : rows;
-    size_t g[2] = { (cols + l[0] - 1) / l[0] * l[0], (rows + l[1] - 1) / l[1] * l[1] };
     cl_uint p = (cl_uint)planes;
     cl_int hh = h, ww = w, ss = S, b = bilinear ? 1 : 0;
     return CT_RUN(ctx, CT_PROG_upsample, kernel, 2, g, l, CT_BUF(out), CT_BUF(in), CT_ARG(p), CT_ARG(hh),

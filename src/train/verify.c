@@ -29,13 +29,15 @@
 
 #define VERDICT_MAGIC "cltrain-verdict 1\n"
 
-/* The check families a layer type runs on; NULL: every family (a type
- * this table does not know yet). */
+/* The check families a layer type runs on (a line each; conv2d's grouped
+ * form has its own kernels); a type this table does not know yet runs
+ * every family. */
 static const struct {
     const char *type, *family;
 } type_family[] = {
     { "input", "" },           { "flatten", "" },         { "dense", "dense" },
-    { "conv2d", "conv" },      { "batchnorm", "batchnorm" }, { "relu", "act" },
+    { "conv2d", "conv" },      { "conv2d", "gconv" },
+    { "batchnorm", "batchnorm" }, { "relu", "act" },
     { "leaky_relu", "act" },   { "sigmoid", "act" },      { "tanh", "act" },
     { "gelu", "act" },         { "dropout", "dropout" },  { "maxpool", "pool" },
     { "avgpool", "pool" },     { "global_avgpool", "pool" }, { "lrn", "lrn" },
@@ -46,6 +48,7 @@ static const struct {
     { "hardswish", "act" },    { "relu6", "act" },        { "mul", "eltwise" },
     { "concat", "eltwise" },   { "rmsnorm", "rmsnorm" },
     { "upsample", "upsample" },   { "bce_logits", "loss" },
+    { "conv_transpose2d", "convt" }, { "conv_transpose2d", "conv" },
 };
 
 int ct_verify_mode_parse(const char *s, int *mode)
@@ -215,13 +218,16 @@ int ct_verify_model(ct_context *ctx, const ct_model *m, int mode, ct_verify_resu
     for (size_t f = 0; f < nall; f++)
         want[f] = !m || !strcmp(all[f], "optim") || !strcmp(all[f], "eltwise");
     for (size_t i = 0; m && i < m->count; i++) {
-        const char *t = m->layers[i].type->name, *fam = NULL;
-        for (size_t k = 0; k < CT_ARRAY_LEN(type_family) && !fam; k++)
-            if (!strcmp(type_family[k].type, t))
-                fam = type_family[k].family;
-        for (size_t f = 0; f < nall; f++)
-            if (!fam || !strcmp(all[f], fam))
-                want[f] = 1;
+        const char *t = m->layers[i].type->name;
+        int known = 0;
+        for (size_t k = 0; k < CT_ARRAY_LEN(type_family); k++)
+            if (!strcmp(type_family[k].type, t)) {
+                known = 1;
+                for (size_t f = 0; f < nall; f++)
+                    want[f] |= !strcmp(all[f], type_family[k].family);
+            }
+        for (size_t f = 0; f < nall && !known; f++)
+            want[f] = 1;
     }
     double t0 = ct_now();
     uint8_t src[32];

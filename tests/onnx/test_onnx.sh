@@ -184,8 +184,8 @@ b1: conv2d out=4 kernel=1 from=c1
 b2: conv2d out=4 kernel=3 pad=1 from=c1
 b3: maxpool kernel=3 stride=1 pad=1 from=c1
 cat: concat from=b1,b2,b3
-c2: conv2d out=8 kernel=3 stride=2 pad=1 act=relu6
-c3: conv2d out=8 kernel=3 stride=2 pad=1 act=hardswish
+c2: conv2d out=8 kernel=3 stride=2 pad=1 groups=4 act=relu6
+c3: conv2d out=8 kernel=3 stride=2 pad=1 groups=8 act=hardswish
 gp: global_avgpool
 se1: dense out=4 act=relu
 se2: dense out=8 act=sigmoid
@@ -193,6 +193,8 @@ se: mul from=c3,se2
 up: upsample mode=bilinear scale=2
 u: concat from=up,c2
 un: upsample scale=2
+ct: conv_transpose2d out=6 kernel=3 stride=2 pad=1 output_padding=1 act=relu
+ct2: conv_transpose2d out=4 kernel=2 stride=2 bias=false
 p4: maxpool kernel=4 stride=4
 f: flatten
 fc1: dense out=32
