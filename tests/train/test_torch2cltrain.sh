@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # test_torch2cltrain.sh CLTRAIN - tools/torch2cltrain.py on torchvision's
 # resnet18 (10 classes, 3x64x64 inputs, random batch-norm statistics:
-# tests/train/torch_models.py) and on a small module holding the other
-# idioms it maps: the converted models' logits agree with PyTorch's within
-# 1e-4 + 1e-4 * |torch| on random inputs (the tool's check, through
-# `cltrain predict --logits`), resnet18's weights file loads into
-# the module with load_state_dict(strict=True) and gives back its tensors,
+# tests/train/torch_models.py), resnet50 and mobilenet_v2 at 3x64x64, and
+# a small module holding the other idioms it maps: the converted models'
+# logits agree with PyTorch's within 1e-4 + 1e-4 * max|torch| on random
+# inputs (the tool's check, through `cltrain predict --logits`), resnet18's
+# weights file loads into the module with load_state_dict(strict=True) and
+# gives back its tensors,
 # and so does the checkpoint of a training epoch started from it
 # (optimizer.state left out); batch norm's num_batches_tracked there is the
 # step count. Modules holding an op cltrain has no layer for are refused,
@@ -33,6 +34,13 @@ expect "the model file names layers as the module does" 0 \
     cat "$tmp/r18.model"
 expect "cltrain reads the model file" 0 "^total trainable parameters: 11181642$" -- "$cltrain" model "$tmp/r18.model"
 
+for m in resnet50 mobilenet_v2; do
+    expect "$m converts and its logits agree" 0 "^check: 2 samples, .*: ok$" -- "$py" "$tool" \
+        "torch_models:$m" --input 3x64x64 --out "$tmp/$m.model" --weights "$tmp/$m.st" --cltrain "$cltrain"
+    grep "^check:" "$tmp/out"
+done
+expect "mobilenet_v2's depthwise convolutions" 0 \
+    "^features\.1\.conv\.0\.0: conv2d out=32 kernel=3 pad=1 groups=32 bias=false$" -- cat "$tmp/mobilenet_v2.model"
 expect "the other idioms convert and their logits agree" 0 "^check: 4 samples, .*: ok$" -- "$py" "$tool" \
     torch_models:Idioms --input 3x16x16 --out "$tmp/idioms.model" --weights "$tmp/idioms.st" \
     --cltrain "$cltrain" --count 4

@@ -105,10 +105,10 @@ class SE(nn.Module):
 
 
 class Idioms(nn.Module):
-    """The other idioms the tool maps: grouped-free convolutions with
-    dilation and 'same' padding, fused and separate activations, pools,
-    concatenation, upsampling, squeeze-and-excitation, a view flatten,
-    layer norm, dropout and GELU on feature vectors."""
+    """The other idioms the tool maps: convolutions with dilation and
+    'same' padding, a transposed convolution, fused and separate
+    activations, pools, concatenation, upsampling, squeeze-and-excitation,
+    a view flatten, layer norm, dropout and GELU on feature vectors."""
 
     def __init__(self, num_classes=5):
         super().__init__()
@@ -118,6 +118,7 @@ class Idioms(nn.Module):
         self.avg = nn.AvgPool2d(3, stride=1, padding=1, count_include_pad=False)
         self.up = nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False)
         self.se = SE(16)
+        self.deconv = nn.ConvTranspose2d(16, 16, 3, padding=1)
         self.head = nn.Conv2d(16, 8, 1)
         self.norm = nn.LayerNorm(8 * 8 * 8)
         self.drop = nn.Dropout(0.2)
@@ -129,7 +130,7 @@ class Idioms(nn.Module):
         y = torch.nn.functional.hardswish(self.branch(x))
         x = torch.cat([x, torch.tanh(y)], dim=1)
         x = self.up(self.avg(self.pool(x)))
-        x = self.se(x)
+        x = torch.relu(self.deconv(self.se(x)))
         h = self.head(x)
         x = torch.sigmoid(h) + torch.nn.functional.interpolate(h, scale_factor=1)
         x = torch.nn.functional.max_pool2d(x, 2)
