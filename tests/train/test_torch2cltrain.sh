@@ -6,10 +6,9 @@
 # logits agree with PyTorch's within 1e-4 + 1e-4 * max|torch| on random
 # inputs (the tool's check, through `cltrain predict --logits`), resnet18's
 # weights file loads into the module with load_state_dict(strict=True) and
-# gives back its tensors,
-# and so does the checkpoint of a training epoch started from it
-# (optimizer.state left out); batch norm's num_batches_tracked there is the
-# step count. Modules holding an op cltrain has no layer for are refused,
+# gives back its tensors, and so does the checkpoint of a training epoch
+# started from it (optimizer.state left out); batch norm's
+# num_batches_tracked there is the step count. Modules holding an op cltrain has no layer for are refused,
 # naming the op and where it sits, and nothing is written. Skips (exit 77)
 # without PyTorch and torchvision.
 set -u
