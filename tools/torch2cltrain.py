@@ -149,7 +149,6 @@ class Converter:
         self.layers = []   # [name, type, keys (dict), inputs (names)]
         self.out = {}      # fx node -> (cltrain layer name, cltrain shape per sample)
         self.node = None
-        self.used_modules = {}
         param_mods = {n.target for n in gm.graph.nodes if n.op == "call_module"
                       and any(True for _ in self.mods[n.target].parameters(recurse=False))}
         self.taken = set(param_mods) | {"input", "loss"}
