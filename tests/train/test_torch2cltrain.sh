@@ -8,9 +8,10 @@
 # weights file loads into the module with load_state_dict(strict=True) and
 # gives back its tensors, and so does the checkpoint of a training epoch
 # started from it (optimizer.state left out); batch norm's
-# num_batches_tracked there is the step count. Modules holding an op cltrain has no layer for are refused,
-# naming the op and where it sits, and nothing is written. Skips (exit 77)
-# without PyTorch and torchvision.
+# num_batches_tracked there is the step count; --freeze takes the dotted
+# names' prefixes (only the head moves). Modules holding an op cltrain has
+# no layer for are refused, naming the op and where it sits, and nothing is
+# written. Skips (exit 77) without PyTorch and torchvision.
 set -u
 cltrain=$1
 . "$(dirname "$0")/../lib.sh"
@@ -94,6 +95,23 @@ expect "the weights load strictly and are the module's" 0 "strict load of 122 te
     "$py" "$tmp/load.py" "$tmp/r18.st" - 0
 expect "the trained checkpoint loads strictly (2 steps)" 0 "strict load of 122 tensors: ok, num_batches_tracked \[2\]" -- \
     "$py" "$tmp/load.py" "$tmp/r18.ckpt" 2 1
+
+# --freeze with dotted names: a prefix per stage; only the head's parameters move
+expect "cltrain fine-tunes the head alone" 0 "epoch 1/1" -- "$cltrain" train --model "$tmp/r18.model" \
+    --init "$tmp/r18.st" --freeze 'conv1,bn1,layer1.*,layer2.*,layer3.*,layer4.*' --data "$data" --epochs 1 \
+    --batch 4 --lr 0.01 --no-progress --out "$tmp/head.ckpt"
+cat > "$tmp/moved.py" <<'PY'
+"""moved.py A B DIR: the parameters (not the running statistics) that differ
+between two files, read by DIR/compare_step.py"""
+import sys
+sys.path.insert(0, sys.argv[3])
+from compare_step import read
+a, b = read(sys.argv[1])[0], read(sys.argv[2])[0]
+moved = sorted(k for k in a if k in b and not k.startswith("optimizer") and "running" not in k and a[k][1] != b[k][1])
+print("moved:", " ".join(moved))
+PY
+expect "--freeze 'layer1.*' and the rest kept the frozen parameters" 0 "^moved: fc.bias fc.weight$" -- \
+    "$py" "$tmp/moved.py" "$tmp/r18.st" "$tmp/head.ckpt" "$here"
 
 # 3. refusals: the op, the fx node and the module it sits in; no files
 expect "an unsupported function is refused" 1 \
