@@ -44,7 +44,8 @@ What maps onto what:
   nn.Linear on feature vectors                           dense
   nn.Dropout (p kept)                                    dropout
   x + y, torch.add                                       add
-  torch.cat(dim=1)                                       concat
+  torch.cat(dim=1)                                       concat (over 8
+    tensors: a chain of concats)
   x * gate, torch.mul (equal shapes, or a (C, 1, 1) gate) mul
   nn.Upsample, F.interpolate (integer scale, nearest or bilinear with
     align_corners=False)                                 upsample
@@ -183,13 +184,16 @@ class Converter:
             name = f"{base}_{k}"
         return name
 
-    def emit(self, ltype, keys, inputs, shape):
-        name = self.layer_name()
+    def add_layer(self, name, ltype, keys, input_names):
         if not all(c.isalnum() or c in "._-" for c in name) or len(name) > 63:
             self.refuse(f"the name '{name}' is not a cltrain layer name (letters, digits, _, - and dots, "
                         "at most 63 characters)")
         self.names.add(name)
-        self.layers.append([name, ltype, keys, [self.out[i][0] for i in inputs]])
+        self.layers.append([name, ltype, keys, input_names])
+
+    def emit(self, ltype, keys, inputs, shape):
+        name = self.layer_name()
+        self.add_layer(name, ltype, keys, [self.out[i][0] for i in inputs])
         self.out[self.node] = (name, shape)
 
     def alias(self, src, shape=None):
@@ -433,8 +437,11 @@ class Converter:
     def pool(self, ltype, x, k, s, p, d, ceil, return_indices=False, count_include_pad=True, divisor=None):
         self.image_in(x)
         k, s, p = pair(k, "kernel"), pair(s if s else k, "stride"), pair(p, "padding")
-        if pair(d, "dilation") != 1 or ceil or return_indices or divisor is not None:
-            self.refuse("pooling with dilation, ceil_mode, return_indices or divisor_override")
+        extra = [f"{key}={v}" for key, v, plain in (("dilation", pair(d, "dilation"), 1), ("ceil_mode", ceil, False),
+                                                    ("return_indices", return_indices, False),
+                                                    ("divisor_override", divisor, None)) if v != plain]
+        if extra:
+            self.refuse(f"pooling with {', '.join(extra)} (cltrain's pools have none of these)")
         if p > k // 2:
             self.refuse(f"padding {p} over half the window {k}")
         keys = {"kernel": k}
@@ -502,13 +509,22 @@ class Converter:
 
     def cat(self, tensors, dim):
         xs = [self.tensor_in(t) for t in tensors]
+        if len(xs) == 1:
+            return self.alias(xs[0])
         shapes = [self.cshape(t) for t in xs]
         nd = len(shapes[0])
-        if not 2 <= len(xs) <= 8 or dim not in (1, 1 - (nd + 1)) or any(len(s) != nd or s[1:] != shapes[0][1:]
-                                                                         for s in shapes):
-            self.refuse(f"cat of {len(xs)} tensors {shapes} along {dim} (cltrain concatenates 2 to 8 along "
-                        "the channels)")
-        self.emit("concat", {}, xs, (sum(s[0] for s in shapes),) + tuple(shapes[0][1:]))
+        if dim not in (1, 1 - (nd + 1)) or any(len(s) != nd or s[1:] != shapes[0][1:] for s in shapes):
+            self.refuse(f"cat of {shapes} along {dim} (cltrain concatenates along the channels, the rest equal)")
+        name, names, k = self.layer_name(), [self.out[t][0] for t in xs], 0
+        while len(names) > 8:  # concat takes 2 to 8: a chain of them (DenseNet's blocks), exactly the same
+            k += 1
+            part = f"{name}_part{k}"
+            while part in self.names or part in self.taken:
+                part += "_"
+            self.add_layer(part, "concat", {}, names[:8])
+            names = [part] + names[8:]
+        self.add_layer(name, "concat", {}, names)
+        self.out[self.node] = (name, (sum(s[0] for s in shapes),) + tuple(shapes[0][1:]))
 
     def upsample(self, x, mode, align_corners):
         c, h, w = self.image_in(x)
@@ -605,7 +621,10 @@ def build(spec, kwargs):
 
 def convert(module, shape, source):
     tracer = PathTracer()
-    graph = tracer.trace(module)
+    try:
+        graph = tracer.trace(module)
+    except (fx.proxy.TraceError, TypeError, NotImplementedError) as e:
+        raise Refused(f"torch.fx cannot trace it (data-dependent Python in a forward): {e}") from None
     gm = fx.GraphModule(tracer.root, graph)
     gm.graph.eliminate_dead_code()
     gm.recompile()
