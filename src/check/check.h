@@ -109,6 +109,7 @@ void ck_bench(ct_check *c, const char *shape, double flops, double bytes, ck_run
     X(conv) \
     X(gconv) \
     X(convt) \
+    X(transpose) \
     X(embedding) \
     X(lstm) \
     X(seqpool) \

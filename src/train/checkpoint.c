@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cltrain/train.h"
 #include "nn/layer.h"
 #include "train/checkpoint.h"
 
@@ -52,7 +53,9 @@ int ct_checkpoint_save(ct_net *net, cl_mem optim_state, size_t state_n, const ct
         st = !h.state ? ct_fail(net->ctx, CT_ERR_NO_MEMORY, "out of host memory")
                       : ct_buffer_read(net->ctx, optim_state, 0, state_n * sizeof(float), h.state);
     }
-    int64_t steps = meta->step; /* every step count: one training forward per optimizer step */
+    /* every batch norm's num_batches_tracked: PyTorch counts training
+     * forwards, `accumulate` micro-batches per optimizer step */
+    int64_t steps = (int64_t)meta->step * (meta->accumulate > 1 ? meta->accumulate : 1);
     for (size_t i = 0; i < m->count; i++)
         cap += (size_t)m->layers[i].nparams + (m->layers[i].type->step_count != NULL);
     t = calloc(cap, sizeof *t);
@@ -104,15 +107,16 @@ int ct_checkpoint_save(ct_net *net, cl_mem optim_state, size_t state_n, const ct
         nt++;
     }
     if (!st) {
-        char epoch[32], step[32], seed[32], batch[32];
+        char epoch[32], step[32], seed[32], batch[32], accumulate[32];
         snprintf(epoch, sizeof epoch, "%d", meta->epoch);
         snprintf(step, sizeof step, "%ld", meta->step);
         snprintf(seed, sizeof seed, "%" PRIu64, meta->seed);
         snprintf(batch, sizeof batch, "%d", meta->batch);
+        snprintf(accumulate, sizeof accumulate, "%d", meta->accumulate > 1 ? meta->accumulate : 1);
         const char *keys[] = { "format", "cltrain_version", "model", "epoch", "step", "seed",
-                               "optimizer", "batch", "data", "tokens", "classes", "normalize" };
+                               "optimizer", "batch", "accumulate", "data", "tokens", "classes", "normalize" };
         const char *vals[] = { FORMAT, ct_version(), m->text, epoch, step, seed, meta->optimizer,
-                               batch, meta->data, meta->tokens, meta->classes, meta->normalize };
+                               batch, accumulate, meta->data, meta->tokens, meta->classes, meta->normalize };
         size_t nkeys = CT_ARRAY_LEN(keys) - 3;
         if (meta->tokens)
             keys[nkeys] = "tokens", vals[nkeys++] = meta->tokens;
@@ -194,7 +198,8 @@ static int meta_long(const ct_st_file *f, const char *path, const char *key, lon
 
 /* A layer's step count (num_batches_tracked), when f has it: an int64
  * scalar as PyTorch writes it. Its value is not needed (the run's step
- * count is in the metadata); checkpoints written before it was kept lack it. */
+ * count is in the metadata); checkpoints written before it was kept, and
+ * files of other origins, lack it. */
 static int step_count(ct_context *ctx, const ct_st_file *f, const char *path, const ct_layer *l,
                       size_t *expected)
 {
@@ -205,8 +210,21 @@ static int step_count(ct_context *ctx, const ct_st_file *f, const char *path, co
         return CT_OK;
     if ((t->dtype != CT_ST_I64 && t->dtype != CT_ST_I32) || t->numel != 1)
         return ct_fail(ctx, CT_ERR_CORRUPT, "checkpoint %s: tensor '%s' is %s of %zu elements, expected one "
-                       "integer (the step count)", path, name, ct_st_dtype_name(t->dtype), t->numel);
+                       "integer (the micro-batches trained)", path, name, ct_st_dtype_name(t->dtype), t->numel);
     ++*expected;
+    return CT_OK;
+}
+
+int ct_checkpoint_accumulate(ct_context *ctx, const ct_st_file *f, const char *path, int *k)
+{
+    long x = 1;
+    int st = ct_st_meta(f, "accumulate") ? meta_long(f, path, "accumulate", &x) : CT_OK;
+    if (st)
+        return ct_fail_keep(ctx, st);
+    if (x < 1 || x > CT_TRAIN_ACCUMULATE_MAX)
+        return ct_fail(ctx, CT_ERR_CORRUPT, "checkpoint %s: metadata 'accumulate' is %ld, not in [1, %d]",
+                       path, x, CT_TRAIN_ACCUMULATE_MAX);
+    *k = (int)x;
     return CT_OK;
 }
 
@@ -232,6 +250,8 @@ int ct_checkpoint_check(const ct_net *net, const ct_st_file *f, const char *path
         snprintf(meta->optimizer, sizeof meta->optimizer, "%s", o ? o : "");
         const char *d = ct_st_meta(f, "data");
         snprintf(meta->data, sizeof meta->data, "%s", d ? d : "");
+        if ((st = ct_checkpoint_accumulate(net->ctx, f, path, &meta->accumulate)))
+            return st;
     }
     size_t expected = 0;
     for (size_t i = 0; !st && i < m->count; i++) {

@@ -48,7 +48,7 @@ static const struct {
     { "hardswish", "act" },    { "relu6", "act" },        { "mul", "eltwise" },
     { "concat", "eltwise" },   { "rmsnorm", "rmsnorm" },
     { "upsample", "upsample" },   { "bce_logits", "loss" },
-    { "conv_transpose2d", "convt" }, { "conv_transpose2d", "conv" },
+    { "conv_transpose2d", "convt" }, { "conv_transpose2d", "conv" }, { "to_sequence", "transpose" },
 };
 
 int ct_verify_mode_parse(const char *s, int *mode)

@@ -60,6 +60,7 @@ void golden_failf(golden *g, const char *fmt, ...) CT_PRINTF(2, 3);
     X("dense", golden_dense) \
     X("conv2d", golden_conv) \
     X("conv_transpose2d", golden_convt) \
+    X("to_sequence", golden_transpose) \
     X("embedding", golden_embedding) \
     X("lstm", golden_lstm) \
     X("seqpool", golden_seqpool) \

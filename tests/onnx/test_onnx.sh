@@ -210,6 +210,7 @@ fc2: dense out=10
 loss: softmax_cross_entropy
 EOF
 case_ img1 float 32 --model "$tmp/img1.model" "${img[@]}"
+case_ vit float 32 --model vit "${img[@]}"
 case_ img3 float 32 --model "$tmp/img3.model" "${img[@]}"
 case_ img2 float 32 --model "$tmp/img2.model" "${img[@]}"
 case_ seq tokens 32 --model "$tmp/seq.model" --data "textdir:$tmp/td:seq=40" --batch 16

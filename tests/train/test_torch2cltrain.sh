@@ -8,7 +8,7 @@
 # weights file loads into the module with load_state_dict(strict=True) and
 # gives back its tensors, and so does the checkpoint of a training epoch
 # started from it (optimizer.state left out); batch norm's
-# num_batches_tracked there is the step count; --freeze takes the dotted
+# num_batches_tracked there is the micro-batches trained (--accumulate 2); --freeze takes the dotted
 # names' prefixes (only the head moves). Modules holding an op cltrain has
 # no layer for are refused, naming the op and where it sits, and nothing is
 # written. Skips (exit 77) without PyTorch and torchvision.
@@ -58,8 +58,8 @@ np.save(f"{sys.argv[1]}/y.npy", g.integers(0, 10, 8))
 PY
 data="npy:$tmp/x.npy,$tmp/y.npy:test=$tmp/x.npy,$tmp/y.npy"
 expect "cltrain trains from the weights" 0 "loaded 102 of the model's 102 tensors" -- "$cltrain" train \
-    --model "$tmp/r18.model" --init "$tmp/r18.st" --data "$data" --epochs 1 --batch 4 --lr 0.01 \
-    --no-progress --out "$tmp/r18.ckpt"
+    --model "$tmp/r18.model" --init "$tmp/r18.st" --data "$data" --epochs 1 --batch 2 --accumulate 2 \
+    --lr 0.01 --no-progress --out "$tmp/r18.ckpt"
 cat > "$tmp/load.py" <<'PY'
 """load.py FILE STEPS CHANGED: FILE's tensors (less optimizer.state) into
 torch_models.resnet18(num_classes=10) with strict=True; each batch norm's
@@ -93,8 +93,8 @@ print(f"strict load of {len(sd)} tensors: ok, num_batches_tracked {sorted(set(co
 PY
 expect "the weights load strictly and are the module's" 0 "strict load of 122 tensors: ok" -- \
     "$py" "$tmp/load.py" "$tmp/r18.st" - 0
-expect "the trained checkpoint loads strictly (2 steps)" 0 "strict load of 122 tensors: ok, num_batches_tracked \[2\]" -- \
-    "$py" "$tmp/load.py" "$tmp/r18.ckpt" 2 1
+expect "the trained checkpoint loads strictly (2 steps of 2 micro-batches)" 0 \
+    "strict load of 122 tensors: ok, num_batches_tracked \[4\]" -- "$py" "$tmp/load.py" "$tmp/r18.ckpt" 4 1
 
 # --freeze with dotted names: a prefix per stage; only the head's parameters move
 expect "cltrain fine-tunes the head alone" 0 "epoch 1/1" -- "$cltrain" train --model "$tmp/r18.model" \

@@ -3,7 +3,7 @@
  * image (N, C, H, W) or a feature vector (N, C), with an optional fused
  * ReLU. Parameters as torch.nn.BatchNorm2d: weight, bias (C); buffers
  * running_mean, running_var (C), and in checkpoints PyTorch's int64
- * num_batches_tracked (the step count). Training saves each group's mean and
+ * num_batches_tracked (the micro-batches trained). Training saves each group's mean and
  * 1/std (C each) for the backward; with net->bn_groups G > 1 ("ghost" batch
  * norm) each of G equal parts of the batch has its own statistics. The
  * reductions' partial sums live in the net's shared scratch.
