@@ -435,6 +435,8 @@ static int cmd_train(const cli_args *a)
             printf("training %s on %s, device%s %s", o.model ? o.model : o.resume, o.data, n > 1 ? "s" : "", devs);
             if (world > 1)
                 printf(", %d ranks", world);
+            if (o.precision == CT_PRECISION_BF16)
+                printf(", bf16 products");
             if (o.accumulate > 1)
                 printf(", %d micro-batches of %d per step (batch %ld)", o.accumulate, o.batch,
                        (long)o.accumulate * o.batch);

@@ -148,6 +148,10 @@ typedef struct ct_train_options {
                                 (batch norm aside: statistics per micro-batch); steps,
                                 the schedule, step logs and checkpoints count optimizer
                                 steps. 0: 1, or a resumed checkpoint's K. At most CT_TRAIN_ACCUMULATE_MAX */
+    int precision;           /* ct_precision of the matrix products' operands (cltrain/context.h:
+                                bf16 on the CPU class's host GEMM); -1 (the default): fp32, or
+                                a resumed checkpoint's. Parameters, gradients and optimizer
+                                state stay float32 */
     uint64_t seed;           /* default 1 */
     const char *out;         /* checkpoint written after every epoch; NULL: none */
     const char *resume;      /* continue from this checkpoint */

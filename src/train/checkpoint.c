@@ -108,15 +108,17 @@ int ct_checkpoint_save(ct_net *net, cl_mem optim_state, size_t state_n, const ct
     }
     if (!st) {
         char epoch[32], step[32], seed[32], batch[32], accumulate[32];
+        const char *prec = ct_precision_str((ct_precision)meta->precision);
         snprintf(epoch, sizeof epoch, "%d", meta->epoch);
         snprintf(step, sizeof step, "%ld", meta->step);
         snprintf(seed, sizeof seed, "%" PRIu64, meta->seed);
         snprintf(batch, sizeof batch, "%d", meta->batch);
         snprintf(accumulate, sizeof accumulate, "%d", meta->accumulate > 1 ? meta->accumulate : 1);
         const char *keys[] = { "format", "cltrain_version", "model", "epoch", "step", "seed",
-                               "optimizer", "batch", "accumulate", "data", "tokens", "classes", "normalize" };
+                               "optimizer", "batch", "accumulate", "precision", "data", "tokens", "classes",
+                               "normalize" };
         const char *vals[] = { FORMAT, ct_version(), m->text, epoch, step, seed, meta->optimizer,
-                               batch, accumulate, meta->data, meta->tokens, meta->classes, meta->normalize };
+                               batch, accumulate, prec, meta->data, meta->tokens, meta->classes, meta->normalize };
         size_t nkeys = CT_ARRAY_LEN(keys) - 3;
         if (meta->tokens)
             keys[nkeys] = "tokens", vals[nkeys++] = meta->tokens;
@@ -226,6 +228,19 @@ int ct_checkpoint_accumulate(ct_context *ctx, const ct_st_file *f, const char *p
                        path, x, CT_TRAIN_ACCUMULATE_MAX);
     *k = (int)x;
     return CT_OK;
+}
+
+int ct_checkpoint_precision(ct_context *ctx, const ct_st_file *f, const char *path, int *precision)
+{
+    const char *v = ct_st_meta(f, "precision");
+    *precision = CT_PRECISION_FP32;
+    if (!v || !strcmp(v, "fp32"))
+        return CT_OK;
+    if (!strcmp(v, "bf16")) {
+        *precision = CT_PRECISION_BF16;
+        return CT_OK;
+    }
+    return ct_fail(ctx, CT_ERR_CORRUPT, "checkpoint %s: metadata 'precision' is \"%.40s\", not fp32 or bf16", path, v);
 }
 
 int ct_checkpoint_check(const ct_net *net, const ct_st_file *f, const char *path, size_t state_n,

@@ -26,6 +26,7 @@ typedef struct ct_ckpt_meta {
     const char *classes;  /* named classes: a JSON array of the names in id order, or NULL */
     const char *normalize; /* images and tables: {"mean":[...],"std":[...]} per channel, or NULL */
     int accumulate;       /* micro-batches of `batch` rows per optimizer step (1: none) */
+    int precision;        /* ct_precision of the matrix products (the weights stay float32) */
 } ct_ckpt_meta;
 
 /* Writes atomically; the previous file survives any failure. */
@@ -59,6 +60,9 @@ int ct_checkpoint_tensor(ct_context *ctx, const ct_st_file *f, const char *path,
  * it was kept); CT_ERR_CORRUPT naming path when it is not a count in
  * [1, CT_TRAIN_ACCUMULATE_MAX]. */
 int ct_checkpoint_accumulate(ct_context *ctx, const ct_st_file *f, const char *path, int *k);
+/* The "precision" metadata (fp32 or bf16), fp32 when it has none (a
+ * checkpoint written before precisions); CT_ERR_CORRUPT otherwise. */
+int ct_checkpoint_precision(ct_context *ctx, const ct_st_file *f, const char *path, int *precision);
 
 /* The model text stored in a checkpoint (a pointer into f), or NULL. */
 const char *ct_checkpoint_model_text(const ct_st_file *f);

@@ -68,6 +68,7 @@ void ct_train_defaults(ct_train_options *o)
     o->augment = -1;
     o->progress_interval = 0.5;
     o->tensorboard_every = 10;
+    o->precision = -1;
 }
 
 static int optim_from(ct_context *ctx, const ct_train_options *o, ct_optim_desc *d)
@@ -319,6 +320,7 @@ typedef struct run {
     long step;
     int tokens;                /* language-model data: tokens (labels) per sample; else 0 */
     int labels_per;            /* labels per sample: 1, T (language models) or H W (a label per pixel) */
+    int precision;             /* ct_precision of the matrix products */
     int byte_tokens;
     int regression;            /* the model ends in mse: RMSE and MAE in place of accuracy */
     char *tokens_json, *classes_json; /* what checkpoints keep of text data */
@@ -375,6 +377,21 @@ static int resolve_accumulate(run *t)
         return ct_fail(t->ctx, CT_ERR_INVALID_ARG, "checkpoint %s was trained with %d micro-batch%s per step, "
                        "not %d. HINT: pass --accumulate %d, or leave it out", o->resume, was, was > 1 ? "es" : "",
                        t->accum, was);
+    return CT_OK;
+}
+
+/* The products' precision: the option, else a resumed checkpoint's (fp32
+ * for one without), on every replica's context. */
+static int resolve_precision(run *t)
+{
+    const ct_train_options *o = &t->o;
+    int was = CT_PRECISION_FP32, st;
+    if (o->resume && (st = ct_checkpoint_precision(t->ctx, t->s.ckpt, o->resume, &was)))
+        return st;
+    t->precision = o->precision >= 0 ? o->precision : was;
+    for (size_t i = 0; i < t->g.count; i++)
+        if ((st = ct_context_set_precision(t->g.rep[i].ctx, (ct_precision)t->precision)))
+            return i ? ct_fail_keep(t->ctx, st) : st;
     return CT_OK;
 }
 
@@ -694,7 +711,7 @@ static int finish_epoch(run *t, int epoch, size_t seen, float lr, double t0)
     }
     if (o->out) {
         ct_ckpt_meta meta = { epoch + 1, t->step, o->seed, "", o->batch, "", t->tokens_json, t->classes_json,
-                              t->norm_json, t->accum };
+                              t->norm_json, t->accum, t->precision };
         snprintf(meta.optimizer, sizeof meta.optimizer, "%s", ct_optim_name(t->od.kind));
         snprintf(meta.data, sizeof meta.data, "%s", t->data);
         if ((st = ct_checkpoint_save(&t->s.net, t->g.rep[0].state, t->state_n, &meta, o->out)))
@@ -729,7 +746,7 @@ int ct_train_parallel(ct_context *const *ctxs, size_t count, const double *share
             st = report_plan(t.ctx, &t.s.net, &t.o);
         goto done;
     }
-    if ((st = resolve_accumulate(&t)) || (st = verify_devices(&t)) || (st = open_data(&t)) || (st = agree_across_ranks(&t)) || (st = allocate(&t)) ||
+    if ((st = resolve_accumulate(&t)) || (st = resolve_precision(&t)) || (st = verify_devices(&t)) || (st = open_data(&t)) || (st = agree_across_ranks(&t)) || (st = allocate(&t)) ||
         (st = start_state(&t)) || (st = make_loader(&t)) ||
         (st = ct_tboard_open(&t.tb, &t.o, &t.g, t.lead, t.labels_per, t.regression)))
         goto done;
