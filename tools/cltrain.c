@@ -201,9 +201,23 @@ static int cmd_zoo(const cli_args *a)
     return 0;
 }
 
+/* a column as wide as its longest entry (dotted names run long), at least w */
+static int column(int w, const char *text)
+{
+    int n = (int)strlen(text);
+    return n > w ? n : w;
+}
+
 static void print_layers(const ct_model *m)
 {
-    printf("%-16s %-22s %-20s %-16s %12s\n", "layer", "type", "reads", "output", "params");
+    int wn = 16, wr = 20;
+    for (size_t i = 0; i < ct_model_layer_count(m); i++) {
+        ct_layer_info li;
+        ct_model_layer_info(m, i, &li);
+        wn = column(wn, li.name);
+        wr = column(wr, li.inputs);
+    }
+    printf("%-*s %-22s %-*s %-16s %12s\n", wn, "layer", "type", wr, "reads", "output", "params");
     for (size_t i = 0; i < ct_model_layer_count(m); i++) {
         ct_layer_info li;
         ct_model_layer_info(m, i, &li);
@@ -211,7 +225,7 @@ static void print_layers(const ct_model *m)
         int at = 0;
         for (int d = 0; d < li.ndim && at < (int)sizeof shape; d++)
             at += snprintf(shape + at, sizeof shape - (size_t)at, "%s%d", d ? "x" : "", li.shape[d]);
-        printf("%-16s %-22s %-20s %-16s %12zu\n", li.name, li.type, li.inputs, shape, li.params);
+        printf("%-*s %-22s %-*s %-16s %12zu\n", wn, li.name, li.type, wr, li.inputs, shape, li.params);
     }
     printf("total trainable parameters: %zu\n", ct_model_param_count(m));
 }
@@ -291,10 +305,15 @@ static void epoch_line(void *user, const ct_epoch_report *r)
 static void plan_table(void *user, const ct_plan_report *p)
 {
     (void)user;
-    printf("%-16s %-22s %-22s %-18s %12s\n", "layer", "type", "reads", "output", "params");
+    int wn = 16, wr = 22;
+    for (size_t i = 0; i < p->count; i++) {
+        wn = column(wn, p->layers[i].name);
+        wr = column(wr, p->layers[i].reads);
+    }
+    printf("%-*s %-22s %-*s %-18s %12s\n", wn, "layer", "type", wr, "reads", "output", "params");
     for (size_t i = 0; i < p->count; i++) {
         const ct_plan_layer *l = &p->layers[i];
-        printf("%-16s %-22s %-22s %-18s %12zu\n", l->name, l->type, l->reads, l->shape, l->params);
+        printf("%-*s %-22s %-*s %-18s %12zu\n", wn, l->name, l->type, wr, l->reads, l->shape, l->params);
     }
     printf("total trainable parameters: %zu\n", p->params);
     fputs(p->memory_plan, stdout);

@@ -53,8 +53,11 @@ int ct_checkpoint_save(ct_net *net, cl_mem optim_state, size_t state_n, const ct
         st = !h.state ? ct_fail(net->ctx, CT_ERR_NO_MEMORY, "out of host memory")
                       : ct_buffer_read(net->ctx, optim_state, 0, state_n * sizeof(float), h.state);
     }
+    /* every batch norm's num_batches_tracked: PyTorch counts training
+     * forwards, `accumulate` micro-batches per optimizer step */
+    int64_t steps = (int64_t)meta->step * (meta->accumulate > 1 ? meta->accumulate : 1);
     for (size_t i = 0; i < m->count; i++)
-        cap += (size_t)m->layers[i].nparams;
+        cap += (size_t)m->layers[i].nparams + (m->layers[i].type->step_count != NULL);
     t = calloc(cap, sizeof *t);
     names = calloc(cap, sizeof *names);
     if (!st && (!t || !names))
@@ -81,6 +84,18 @@ int ct_checkpoint_save(ct_net *net, cl_mem optim_state, size_t state_n, const ct
                 po += spec_numel(p);
             else
                 bo += spec_numel(p);
+            nt++;
+        }
+        if (!st && l->type->step_count) {
+            size_t len = strlen(l->name) + strlen(l->type->step_count) + 2;
+            if (!(names[nt] = malloc(len))) {
+                st = ct_fail(net->ctx, CT_ERR_NO_MEMORY, "out of host memory");
+                break;
+            }
+            snprintf(names[nt], len, "%s.%s", l->name, l->type->step_count);
+            t[nt].name = names[nt];
+            t[nt].ndim = 0;
+            t[nt].i64 = &steps;
             nt++;
         }
     }
@@ -187,6 +202,25 @@ static int meta_long(const ct_st_file *f, const char *path, const char *key, lon
     return CT_OK;
 }
 
+/* A layer's step count (num_batches_tracked), when f has it: an int64
+ * scalar as PyTorch writes it. Its value is not needed (the run's step
+ * count is in the metadata); checkpoints written before it was kept, and
+ * files of other origins, lack it. */
+static int step_count(ct_context *ctx, const ct_st_file *f, const char *path, const ct_layer *l,
+                      size_t *expected)
+{
+    char name[2 * CT_NAME_MAX];
+    snprintf(name, sizeof name, "%s.%s", l->name, l->type->step_count);
+    const ct_st_tensor *t = ct_st_find(f, name);
+    if (!t)
+        return CT_OK;
+    if ((t->dtype != CT_ST_I64 && t->dtype != CT_ST_I32) || t->numel != 1)
+        return ct_fail(ctx, CT_ERR_CORRUPT, "checkpoint %s: tensor '%s' is %s of %zu elements, expected one "
+                       "integer (the micro-batches trained)", path, name, ct_st_dtype_name(t->dtype), t->numel);
+    ++*expected;
+    return CT_OK;
+}
+
 int ct_checkpoint_accumulate(ct_context *ctx, const ct_st_file *f, const char *path, int *k)
 {
     long x = 1;
@@ -272,6 +306,9 @@ int ct_checkpoint_check(const ct_net *net, const ct_st_file *f, const char *path
             }
         }
     }
+    for (size_t i = 0; !st && i < m->count; i++)
+        if (m->layers[i].type->step_count)
+            st = step_count(net->ctx, f, path, &m->layers[i], &expected);
     const ct_st_tensor *ot = ct_st_find(f, "optimizer.state");
     if (!st && state_n) {
         if (!ot || ot->dtype != CT_ST_F32 || ot->numel != state_n)

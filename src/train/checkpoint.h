@@ -1,8 +1,10 @@
 /*
  * checkpoint.h - safetensors checkpoints of a net: every parameter and
- * running statistic as `<layer>.<name>` in PyTorch's layout, the optimizer
- * state as `optimizer.state`, and metadata (the model text, epoch, step,
- * seed, optimizer, batch, micro-batches per step ("accumulate"), version; for text data the tokenizer, "tokens", and for
+ * running statistic as `<layer>.<name>` in PyTorch's layout (and batch
+ * norm's num_batches_tracked, an int64 scalar: the micro-batches trained),
+ * the optimizer state as `optimizer.state`, and metadata (the model text,
+ * epoch, step, seed, optimizer, batch, micro-batches per step
+ * ("accumulate"), version; for text data the tokenizer, "tokens", and for
  * named classes their names, "classes"; for images and tables the
  * normalization, "normalize"). Loading leaves meta->tokens, meta->classes
  * and meta->normalize NULL: read them with ct_st_meta.
