@@ -7,8 +7,9 @@
  * is cut into `world` equal slices, rank r takes slice r (the loader deals
  * the epoch's order in blocks of a slice, so the ranks' batches together
  * are one process's batch); within the slice replica i takes `rows` rows
- * from `row0`, by share. With one replica and one rank nothing here runs:
- * the trainer's single-device path is the plain loop.
+ * from `row0`, by share (of a text batch, (T, N) token ids, the columns
+ * [row0, row0 + rows): ct_slot_part). With one replica and one rank
+ * nothing here runs: the trainer's single-device path is the plain loop.
  */
 #ifndef CT_TRAIN_PARALLEL_H
 #define CT_TRAIN_PARALLEL_H
