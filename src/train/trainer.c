@@ -150,21 +150,26 @@ static int report_plan(ct_context *ctx, const ct_net *net, const ct_train_option
 /* ---- training ---- */
 
 /* Uploads replica r's rows of a batch into its slot k on its transfer
- * queue, after the last step that read the slot; r->wrote[k] signals it. */
+ * queue, after the last step that read the slot; r->wrote[k] signals it.
+ * Images and tables: its rows (their labels, or K float targets each).
+ * Text: its columns [row0, row0 + rows) of the (T, N) block of token ids,
+ * T rows of `rows` ids one block row apart, which land as its own (T,
+ * rows) block; a language model's labels (a label per token, (T, N) too)
+ * the same way, a classifier's (a label per text) as a run. */
 static int upload_async(ct_replica *r, const ct_batch *b, int k)
 {
     ct_net *net = r->net;
-    size_t per = net->rt[0].out_n / (size_t)net->batch;
-    /* images and tables: this replica's rows (their labels, or K float
-     * targets each); text (one replica): the whole (T, N) block of token
-     * ids, and a label per token of language-model data */
-    const void *x = b->tokens ? (const void *)b->tokens : (const void *)(b->x + r->row0 * per);
-    size_t xin = b->tokens ? ct_batch_input_bytes(b, per) : r->rows * per * sizeof(float);
-    size_t yn = b->tokens ? ct_batch_label_bytes(b, net)
-                : b->t    ? r->rows * b->ntargets * sizeof(float)
-                          : r->rows * b->label_per * sizeof(int32_t);
-    return ct_slot_upload(r->ctx, net, k, x, xin, ct_batch_labels(b, b->tokens ? 0 : r->row0), yn, r->used[k],
-                          &r->wrote[k]);
+    size_t per = net->rt[0].out_n / (size_t)net->batch, id = sizeof(int32_t);
+    ct_slot_part x, y = { ct_batch_labels(b, r->row0), r->rows * id, 1, 0 };
+    if (b->tokens) {
+        x = (ct_slot_part){ b->tokens + r->row0, r->rows * id, b->seq, b->stride * id };
+        if (net->label_n > (size_t)net->batch)
+            y = (ct_slot_part){ b->y + r->row0, r->rows * id, b->seq, b->stride * id };
+    } else {
+        x = (ct_slot_part){ b->x + r->row0 * per, r->rows * per * sizeof(float), 1, 0 };
+        y.width = b->t ? r->rows * b->ntargets * sizeof(float) : r->rows * b->label_per * id;
+    }
+    return ct_slot_upload(r->ctx, net, k, &x, &y, r->used[k], &r->wrote[k]);
 }
 
 static int upload_all(ct_group *g, const ct_batch *b, int k)
@@ -421,10 +426,6 @@ static int open_data(run *t)
     if ((st = ct_session_check_data(&t->s, t->s.train)) ||
         (t->regression && (st = ct_session_check_data(&t->s, t->s.test))))
         return st;
-    if (ct_dataset_seq(t->s.train) && (t->g.count > 1 || t->g.world > 1))
-        return ct_fail(t->ctx, CT_ERR_UNSUPPORTED, "text data trains on one device and one process: a "
-                       "batch of sequences is (T, N), and replicas' shares of it are not one slice. "
-                       "HINT: pass one --device and run without mpirun");
     t->tokens_json = ct_session_tokens_json(t->s.train);
     t->classes_json = ct_session_classes_json(t->s.train);
     t->norm_json = ct_session_norm_json(t->s.train);
