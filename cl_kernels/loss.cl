@@ -498,3 +498,69 @@ __kernel void bce_bwd_f32(__global float *dx, ulong dx_off, __global float *dt, 
     if (dt)
         dt[dt_off + i] = -k * v;
 }
+
+/*
+ * Per-pixel softmax cross-entropy (segmentation): scores (n, K, P), an
+ * image's K class planes of P pixels, with a label per pixel; rows r = i P
+ * + p, N = n P of them. A work-item per pixel reads its K scores a plane
+ * apart (neighbouring work-items read neighbouring pixels: coalesced), the
+ * maximum and its first index, then the Kahan-compensated sum of exp(x -
+ * max); it writes the row's loss and hit where softmax_xent_sum_f32 reads
+ * them. Both classes (a pixel's K scores are short and strided).
+ * x: (n, K, P); labels: (N) int32; ws: (2 N)
+ */
+__kernel void softmax_xent_px_fwd_f32(__global float *ws, ulong ws_off, __global const float *x, ulong x_off,
+                                      __global const int *labels, ulong labels_off, uint N, uint K, uint P,
+                                      uint2 div_p)
+{
+    uint r = get_global_id(0);
+    if (r >= N)
+        return;
+    uint i = ct_udiv(r, div_p);
+    __global const float *row = x + x_off + (ulong)i * K * P + (r - i * P);
+    float m = row[0];
+    uint am = 0;
+    for (uint k = 1; k < K; k++) {
+        float v = row[(ulong)k * P];
+        if (v > m) {
+            m = v;
+            am = k;
+        }
+    }
+    float s = 0.0f, comp = 0.0f;
+    for (uint k = 0; k < K; k++)
+        loss_kahan(&s, &comp, exp(row[(ulong)k * P] - m));
+    int lab = labels[labels_off + r];
+    int valid = lab >= 0 && (uint)lab < K;
+    ws[ws_off + r] = valid ? log(s) + m - row[(ulong)(valid ? lab : 0) * P] : NAN;
+    ws[ws_off + N + r] = valid && am == (uint)lab ? 1.0f : 0.0f;
+}
+
+/* dx = (softmax - onehot) * scale per pixel, the scores and dx (n, K, P)
+ * read and written a plane apart as the forward does; a bad label gives
+ * NaN. */
+__kernel void softmax_xent_px_bwd_f32(__global float *dx, ulong dx_off, __global const float *x, ulong x_off,
+                                      __global const int *labels, ulong labels_off, uint N, uint K, uint P,
+                                      uint2 div_p, float scale)
+{
+    uint r = get_global_id(0);
+    if (r >= N)
+        return;
+    uint i = ct_udiv(r, div_p);
+    ulong base = (ulong)i * K * P + (r - i * P);
+    __global const float *row = x + x_off + base;
+    __global float *drow = dx + dx_off + base;
+    float m = row[0];
+    for (uint k = 1; k < K; k++)
+        m = fmax(m, row[(ulong)k * P]);
+    float s = 0.0f, comp = 0.0f;
+    for (uint k = 0; k < K; k++)
+        loss_kahan(&s, &comp, exp(row[(ulong)k * P] - m));
+    int lab = labels[labels_off + r];
+    int valid = lab >= 0 && (uint)lab < K;
+    float inv = 1.0f / s;
+    for (uint k = 0; k < K; k++) {
+        float p = exp(row[(ulong)k * P] - m) * inv;
+        drow[(ulong)k * P] = valid ? (p - ((uint)lab == k ? 1.0f : 0.0f)) * scale : NAN;
+    }
+}

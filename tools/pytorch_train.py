@@ -136,7 +136,7 @@ def make_optimizer(args, params):
 
 
 def log_json(path, event, epoch, step, lr, train_loss, train_acc, test_loss, test_acc, secs, rate):
-    """One line in the format of trainer.c's log_json."""
+    """One line in the format of src/train/jsonlog.c's ct_log_json."""
     if not path:
         return
     if test_loss is None or math.isnan(test_loss):

@@ -43,6 +43,11 @@ typedef struct ct_epoch_report {
     int regression;
     double train_rmse, train_mae;
     double test_rmse, test_mae;
+    /* fp16 (--precision fp16): the loss scale after the epoch, and the
+     * steps it skipped on overflowing gradients (the first's number); the
+     * scale 0 otherwise */
+    float loss_scale;
+    long skipped_steps, first_skipped;
 } ct_epoch_report;
 
 typedef void (*ct_epoch_fn)(void *user, const ct_epoch_report *report);
@@ -117,11 +122,15 @@ typedef void (*ct_verify_fn)(void *user, ct_context *ctx, const ct_verify_result
  * ways out. result is filled either way. ct_train does this first. */
 CT_API int ct_verify(ct_context *ctx, const char *model, int mode, ct_verify_result *result);
 
+/* The largest ct_train_options.accumulate. */
+#define CT_TRAIN_ACCUMULATE_MAX 65536
+
 typedef struct ct_train_options {
     const char *model;       /* zoo name or model file; default "cnn" */
     const char *data;        /* dataset spec; default "fashion-mnist" */
     int epochs;              /* default 5 */
-    int batch;               /* default 64 */
+    int batch;               /* default 64; the global batch of one forward and backward
+                                (a micro-batch when accumulate > 1) */
     const char *optimizer;   /* "sgd", "adam" (default) or "adamw" */
     float lr;                /* default 1e-3 (adam, adamw), 0.05 (sgd) */
     float momentum;          /* sgd; default 0.9 */
@@ -139,6 +148,19 @@ typedef struct ct_train_options {
                                 batch, "ghost" batch norm; 0 or 1: the whole batch. One
                                 device with bn_groups N computes what N data-parallel
                                 replicas (cltrain/parallel.h) compute */
+    int accumulate;          /* gradient accumulation: K micro-batches of `batch` rows per
+                                optimizer step, the step of one batch of K * batch rows
+                                (batch norm aside: statistics per micro-batch); steps,
+                                the schedule, step logs and checkpoints count optimizer
+                                steps. 0: 1, or a resumed checkpoint's K. At most CT_TRAIN_ACCUMULATE_MAX */
+    int precision;           /* ct_precision of the matrix products' operands (cltrain/context.h:
+                                bf16 and fp16 on the CPU class's host GEMM); -1 (the default):
+                                fp32, or a resumed checkpoint's. Parameters, gradients and
+                                optimizer state stay float32. fp16 scales the loss dynamically
+                                (GradScaler's rule: 2^16 at first, halved and the step skipped
+                                on an Inf or NaN gradient, doubled after 2,000 clean steps) */
+    float loss_scale;        /* fp16: the first loss scale, a power of two in [1, 2^24]; 0:
+                                2^16, or a resumed checkpoint's */
     uint64_t seed;           /* default 1 */
     const char *out;         /* checkpoint written after every epoch; NULL: none */
     const char *resume;      /* continue from this checkpoint */

@@ -109,8 +109,10 @@ void ck_bench(ct_check *c, const char *shape, double flops, double bytes, ck_run
     X(conv) \
     X(gconv) \
     X(convt) \
+    X(transpose) \
     X(embedding) \
     X(lstm) \
+    X(gru) \
     X(seqpool) \
     X(layernorm) \
     X(rmsnorm) \

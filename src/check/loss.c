@@ -159,6 +159,91 @@ done:
     labels_release(c, &d_lab);
 }
 
+/* ---- per pixel: scores (n, K, P), a label per pixel ---- */
+
+typedef struct px_loss {
+    const double *x; /* (n, K, P) */
+    double *rows;    /* (n P, K) */
+    const int32_t *labels;
+    size_t n, K, P;
+    double scale;
+} px_loss;
+
+/* (n, K, P) -> rows (n P, K), or back (to_rows 0) */
+static void px_transpose(double *dst, const double *src, size_t n, size_t K, size_t P, int to_rows)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < K; k++)
+            for (size_t p = 0; p < P; p++) {
+                size_t a = (i * K + k) * P + p, r = (i * P + p) * K + k;
+                if (to_rows)
+                    dst[r] = src[a];
+                else
+                    dst[a] = src[r];
+            }
+}
+
+static double px_of_x(void *user)
+{
+    px_loss *l = user;
+    double loss;
+    px_transpose(l->rows, l->x, l->n, l->K, l->P, 1);
+    ct_ref_softmax_xent_forward(&loss, NULL, l->rows, l->labels, l->n * l->P, l->K);
+    return loss * l->scale;
+}
+
+/* The per-pixel kernels (the same in both classes) against the row
+ * reference on the transposed scores; kind as xent_case_on's (0 to 3).
+ * Tolerances as the row kernels': the loss is a mean of rows each within a
+ * few ulp (4e-6 absolute, 1e-5 relative), dx elements 4e-6 relative with
+ * 4e-6 scale / N absolute. */
+static void px_case(ct_check *c, size_t n, size_t K, size_t P, int kind, double scale, int as_cpu)
+{
+    ct_kernels real = ck_use_class(c, as_cpu ? CT_KERNELS_CPU : CT_KERNELS_GPU);
+    ct_context *ctx = ck_ctx(c);
+    size_t N = n * P, E = N * K;
+    ck_case(c, "softmax_xent per pixel n=%zu K=%zu P=%zu kind %d scale=%g as %s", n, K, P, kind, scale,
+            ct_kernels_str(ct_context_kernels(ctx)));
+    double *x = ck_host(c, E), *rows = ck_host(c, E), *drows = ck_host(c, E), *dx = ck_host(c, E);
+    int32_t *labels = (int32_t *)ck_host(c, N);
+    cl_mem d_lab = NULL;
+    if (ck_failed(c))
+        goto done;
+    ck_fill(c, x, E, kind == 1 ? -150 : -5, kind == 1 ? 150 : 5);
+    ck_round_f32(x, E);
+    for (size_t r = 0; r < N; r++)
+        labels[r] = (int32_t)ck_int(c, 0, (int)K - 1);
+    if (kind == 2 && K > 1) /* a tie for the maximum: pixel 0's scores all equal */
+        for (size_t k = 0; k < K; k++)
+            x[k * P] = 1.0;
+    if (kind == 3)
+        labels[ck_int(c, 0, (int)N - 1)] = ck_int(c, 0, 1) ? (int32_t)K : -1;
+    double loss, correct;
+    px_transpose(rows, x, n, K, P, 1);
+    ct_ref_softmax_xent_forward(&loss, &correct, rows, labels, N, K);
+    ct_ref_softmax_xent_backward(drows, rows, labels, N, K, scale);
+    px_transpose(dx, drows, n, K, P, 0);
+    ct_buf d_x = ck_dev_in(c, x, E), d_loss = ck_dev_out(c, 1), d_corr = ck_dev_out(c, 1);
+    ct_buf d_dx = ck_dev_out(c, E), d_ws = ck_dev_out(c, ct_softmax_xent_workspace(N));
+    d_lab = labels_dev(c, labels, N);
+    ct_buf b_lab = { d_lab, 0 };
+    if (ck_failed(c) ||
+        ck_status(c, ct_softmax_xent_px_forward(ctx, d_loss, d_corr, d_x, b_lab, n, K, P, d_ws), "forward"))
+        goto done;
+    ck_expect(c, "forward loss", d_loss, 1, &loss, 4e-6, 1e-5);
+    ck_expect(c, "forward correct count", d_corr, 1, &correct, 0, 0);
+    if (ck_status(c, ct_softmax_xent_px_backward(ctx, d_dx, d_x, b_lab, n, K, P, (float)scale), "backward"))
+        goto done;
+    ck_expect(c, "backward dx", d_dx, E, dx, 4e-6 * scale / (double)N, 4e-6);
+    if (kind != 3) {
+        px_loss l = { x, ck_host(c, E), labels, n, K, P, scale };
+        ck_gradcheck(c, "reference dx", px_of_x, &l, x, E, dx, 32);
+    }
+done:
+    labels_release(c, &d_lab);
+    ck_use_class(c, real);
+}
+
 /* ---- mean-squared error ---- */
 
 typedef struct mse_loss {
@@ -339,6 +424,19 @@ void ct_check_loss(ct_check *c)
     for (int it = 0; it < ck_iterations(c) && !ck_failed(c); it++) {
         double scale = it % 2 ? 1.0 : ck_uniform(c, 0.25, 4);
         xent_case(c, (size_t)ck_dim(c, 300), (size_t)ck_dim(c, 130), it % 4, scale, (it / 4) % 2);
+        ck_case_end(c);
+    }
+    static const size_t px_dims[][3] = { { 2, 4, 15 }, { 1, 1, 7 }, { 3, 21, 257 }, { 2, 2, 1 } };
+    for (int cpu = 0; cpu < 2; cpu++)
+        for (size_t d = 0; d < CT_ARRAY_LEN(px_dims); d++)
+            for (int kind = 0; kind < 4; kind++) {
+                if (!ck_failed(c))
+                    px_case(c, px_dims[d][0], px_dims[d][1], px_dims[d][2], kind, kind % 2 ? 1.0 : 2.5, cpu);
+                ck_case_end(c);
+            }
+    for (int it = 0; it < ck_iterations(c) && !ck_failed(c); it++) {
+        px_case(c, (size_t)ck_dim(c, 5), (size_t)ck_dim(c, 12), (size_t)ck_dim(c, 400), it % 4,
+                it % 2 ? 1.0 : ck_uniform(c, 0.25, 4), (it / 4) % 2);
         ck_case_end(c);
     }
     if (!ck_failed(c))

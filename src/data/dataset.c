@@ -215,7 +215,7 @@ int ct_dataset_seq(const ct_dataset *ds)
 
 int ct_dataset_labels_per_sample(const ct_dataset *ds)
 {
-    return !ds ? 0 : ds->lm ? ds->seq : 1;
+    return !ds ? 0 : ds->lm ? ds->seq : ds->pixel_labels ? ds->h * ds->w : 1;
 }
 
 const ct_tokenizer *ct_dataset_tokenizer(const ct_dataset *ds)
@@ -433,7 +433,7 @@ int ct_dataset_sample(const ct_dataset *ds, size_t index, float *x, int32_t *lab
                        ds->name, index, ds->n);
     int st = ct_dataset_decode(ds, index, 0, 0, 0, 0, x);
     if (!st && label)
-        *label = ds->labels ? ds->labels[index] : -1;
+        *label = ds->labels && !ds->pixel_labels ? ds->labels[index] : -1;
     return st;
 }
 

@@ -29,7 +29,8 @@ struct ct_dataset {
     ct_storage storage;
     uint8_t *u8;      // (N, C, H, W) when storage is CT_STORE_U8
     float *f32;       // (N, C, H, W) when storage is CT_STORE_F32
-    int32_t *labels;  // (N)
+    int32_t *labels;  // (N), or (N, H, W) with per-pixel labels
+    int pixel_labels; /* 1: a label per pixel (segmentation), H W per sample */
     float *mean;      // (C)
     float *std;       // (C)
     /* text (storage CT_STORE_TOKENS, shape (T, 1, 1); no normalization) */

@@ -39,6 +39,7 @@ struct ct_loader {
     const ct_dataset *ds;
     ct_loader_options o;
     size_t per;          /* floats per sample; token ids for text */
+    size_t label_per;    /* labels per sample of image data (H W per pixel) */
     size_t seq;          /* T for text, else 0 */
     size_t *perm;        // (N) the epoch's order of the whole dataset
     size_t *mine;        // (count) this rank's part of it
@@ -123,6 +124,8 @@ static int decode_batch(const ct_loader *l, size_t b, slot *s)
         if (ds->ntargets)
             memcpy(s->t + i * (size_t)ds->ntargets, ds->targets + idx * (size_t)ds->ntargets,
                    (size_t)ds->ntargets * sizeof *s->t);
+        else if (ds->pixel_labels)
+            memcpy(s->y + i * l->label_per, ds->labels + idx * l->label_per, l->label_per * sizeof *s->y);
         else
             s->y[i] = ds->labels[idx];
         s->index[i] = idx;
@@ -232,6 +235,9 @@ int ct_loader_create(const ct_dataset *ds, const ct_loader_options *o, ct_loader
     size_t per = ct_dataset_sample_size(ds);
     if (o->batch > SIZE_MAX / sizeof(float) / per)
         return ct_fail(NULL, CT_ERR_INVALID_ARG, "loader batch %zu is too large", o->batch);
+    if (ds->pixel_labels && (o->crop_pad || o->flip))
+        return ct_fail(NULL, CT_ERR_UNSUPPORTED, "%s: a label per pixel with crops or mirrors: the labels would not "
+                       "move with the pixels; HINT: train without augmentation (--no-augment)", ds->name);
 
     ct_loader *l = calloc(1, sizeof *l);
     if (!l)
@@ -240,6 +246,7 @@ int ct_loader_create(const ct_dataset *ds, const ct_loader_options *o, ct_loader
     l->o = *o;
     l->o.world = world;
     l->per = per;
+    l->label_per = (size_t)ct_dataset_labels_per_sample(ds);
     l->seq = ds->storage == CT_STORE_TOKENS ? (size_t)ds->seq : 0;
     l->count = count;
     l->nbatches = nbatches;
@@ -259,7 +266,7 @@ int ct_loader_create(const ct_dataset *ds, const ct_loader_options *o, ct_loader
             if (ds->ntargets)
                 s->t = malloc(o->batch * (size_t)ds->ntargets * sizeof *s->t);
             else
-                s->y = malloc(o->batch * sizeof *s->y);
+                s->y = malloc(o->batch * (size_t)ct_dataset_labels_per_sample(ds) * sizeof *s->y);
         }
         s->index = malloc(o->batch * sizeof *s->index);
         s->msg = malloc(CT_ERROR_MAX);
@@ -335,6 +342,7 @@ static void give(const ct_loader *l, const slot *s, ct_batch *b)
     b->number = s->number;
     b->x = s->x;
     b->y = s->y;
+    b->label_per = l->seq ? 1 : l->label_per;
     b->t = s->t;
     b->ntargets = s->t ? (size_t)l->ds->ntargets : 0;
     b->index = s->index;

@@ -65,7 +65,8 @@ typedef struct ct_batch {
     size_t n;             /* samples in this batch; 0 at the end of the epoch */
     size_t number;        /* which batch of the epoch, from 0 */
     const float *x;       // (n, C, H, W) normalized, augmented; NULL for text
-    const int32_t *y;     // (n) labels; language-model data: (T, stride) next-token ids
+    const int32_t *y;     // (n) labels, (n, label_per) per pixel; language-model data: (T, stride) next-token ids
+    size_t label_per;     /* labels per sample of image data: 1, or H W with a label per pixel */
     const size_t *index;  // (n) dataset index of each sample
     const int32_t *tokens; // (T, stride) token ids, text only (else NULL)
     size_t seq;           /* T; 0 for image and table data */

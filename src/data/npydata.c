@@ -7,7 +7,8 @@
  * 1/255) and normalized with the training split's mean and std per
  * channel; other dtypes are converted to float and kept as they are unless
  * normalize=standard. Y (N) of integers or bools is class labels (0 to
- * K - 1); float Y, or Y (N, K) of any dtype, is K float targets per sample
+ * K - 1); integer Y (N, H, W) of X's height and width a label per pixel
+ * (segmentation); float Y, or Y (N, K) of any dtype, is K float targets per sample
  * (regression, multi-label). A test split comes from test=X,Y files (npz:
  * another archive, or the archive's x_test/y_test members) or from a
  * seeded, stratified split=F of the training arrays.
@@ -102,20 +103,24 @@ static int build(const ct_npy_spec *o, const ct_npy *x, const char *xw, const ct
     if (x->ndim < 1 || x->ndim > 4 || x->shape[0] == 0)
         return ct_fail(NULL, CT_ERR_SHAPE, "%s: samples of %d dimensions%s; HINT: X is (N), (N, F), (N, H, W) or "
                        "(N, C, H, W)", xw, x->ndim, x->ndim >= 1 && !x->shape[0] ? " and none of them" : "");
-    if (y->ndim < 1 || y->ndim > 2 || y->shape[0] != x->shape[0])
-        return ct_fail(NULL, CT_ERR_SHAPE, "%s: %d-dimensional with %llu rows for %llu samples in %s; HINT: Y is "
-                       "(N) labels or (N, K) targets", yw, y->ndim, (unsigned long long)(y->ndim ? y->shape[0] : 0),
-                       (unsigned long long)x->shape[0], xw);
     uint64_t d[3] = { 1, 1, 1 };
     for (int i = 1; i < x->ndim; i++)
         d[x->ndim == 3 ? i : i - 1] = x->shape[i];
     if (x->ndim == 2)
         d[0] = x->shape[1];
+    /* a label per pixel: integer Y (N, H, W) of the images' H and W */
+    int pixels = y->ndim == 3 && y->kind != 'f' && x->ndim >= 3 && y->shape[1] == d[1] && y->shape[2] == d[2];
+    if (y->ndim < 1 || (y->ndim > 2 && !pixels) || y->shape[0] != x->shape[0])
+        return ct_fail(NULL, CT_ERR_SHAPE, "%s: %d-dimensional with %llu rows for %llu samples in %s; HINT: Y is "
+                       "(N) labels, (N, K) targets or (N, H, W) integer labels of the images' height and width",
+                       yw, y->ndim, (unsigned long long)(y->ndim ? y->shape[0] : 0), (unsigned long long)x->shape[0],
+                       xw);
     if (d[0] > 1u << 20 || d[1] > 1u << 16 || d[2] > 1u << 16 || d[0] * d[1] * d[2] > 1u << 26)
         return ct_fail(NULL, CT_ERR_SHAPE, "%s: samples of %llux%llux%llu are too large", xw,
                        (unsigned long long)d[0], (unsigned long long)d[1], (unsigned long long)d[2]);
     size_t n = (size_t)x->shape[0], per = (size_t)(d[0] * d[1] * d[2]);
-    int labels = y->ndim == 1 && y->kind != 'f';
+    int labels = (y->ndim == 1 && y->kind != 'f') || pixels;
+    size_t lper = pixels ? (size_t)(d[1] * d[2]) : 1; /* labels per sample */
     size_t K = labels ? 0 : y->ndim == 2 ? (size_t)y->shape[1] : 1;
     if (!labels && (K == 0 || K > 4096))
         return ct_fail(NULL, CT_ERR_SHAPE, "%s: %zu targets per sample", yw, K);
@@ -124,16 +129,17 @@ static int build(const ct_npy_spec *o, const ct_npy *x, const char *xw, const ct
     float *tg = NULL;
     int classes = o->classes;
     if (labels) {
-        lab = malloc(n * sizeof *lab);
+        lab = malloc(n * lper * sizeof *lab);
         if (!lab)
-            return ct_fail(NULL, CT_ERR_NO_MEMORY, "out of memory for %zu labels", n);
+            return ct_fail(NULL, CT_ERR_NO_MEMORY, "out of memory for %zu labels", n * lper);
         int top = -1;
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < n * lper; i++) {
             double v = ct_npy_get(y, i);
             if (!(v >= 0) || v >= (classes ? classes : INT_MAX)) {
                 free(lab);
-                return ct_fail(NULL, CT_ERR_CORRUPT, "%s: label %zu is %g, outside [0, %d); HINT: labels are 0 to "
-                               "K - 1%s", yw, i, v, classes ? classes : INT_MAX, classes ? " (classes=K)" : "");
+                return ct_fail(NULL, CT_ERR_CORRUPT, "%s: label %zu%s is %g, outside [0, %d); HINT: labels are 0 to "
+                               "K - 1%s", yw, i, pixels ? " (in sample, row, column order)" : "", v,
+                               classes ? classes : INT_MAX, classes ? " (classes=K)" : "");
             }
             lab[i] = (int32_t)v;
             top = lab[i] > top ? lab[i] : top;
@@ -168,6 +174,7 @@ static int build(const ct_npy_spec *o, const ct_npy *x, const char *xw, const ct
     ds->n = n;
     ds->classes = labels ? classes : 0;
     ds->labels = lab;
+    ds->pixel_labels = pixels;
     ds->ntargets = (int)K;
     ds->targets = tg;
     if (bytes) {
@@ -210,13 +217,16 @@ static int keep_part(const ct_npy_spec *o, int part, ct_dataset *ds)
 {
     size_t n = ds->n, per = ct_dataset_sample_size(ds), K = (size_t)ds->ntargets, m = 0;
     uint8_t *is_test = malloc(n);
-    int32_t *one = ds->labels ? NULL : calloc(n, sizeof *one);
-    if (!is_test || (!ds->labels && !one)) {
+    /* stratified by the label of a sample; per-pixel and target data are not */
+    int strat = ds->labels && !ds->pixel_labels;
+    size_t lper = ds->pixel_labels ? (size_t)ds->h * (size_t)ds->w : 1;
+    int32_t *one = strat ? NULL : calloc(n, sizeof *one);
+    if (!is_test || (!strat && !one)) {
         free(is_test);
         free(one);
         return ct_fail(NULL, CT_ERR_NO_MEMORY, "out of memory splitting %s", ds->name);
     }
-    int st = ct_text_split(ds->labels ? ds->labels : one, n, ds->labels ? ds->classes : 1, o->split, o->seed, is_test);
+    int st = ct_text_split(strat ? ds->labels : one, n, strat ? ds->classes : 1, o->split, o->seed, is_test);
     for (size_t i = 0; !st && i < n; i++)
         if (is_test[i] == (part == CT_SPLIT_TEST)) {
             if (ds->u8)
@@ -224,7 +234,7 @@ static int keep_part(const ct_npy_spec *o, int part, ct_dataset *ds)
             else
                 memmove(ds->f32 + m * per, ds->f32 + i * per, per * sizeof *ds->f32);
             if (ds->labels)
-                ds->labels[m] = ds->labels[i];
+                memmove(ds->labels + m * lper, ds->labels + i * lper, lper * sizeof *ds->labels);
             if (K)
                 memmove(ds->targets + m * K, ds->targets + i * K, K * sizeof *ds->targets);
             m++;

@@ -288,6 +288,7 @@ int ct_net_plan_grouped(ct_context *ctx, const ct_model *m, int batch, int bn_gr
     net->model = m;
     net->batch = batch;
     net->bn_groups = bn_groups;
+    net->loss_scale = 1.0f;
     if (batch < 1 || batch > (1 << 24))
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "batch size %d is out of range [1, 2^24]", batch);
     if (bn_groups < 1 || batch % bn_groups)

@@ -83,7 +83,11 @@ typedef struct ct_net {
     int allocated;
     int bn_groups;               /* batch norm: statistics over this many equal parts of the batch */
     size_t row_base;             /* this net's first row in the global batch of a data-parallel
-                                    run (0 on one device): dropout masks are drawn for it */
+                                    run (0 on one device), plus the micro-batch's offset in the
+                                    optimizer step's batch when gradients accumulate: dropout
+                                    masks are drawn for it */
+    float loss_scale;            /* the loss backward's dloss_scale: 1, or 1/K when K
+                                    micro-batches accumulate into one optimizer step */
     /* when profiling (NULL: off): per layer seconds [0, count), then kernel
      * launches [count, 2 count), summed over the profiled passes */
     double *prof_fwd, *prof_bwd;

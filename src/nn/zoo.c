@@ -39,6 +39,80 @@ static const char cnn_small_text[] =
     "fc2: dense out=10\n"
     "loss: softmax_cross_entropy\n";
 
+static const char unet_text[] =
+    "# a small U-Net for 1x32x32 images and 4 classes per pixel (segmentation): two 2x2 pools down,\n"
+    "# two 2x2/2 transposed convolutions up, skip connections by concatenation\n"
+    "input shape=1x32x32\n"
+    "enc1a: conv2d out=16 kernel=3 pad=1 bias=false\n"
+    "enc1a_bn: batchnorm act=relu\n"
+    "enc1b: conv2d out=16 kernel=3 pad=1 bias=false\n"
+    "enc1: batchnorm act=relu\n"
+    "pool1: maxpool kernel=2\n"
+    "enc2a: conv2d out=32 kernel=3 pad=1 bias=false\n"
+    "enc2a_bn: batchnorm act=relu\n"
+    "enc2b: conv2d out=32 kernel=3 pad=1 bias=false\n"
+    "enc2: batchnorm act=relu\n"
+    "pool2: maxpool kernel=2\n"
+    "mida: conv2d out=64 kernel=3 pad=1 bias=false\n"
+    "mida_bn: batchnorm act=relu\n"
+    "midb: conv2d out=64 kernel=3 pad=1 bias=false\n"
+    "mid: batchnorm act=relu\n"
+    "up2: conv_transpose2d out=32 kernel=2 stride=2\n"
+    "cat2: concat from=up2,enc2\n"
+    "dec2a: conv2d out=32 kernel=3 pad=1 bias=false\n"
+    "dec2a_bn: batchnorm act=relu\n"
+    "dec2b: conv2d out=32 kernel=3 pad=1 bias=false\n"
+    "dec2: batchnorm act=relu\n"
+    "up1: conv_transpose2d out=16 kernel=2 stride=2\n"
+    "cat1: concat from=up1,enc1\n"
+    "dec1a: conv2d out=16 kernel=3 pad=1 bias=false\n"
+    "dec1a_bn: batchnorm act=relu\n"
+    "dec1b: conv2d out=16 kernel=3 pad=1 bias=false\n"
+    "dec1: batchnorm act=relu\n"
+    "head: conv2d out=4 kernel=1\n"
+    "loss: softmax_cross_entropy\n";
+
+static const char vit_text[] =
+    "# a tiny vision transformer for 28x28 images: 4x4 patches (a strided convolution) as 49 tokens of\n"
+    "# width 64, learned positions, 4 pre-LN encoder blocks (4 heads, non-causal attention, GELU MLP of\n"
+    "# 128), mean pool over the tokens, a linear head\n"
+    "input shape=1x28x28\n"
+    "patch: conv2d out=64 kernel=4 stride=4\n"
+    "tokens: to_sequence\n"
+    "pos: posembed max_len=49 std=0.02\n"
+    "b0_ln1: layernorm from=pos\n"
+    "b0_attn: attention heads=4 causal=false\n"
+    "b0_res1: add from=b0_attn,pos\n"
+    "b0_ln2: layernorm\n"
+    "b0_fc1: dense out=128 act=gelu\n"
+    "b0_fc2: dense out=64\n"
+    "b0_res2: add from=b0_fc2,b0_res1\n"
+    "b1_ln1: layernorm from=b0_res2\n"
+    "b1_attn: attention heads=4 causal=false\n"
+    "b1_res1: add from=b1_attn,b0_res2\n"
+    "b1_ln2: layernorm\n"
+    "b1_fc1: dense out=128 act=gelu\n"
+    "b1_fc2: dense out=64\n"
+    "b1_res2: add from=b1_fc2,b1_res1\n"
+    "b2_ln1: layernorm from=b1_res2\n"
+    "b2_attn: attention heads=4 causal=false\n"
+    "b2_res1: add from=b2_attn,b1_res2\n"
+    "b2_ln2: layernorm\n"
+    "b2_fc1: dense out=128 act=gelu\n"
+    "b2_fc2: dense out=64\n"
+    "b2_res2: add from=b2_fc2,b2_res1\n"
+    "b3_ln1: layernorm from=b2_res2\n"
+    "b3_attn: attention heads=4 causal=false\n"
+    "b3_res1: add from=b3_attn,b2_res2\n"
+    "b3_ln2: layernorm\n"
+    "b3_fc1: dense out=128 act=gelu\n"
+    "b3_fc2: dense out=64\n"
+    "b3_res2: add from=b3_fc2,b3_res1\n"
+    "ln: layernorm\n"
+    "pool: seqpool mode=mean\n"
+    "head: dense out=10\n"
+    "loss: softmax_cross_entropy\n";
+
 static const char cnn_text[] =
     "# the default model: two convolutions with batch normalization for 28x28 images\n"
     "input shape=1x28x28\n"
@@ -447,12 +521,15 @@ static const zoo_entry zoo[] = {
     { "bytelm", "byte-level language model: embedding 64, LSTM 2x256, sequence 64", bytelm_text, NULL },
     { "gpt", "GPT-style byte-level language model: 4 pre-LN decoder blocks, 4 heads, width 192, context 128",
       NULL, &gpt_text },
+    { "unet", "small U-Net: 1x32x32 images, 4 classes per pixel, 16-64 channels, 2 levels", unet_text, NULL },
+    { "vit", "tiny vision transformer for 28x28 images: 4x4 patches, width 64, 4 blocks, 4 heads, mean pool",
+      vit_text, NULL },
 };
 
 static const char *const zoo_names[] = { "cnn", "cnn-small", "mlp", "fcn-r", "fcn-s", "alexnet-r",
                                          "alexnet-s", "resnet56", "resnet50", "resnet18",
                                          "mobilenetv2", "mobilenetv2-32", "lstm", "textcls", "bytelm",
-                                         "gpt", NULL };
+                                         "gpt", "unet", "vit", NULL };
 
 const char *const *ct_zoo_names(void)
 {

@@ -132,6 +132,55 @@ int ct_softmax_xent_backward(ct_context *ctx, ct_buf dx, ct_buf x, ct_buf labels
     return ct_softmax_xent_backward_saved(ctx, dx, x, labels, N, K, dloss_scale, (ct_buf){ NULL, 0 });
 }
 
+static int px_dims(ct_context *ctx, const char *who, ct_buf x, ct_buf labels, size_t n, size_t K, size_t P)
+{
+    int st = xent_dims(ctx, who, x, labels, n * P, K);
+    if (!st && (P == 0 || n * K * P > UINT32_MAX))
+        st = ct_fail(ctx, CT_ERR_SHAPE, "%s: scores (%zu, %zu, %zu) need 1 to 2^32 - 1 elements", who, n, K, P);
+    return st;
+}
+
+int ct_softmax_xent_px_forward(ct_context *ctx, ct_buf loss, ct_buf correct, ct_buf x, ct_buf labels, size_t n,
+                               size_t K, size_t P, ct_buf ws)
+{
+    int st = px_dims(ctx, "ct_softmax_xent_px_forward", x, labels, n, K, P);
+    if (st)
+        return st;
+    if (!loss.mem || !ws.mem)
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_softmax_xent_px_forward: NULL loss buffer or workspace");
+    size_t N = n * P, wg;
+    if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_loss, "softmax_xent_sum_f32", LOSS_MAX_WG, N, &wg)))
+        return st;
+    cl_uint nn = (cl_uint)N, k = (cl_uint)K, pp = (cl_uint)P;
+    cl_uint2 div_p = ct_fastdiv((uint32_t)P);
+    size_t gr[1] = { N }, g[1] = { wg }, l[1] = { wg };
+    ct_launch_bytes(ctx, N * K * sizeof(float) + N * sizeof(cl_int), 2 * N * sizeof(float));
+    if ((st = CT_RUN(ctx, CT_PROG_loss, "softmax_xent_px_fwd_f32", 1, gr, NULL, CT_BUF(ws), CT_BUF(x),
+                     CT_BUF(labels), CT_ARG(nn), CT_ARG(k), CT_ARG(pp), CT_ARG(div_p))))
+        return st;
+    ct_launch_bytes(ctx, 2 * N * sizeof(float), (correct.mem ? 2 : 1) * sizeof(float));
+    return CT_RUN(ctx, CT_PROG_loss, "softmax_xent_sum_f32", 1, g, l, CT_BUF(loss), CT_BUF(correct), CT_BUF(ws),
+                  CT_ARG(nn), CT_LOCAL(2 * wg * sizeof(cl_float)));
+}
+
+int ct_softmax_xent_px_backward(ct_context *ctx, ct_buf dx, ct_buf x, ct_buf labels, size_t n, size_t K, size_t P,
+                                float dloss_scale)
+{
+    int st = px_dims(ctx, "ct_softmax_xent_px_backward", x, labels, n, K, P);
+    if (st)
+        return st;
+    if (!dx.mem)
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_softmax_xent_px_backward: NULL dx buffer");
+    size_t N = n * P;
+    cl_uint nn = (cl_uint)N, k = (cl_uint)K, pp = (cl_uint)P;
+    cl_uint2 div_p = ct_fastdiv((uint32_t)P);
+    cl_float scale = dloss_scale / (float)N;
+    size_t gr[1] = { N };
+    ct_launch_bytes(ctx, N * K * sizeof(float) + N * sizeof(cl_int), N * K * sizeof(float));
+    return CT_RUN(ctx, CT_PROG_loss, "softmax_xent_px_bwd_f32", 1, gr, NULL, CT_BUF(dx), CT_BUF(x), CT_BUF(labels),
+                  CT_ARG(nn), CT_ARG(k), CT_ARG(pp), CT_ARG(div_p), CT_ARG(scale));
+}
+
 static int mse_dims(ct_context *ctx, const char *who, ct_buf x, ct_buf t, size_t n)
 {
     if (n == 0 || n > UINT32_MAX)

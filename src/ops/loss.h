@@ -32,6 +32,16 @@ size_t ct_softmax_xent_workspace(size_t N);
  * x, dx: (N, K), labels: (N) int32 */
 int ct_softmax_xent_backward(ct_context *ctx, ct_buf dx, ct_buf x, ct_buf labels, size_t N,
                              size_t K, float dloss_scale);
+/* Per pixel (segmentation): scores x (n, K, P), an image's K class planes
+ * of P pixels, labels (n P) int32 by image then pixel; the mean over the n
+ * P pixels (PyTorch's cross_entropy on (N, K, H, W) scores and (N, H, W)
+ * labels) and the right pixels' count. ws: ct_softmax_xent_workspace(n P).
+ * The backward writes dx (n, K, P) = (softmax - onehot) / (n P) *
+ * dloss_scale. */
+int ct_softmax_xent_px_forward(ct_context *ctx, ct_buf loss, ct_buf correct, ct_buf x, ct_buf labels, size_t n,
+                               size_t K, size_t P, ct_buf ws);
+int ct_softmax_xent_px_backward(ct_context *ctx, ct_buf dx, ct_buf x, ct_buf labels, size_t n, size_t K, size_t P,
+                                float dloss_scale);
 /* Whether ct_softmax_xent_forward in ctx's class, as it is now, leaves the
  * row statistics in ws (the GPU class does). */
 int ct_softmax_xent_saves(const ct_context *ctx, size_t N, size_t K);

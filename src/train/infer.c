@@ -191,6 +191,13 @@ int ct_predict(ct_context *ctx, const char *model, const char *weights, const ch
         st = predict_values(&s, ld, lg, out);
         goto done;
     }
+    const ct_shape *ls = &s.model->layers[s.model->layers[s.model->count - 1].inputs[0]].out;
+    if (ls->ndim == 3 && !ls->sequence) {
+        st = ct_fail(ctx, CT_ERR_UNSUPPORTED, "checkpoint %s holds a model that scores every pixel (%dx%d, %d "
+                     "classes). HINT: `cltrain eval` gives its pixel accuracy, `cltrain predict --logits` its scores "
+                     "per pixel", weights, ls->d[1], ls->d[2], ls->d[0]);
+        goto done;
+    }
     if (lg->rows != (size_t)batch) {
         st = ct_fail(ctx, CT_ERR_INVALID_ARG, "checkpoint %s holds a language model (it scores every "
                      "token). HINT: sample from it with `cltrain generate`", weights);

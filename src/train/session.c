@@ -181,6 +181,26 @@ int ct_session_check_data(ct_session *s, const ct_dataset *ds)
                            ct_dataset_name(ds), c, h, w, m->source, want);
         }
     }
+    int pixel_scores = !lg->out.tokens && !lg->out.sequence && lg->out.ndim == 3;
+    if (!ct_dataset_seq(ds) && !ct_dataset_targets(ds) && !ct_session_regression(m)) {
+        int c, h, w;
+        ct_dataset_shape(ds, &c, &h, &w);
+        if (ct_dataset_labels_per_sample(ds) > 1) { /* a label per pixel */
+            if (!pixel_scores || lg->out.d[1] != h || lg->out.d[2] != w)
+                return ct_fail(s->ctx, CT_ERR_SHAPE, "dataset %s has a label per pixel (%dx%d) but model %s does "
+                               "not score each of them (layer %s). HINT: end the model in a convolution giving K "
+                               "class planes of %dx%d before softmax_cross_entropy", ct_dataset_name(ds), h, w,
+                               m->source, lg->name, h, w);
+            if (ct_dataset_classes(ds) > lg->out.d[0])
+                return ct_fail(s->ctx, CT_ERR_SHAPE, "dataset %s has %d classes but model %s scores %d per pixel",
+                               ct_dataset_name(ds), ct_dataset_classes(ds), m->source, lg->out.d[0]);
+            return CT_OK;
+        }
+        if (pixel_scores)
+            return ct_fail(s->ctx, CT_ERR_SHAPE, "model %s scores every pixel (layer %s) but dataset %s has one "
+                           "label per sample. HINT: pool and flatten before the classifier, or give per-pixel "
+                           "labels (npy: Y (N, H, W))", m->source, lg->name, ct_dataset_name(ds));
+    }
     int k = lg->out.d[lg->out.ndim - 1];
     if (!ct_dataset_targets(ds) && ct_dataset_labels_per_sample(ds) == 1 && ct_dataset_classes(ds) > k)
         return ct_fail(s->ctx, CT_ERR_SHAPE, "dataset %s has %d classes but model %s scores %d",
@@ -297,7 +317,9 @@ size_t ct_batch_label_bytes(const ct_batch *b, const ct_net *net)
     if (b->t) /* regression: K float targets per sample */
         return b->n * b->ntargets * sizeof(float);
     /* a language model's net reads a label per token: T per sample */
-    return (b->tokens && net->label_n > (size_t)net->batch ? b->seq * b->stride : b->n) * sizeof(int32_t);
+    return (b->tokens && net->label_n > (size_t)net->batch ? b->seq * b->stride
+                                                            : b->n * (b->label_per ? b->label_per : 1)) *
+           sizeof(int32_t);
 }
 
 int ct_session_upload(ct_session *s, const ct_batch *b)
@@ -328,7 +350,8 @@ int ct_session_forward_next(ct_session *s, ct_loader *ld, const ct_lrt *rt, size
 
 const void *ct_batch_labels(const ct_batch *b, size_t row0)
 {
-    return b->t ? (const void *)(b->t + row0 * b->ntargets) : (const void *)(b->y + row0);
+    return b->t ? (const void *)(b->t + row0 * b->ntargets)
+                : (const void *)(b->y + row0 * (b->label_per ? b->label_per : 1));
 }
 
 int ct_session_loader(ct_session *s, ct_dataset *ds, size_t batch, ct_loader **out)
@@ -406,6 +429,10 @@ int ct_session_evaluate(ct_session *s, ct_dataset *ds, double *loss, double *acc
         return st;
     const ct_lrt *lg = ct_session_logits(net);
     size_t K = lg->out_n / lg->rows, per = lg->rows / (size_t)net->batch; /* per: T of a language model */
+    /* px: a label per pixel, the scores (K, P) planes per sample */
+    size_t px = ct_dataset_seq(ds) ? 1 : (size_t)ct_dataset_labels_per_sample(ds);
+    if (px > 1)
+        K /= px;
     float *logits = malloc(lg->out_n * sizeof *logits);
     double sum = 0;
     size_t correct = 0, n = 0;
@@ -417,23 +444,22 @@ int ct_session_evaluate(ct_session *s, ct_dataset *ds, double *loss, double *acc
             break;
         /* the logits' rows (t, i) of a language model, time-major; the
          * samples' rows otherwise; a partial batch's rows are i < b.n */
-        for (size_t u = 0; u < b.n * per; u++) {
-            size_t r = per > 1 ? (u % per) * (size_t)net->batch + u / per : u;
+        for (size_t u = 0; u < b.n * per * px; u++) {
+            size_t r = per > 1 ? (u % per) * (size_t)net->batch + u / per : u / px;
             int32_t y = b.y[per > 1 ? (u % per) * b.stride + u / per : u];
-            const float *z = logits + r * K;
+            /* score k of row r (pixel u % px of sample r) */
+            const float *z = logits + r * K * px + u % px;
             size_t best = 0;
-            double mx = z[0];
             for (size_t k = 1; k < K; k++)
-                if (z[k] > z[best])
+                if (z[k * px] > z[best * px])
                     best = k;
-            mx = z[best];
-            double se = 0;
+            double mx = z[best * px], se = 0;
             for (size_t k = 0; k < K; k++)
-                se += exp((double)z[k] - mx);
-            sum += log(se) + mx - (double)z[y];
+                se += exp((double)z[k * px] - mx);
+            sum += log(se) + mx - (double)z[(size_t)y * px];
             correct += best == (size_t)y;
         }
-        n += b.n * per;
+        n += b.n * per * px;
     }
     free(logits);
     ct_loader_free(&ld);

@@ -38,7 +38,7 @@ typedef struct ct_tboard {
     ct_context *ctx;         /* warnings go to its log */
     long every;              /* steps between points; 0: none */
     int histograms;
-    int tokens;              /* labels per sample: accuracies are per token */
+    int tokens;              /* labels per sample: accuracies are per token or pixel */
     int regression;          /* the "correct" total is of absolute errors: MAE, not accuracy */
     size_t nrep;             /* replicas whose totals a point sums */
     ct_tboard_point point[CT_TBOARD_RING];

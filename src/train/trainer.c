@@ -8,6 +8,12 @@
  * progress report or the epoch's end needs them. Training drops the last partial batch (the net is planned
  * for one batch size); evaluation covers every sample.
  *
+ * Gradient accumulation (accumulate K > 1): a step is K micro-batches of
+ * the planned batch, forward and backward each, the backwards adding into
+ * the gradients (which only the first finds zeroed) with the loss gradient
+ * scaled by 1/K; then one reduction, check, clipping and optimizer pass.
+ * Steps, the schedule and the reports count optimizer steps.
+ *
  * Nothing here prints: the plan, progress, epoch reports and predictions
  * reach the caller through callbacks and returned data (the CLI prints
  * them).
@@ -37,6 +43,8 @@
 #include "train/finetune.h"
 #include "train/checkpoint.h"
 #include "train/finite.h"
+#include "train/scaler.h"
+#include "train/jsonlog.h"
 #include "train/mpi.h"
 #include "train/parallel.h"
 #include "train/session.h"
@@ -61,6 +69,7 @@ void ct_train_defaults(ct_train_options *o)
     o->augment = -1;
     o->progress_interval = 0.5;
     o->tensorboard_every = 10;
+    o->precision = -1;
 }
 
 static int optim_from(ct_context *ctx, const ct_train_options *o, ct_optim_desc *d)
@@ -138,67 +147,29 @@ static int report_plan(ct_context *ctx, const ct_net *net, const ct_train_option
     return CT_OK;
 }
 
-/* Appends one JSON line to the --log file (a file the caller asked for;
- * nothing is written when it cannot be opened). */
-static void log_json(const char *path, const ct_epoch_report *r, const char *kind)
-{
-    if (!path)
-        return;
-    /* room for every number at full length: %.1f of a huge rate is ~310 digits */
-    char line[2048];
-    int n;
-    if (r->regression) /* RMSE and MAE in place of the accuracies; -1: no test split */
-        n = snprintf(line, sizeof line, "{\"event\": \"%s\", \"epoch\": %d, \"step\": %ld, \"lr\": %.8g, "
-                     "\"train_loss\": %.8g, \"train_rmse\": %.8g, \"train_mae\": %.8g, \"test_loss\": %.8g, "
-                     "\"test_rmse\": %.8g, \"test_mae\": %.8g, \"seconds\": %.3f, \"samples_per_second\": %.1f",
-                     kind, r->epoch, r->step, r->lr, r->train_loss, r->train_rmse, r->train_mae,
-                     isnan(r->test_loss) ? -1.0 : r->test_loss, isnan(r->test_rmse) ? -1.0 : r->test_rmse,
-                     isnan(r->test_mae) ? -1.0 : r->test_mae, r->seconds, r->samples_per_second);
-    else
-        n = snprintf(line, sizeof line, "{\"event\": \"%s\", \"epoch\": %d, \"step\": %ld, \"lr\": %.8g, "
-                     "\"train_loss\": %.8g, \"train_accuracy\": %.6f, \"test_loss\": %.8g, "
-                     "\"test_accuracy\": %.6f, \"seconds\": %.3f, \"samples_per_second\": %.1f", kind,
-                     r->epoch, r->step, r->lr, r->train_loss, r->train_accuracy,
-                     isnan(r->test_loss) ? -1.0 : r->test_loss, isnan(r->test_accuracy) ? -1.0 : r->test_accuracy,
-                     r->seconds, r->samples_per_second);
-    if (n > 0 && (size_t)n < sizeof line && r->tokens) {
-        /* language models: the test loss's (else the training loss's)
-         * perplexity and, for byte tokens, bits per byte */
-        double nats = isnan(r->test_loss) ? r->train_loss : r->test_loss;
-        n += snprintf(line + n, sizeof line - (size_t)n, ", \"tokens\": %d, \"perplexity\": %.6g", r->tokens,
-                      exp(nats));
-        if (r->byte_tokens && n > 0 && (size_t)n < sizeof line)
-            n += snprintf(line + n, sizeof line - (size_t)n, ", \"bits_per_byte\": %.6f", nats / log(2.0));
-    }
-    if (n > 0 && (size_t)n < sizeof line)
-        n += snprintf(line + n, sizeof line - (size_t)n, "}\n");
-    if (n <= 0 || (size_t)n >= sizeof line)
-        return;
-    FILE *f = fopen(path, "a");
-    if (!f)
-        return;
-    fwrite(line, 1, (size_t)n, f);
-    fclose(f);
-}
-
 /* ---- training ---- */
 
 /* Uploads replica r's rows of a batch into its slot k on its transfer
- * queue, after the last step that read the slot; r->wrote[k] signals it. */
+ * queue, after the last step that read the slot; r->wrote[k] signals it.
+ * Images and tables: its rows (their labels, or K float targets each).
+ * Text: its columns [row0, row0 + rows) of the (T, N) block of token ids,
+ * T rows of `rows` ids one block row apart, which land as its own (T,
+ * rows) block; a language model's labels (a label per token, (T, N) too)
+ * the same way, a classifier's (a label per text) as a run. */
 static int upload_async(ct_replica *r, const ct_batch *b, int k)
 {
     ct_net *net = r->net;
-    size_t per = net->rt[0].out_n / (size_t)net->batch;
-    /* images and tables: this replica's rows (their labels, or K float
-     * targets each); text (one replica): the whole (T, N) block of token
-     * ids, and a label per token of language-model data */
-    const void *x = b->tokens ? (const void *)b->tokens : (const void *)(b->x + r->row0 * per);
-    size_t xin = b->tokens ? ct_batch_input_bytes(b, per) : r->rows * per * sizeof(float);
-    size_t yn = b->tokens ? ct_batch_label_bytes(b, net)
-                : b->t    ? r->rows * b->ntargets * sizeof(float)
-                          : r->rows * sizeof(int32_t);
-    return ct_slot_upload(r->ctx, net, k, x, xin, ct_batch_labels(b, b->tokens ? 0 : r->row0), yn, r->used[k],
-                          &r->wrote[k]);
+    size_t per = net->rt[0].out_n / (size_t)net->batch, id = sizeof(int32_t);
+    ct_slot_part x, y = { ct_batch_labels(b, r->row0), r->rows * id, 1, 0 };
+    if (b->tokens) {
+        x = (ct_slot_part){ b->tokens + r->row0, r->rows * id, b->seq, b->stride * id };
+        if (net->label_n > (size_t)net->batch)
+            y = (ct_slot_part){ b->y + r->row0, r->rows * id, b->seq, b->stride * id };
+    } else {
+        x = (ct_slot_part){ b->x + r->row0 * per, r->rows * per * sizeof(float), 1, 0 };
+        y.width = b->t ? r->rows * b->ntargets * sizeof(float) : r->rows * b->label_per * id;
+    }
+    return ct_slot_upload(r->ctx, net, k, &x, &y, r->used[k], &r->wrote[k]);
 }
 
 static int upload_all(ct_group *g, const ct_batch *b, int k)
@@ -215,10 +186,14 @@ typedef struct step_args {
     uint64_t seed;
     long step;
     int cur;
+    size_t offset;         /* the micro-batch's first row in the optimizer step's batch */
 } step_args;
 
-/* A replica's part of a step up to its gradients (on its own thread when
- * there are several): wait for its upload, forward, backward. */
+/* A replica's part of a micro-batch up to its gradients (on its own thread
+ * when there are several): wait for its upload, forward, backward. The
+ * first micro-batch of a step starts from zero gradients (which the last
+ * optimizer pass left, ct_optim_step_zero_grads); the others add to them,
+ * as parameter gradients accumulate (+=) in every backward. */
 static int replica_compute(ct_replica *r, void *user)
 {
     const step_args *a = user;
@@ -226,9 +201,10 @@ static int replica_compute(ct_replica *r, void *user)
     if (err != CL_SUCCESS)
         return ct_cl_fail(r->ctx, err, "waiting for a batch upload");
     ct_net_use_slot(r->net, a->cur);
+    r->net->row_base = a->offset + r->base;
     int st;
-    if ((st = ct_net_zero_grads(r->net)) || (st = ct_net_forward(r->net, 1, a->seed, a->step)) ||
-        (st = ct_net_backward(r->net, a->seed, a->step)))
+    if ((a->offset == 0 && (st = ct_net_zero_grads(r->net))) ||
+        (st = ct_net_forward(r->net, 1, a->seed, a->step)) || (st = ct_net_backward(r->net, a->seed, a->step)))
         return st;
     return CT_OK;
 }
@@ -239,14 +215,13 @@ typedef struct freeze_plan {
     size_t *train, ntrain, *frozen, nfrozen;
 } freeze_plan;
 
-/* The rest of the step, on (reduced) gradients: clipping, the optimizer,
- * the accumulators, and the marker after which slot `cur` may be reused. */
+/* The rest of the step, on (reduced) gradients: clipping and the optimizer. */
 static int replica_update(ct_replica *r, const ct_train_options *o, const ct_optim_desc *od,
-                          const freeze_plan *fz, long step, float lr, int cur)
+                          const freeze_plan *fz, long step, float lr)
 {
     ct_context *ctx = r->ctx;
     ct_net *net = r->net;
-    ct_buf grads = { net->arena[CT_ARENA_GRADS].mem, 0 }, acc = { r->acc, 0 };
+    ct_buf grads = { net->arena[CT_ARENA_GRADS].mem, 0 };
     int st;
     /* frozen layers: their gradients are zero, so that clipping's norm
      * leaves them out and the next backward starts from zero */
@@ -270,6 +245,17 @@ static int replica_update(ct_replica *r, const ct_train_options *o, const ct_opt
                                       step, lr)))
             return st;
     net->grads_zero = 1;
+    return CT_OK;
+}
+
+/* After every micro-batch: its loss and correct count into the
+ * accumulators, and the marker after which slot `cur` may be reused. */
+static int replica_account(ct_replica *r, int cur)
+{
+    ct_context *ctx = r->ctx;
+    ct_net *net = r->net;
+    ct_buf acc = { r->acc, 0 };
+    int st;
     /* loss sum += mean loss * rows; correct sum += correct (regression:
      * absolute error sum += mean absolute error * rows) */
     if ((st = ct_axpy(ctx, acc, (float)r->rows, net->loss, 1)) ||
@@ -331,13 +317,18 @@ typedef struct run {
     ct_optim_desc od;
     size_t state_n;            /* floats of optimizer state */
     ct_finite fin;
+    ct_scaler sc;              /* fp16's loss scale */
+    float resume_scale;        /* a resumed checkpoint's loss scale, or 0 */
     ct_loader *ld;
     ct_lr_schedule sched;
-    long per_epoch;            /* steps */
+    long per_epoch;            /* optimizer steps */
+    int accum;                 /* K: micro-batches (of o.batch rows) per optimizer step */
     int parallel, lead;        /* several replicas or ranks; this is rank 0 */
     int first_epoch;
     long step;
     int tokens;                /* language-model data: tokens (labels) per sample; else 0 */
+    int labels_per;            /* labels per sample: 1, T (language models) or H W (a label per pixel) */
+    int precision;             /* ct_precision of the matrix products */
     int byte_tokens;
     int regression;            /* the model ends in mse: RMSE and MAE in place of accuracy */
     char *tokens_json, *classes_json; /* what checkpoints keep of text data */
@@ -352,9 +343,16 @@ static int check_options(ct_context *ctx, const ct_train_options *o)
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "epochs must be in [1, 100000], not %d", o->epochs);
     if (o->batch < 1)
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "the batch must be at least 1, not %d", o->batch);
+    if (o->accumulate < 0 || o->accumulate > CT_TRAIN_ACCUMULATE_MAX)
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "accumulate must be in [1, %d] micro-batches per step, not "
+                       "%d", CT_TRAIN_ACCUMULATE_MAX, o->accumulate);
     if (o->init && o->resume)
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "--init %s and --resume %s: a resumed run continues its own "
                        "weights. HINT: --init starts a new run from other weights; drop one", o->init, o->resume);
+    if (o->loss_scale != 0 && (o->loss_scale < 1 || o->loss_scale > CT_SCALER_MAX ||
+                               frexpf(o->loss_scale, &(int){ 0 }) != 0.5f))
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "the loss scale must be a power of two in [1, 2^24], not %g",
+                       (double)o->loss_scale);
     return CT_OK;
 }
 
@@ -378,6 +376,39 @@ static int open_and_plan(run *t, ct_context *const *ctxs, size_t count, const do
     return st;
 }
 
+/* K: the option, else a resumed checkpoint's (1 for one without); a
+ * resumed run keeps the K it was trained with, as it keeps its optimizer. */
+static int resolve_accumulate(run *t)
+{
+    const ct_train_options *o = &t->o;
+    int was = 1, st;
+    if (o->resume && (st = ct_checkpoint_accumulate(t->ctx, t->s.ckpt, o->resume, &was)))
+        return st;
+    t->accum = o->accumulate ? o->accumulate : was;
+    if (o->resume && t->accum != was)
+        return ct_fail(t->ctx, CT_ERR_INVALID_ARG, "checkpoint %s was trained with %d micro-batch%s per step, "
+                       "not %d. HINT: pass --accumulate %d, or leave it out", o->resume, was, was > 1 ? "es" : "",
+                       t->accum, was);
+    return CT_OK;
+}
+
+/* The products' precision: the option, else a resumed checkpoint's (fp32
+ * for one without), on every replica's context. */
+static int resolve_precision(run *t)
+{
+    const ct_train_options *o = &t->o;
+    int was = CT_PRECISION_FP32, st;
+    if (o->resume && (st = ct_checkpoint_precision(t->ctx, t->s.ckpt, o->resume, &was)))
+        return st;
+    t->precision = o->precision >= 0 ? o->precision : was;
+    if (o->resume && (st = ct_checkpoint_loss_scale(t->ctx, t->s.ckpt, o->resume, &t->resume_scale)))
+        return st;
+    for (size_t i = 0; i < t->g.count; i++)
+        if ((st = ct_context_set_precision(t->g.rep[i].ctx, (ct_precision)t->precision)))
+            return i ? ct_fail_keep(t->ctx, st) : st;
+    return CT_OK;
+}
+
 /* Both splits, checked against the model, and the optimizer. */
 static int open_data(run *t)
 {
@@ -395,23 +426,24 @@ static int open_data(run *t)
     if ((st = ct_session_check_data(&t->s, t->s.train)) ||
         (t->regression && (st = ct_session_check_data(&t->s, t->s.test))))
         return st;
-    if (ct_dataset_seq(t->s.train) && (t->g.count > 1 || t->g.world > 1))
-        return ct_fail(t->ctx, CT_ERR_UNSUPPORTED, "text data trains on one device and one process: a "
-                       "batch of sequences is (T, N), and replicas' shares of it are not one slice. "
-                       "HINT: pass one --device and run without mpirun");
     t->tokens_json = ct_session_tokens_json(t->s.train);
     t->classes_json = ct_session_classes_json(t->s.train);
     t->norm_json = ct_session_norm_json(t->s.train);
     if ((!ct_dataset_seq(t->s.train) && !t->norm_json) || (ct_dataset_tokenizer(t->s.train) && !t->tokens_json) ||
         (ct_dataset_class_name(t->s.train, 0) && !t->classes_json))
         return ct_fail(t->ctx, CT_ERR_NO_MEMORY, "out of host memory");
-    if (ct_dataset_labels_per_sample(t->s.train) > 1) {
+    t->labels_per = ct_dataset_labels_per_sample(t->s.train);
+    if (t->labels_per > 1 && ct_dataset_seq(t->s.train)) {
         t->tokens = ct_dataset_seq(t->s.train);
         t->byte_tokens = ct_tokenizer_kind(ct_dataset_tokenizer(t->s.train)) == CT_TOKENS_BYTE;
     }
     if (ct_dataset_count(t->s.train) < (size_t)o->batch)
         return ct_fail(t->ctx, CT_ERR_INVALID_ARG, "the batch (%d) is larger than the training set (%zu "
                        "samples)", o->batch, ct_dataset_count(t->s.train));
+    if (ct_dataset_count(t->s.train) / (size_t)o->batch < (size_t)t->accum)
+        return ct_fail(t->ctx, CT_ERR_INVALID_ARG, "%d micro-batches of %d per step take %zu samples, more than "
+                       "the training set's %zu. HINT: lower --accumulate or --batch", t->accum, o->batch,
+                       (size_t)t->accum * (size_t)o->batch, ct_dataset_count(t->s.train));
     return optim_from(t->ctx, o, &t->od);
 }
 
@@ -439,10 +471,10 @@ static int agree_across_ranks(run *t)
 {
     const uint64_t facts[] = { t->s.net.nparams, t->s.net.nbuffers, (uint64_t)t->o.batch,
                                ct_dataset_count(t->s.train), ct_dataset_count(t->s.test), (uint64_t)t->o.epochs,
-                               (uint64_t)t->od.kind, t->o.resume ? 1u : 0u };
+                               (uint64_t)t->od.kind, t->o.resume ? 1u : 0u, (uint64_t)t->accum };
     static const char *const names[] = { "parameter count", "running-statistics count", "batch",
                                          "training-set size", "test-set size", "epoch count",
-                                         "optimizer", "resuming" };
+                                         "optimizer", "resuming", "micro-batches per step (--accumulate)" };
     return ct_group_check_same(&t->g, ct_model_text(t->s.model), facts, names, CT_ARRAY_LEN(facts));
 }
 
@@ -457,6 +489,14 @@ static int allocate(run *t)
     t->state_n = ct_optim_state_size(&t->od, t->s.net.nparams);
     if ((st = replica_buffers(&t->g, t->state_n)))
         return st;
+    /* each micro-batch's mean loss weighs 1/K: the K gradients add up to
+     * the gradient of the mean over the step's K batches (times fp16's
+     * loss scale, ct_scaler_arm at each step) */
+    if ((st = ct_scaler_init(&t->sc, t->ctx, t->precision == CT_PRECISION_FP16,
+                             t->o.loss_scale > 0 ? t->o.loss_scale : t->resume_scale,
+                             t->s.net.arena_size[CT_ARENA_GRADS])))
+        return st;
+    ct_scaler_arm(&t->sc, &t->g, t->accum);
     return ct_finite_init(&t->fin, &t->s.net, t->o.check_finite);
 }
 
@@ -518,7 +558,9 @@ static int make_loader(run *t)
     int st = ct_loader_create(t->s.train, &lo, &t->ld);
     if (st)
         return ct_fail_keep(t->ctx, st);
-    t->per_epoch = (long)ct_loader_batches(t->ld);
+    /* the last micro-batches that make no whole step are dropped, as a
+     * batch of K times the rows drops its partial last batch */
+    t->per_epoch = (long)(ct_loader_batches(t->ld) / (size_t)t->accum);
     return schedule_from(t->ctx, o, t->od.lr, t->per_epoch, &t->sched);
 }
 
@@ -529,9 +571,9 @@ static ct_epoch_report make_report(const run *t, int epoch, size_t seen, const d
                                    float lr)
 {
     ct_epoch_report r = { epoch + 1, t->o.epochs, t->step, h[0] / (double)seen,
-                          h[1] / ((double)seen * (t->tokens ? t->tokens : 1)), NAN, NAN, secs,
+                          h[1] / ((double)seen * t->labels_per), NAN, NAN, secs,
                           (double)seen / secs, lr, t->tokens, t->byte_tokens, t->regression,
-                          NAN, NAN, NAN, NAN };
+                          NAN, NAN, NAN, NAN, t->sc.on ? t->sc.scale : 0.0f, 0, 0 };
     if (t->regression) {
         r.train_rmse = sqrt(r.train_loss);
         r.train_mae = r.train_accuracy;
@@ -544,7 +586,7 @@ static ct_epoch_report make_report(const run *t, int epoch, size_t seen, const d
 static int report_step(run *t, int epoch, size_t seen, float lr, double t0, double *last_draw)
 {
     const ct_train_options *o = &t->o;
-    size_t total = (size_t)t->per_epoch * (size_t)o->batch;
+    size_t total = (size_t)t->per_epoch * (size_t)t->accum * (size_t)o->batch;
     double now = ct_now(), h[2];
     int st;
     if (t->lead && o->on_progress && now - *last_draw > o->progress_interval) {
@@ -554,7 +596,7 @@ static int report_step(run *t, int epoch, size_t seen, float lr, double t0, doub
             return st;
         double rate = (double)seen / (now - t0);
         ct_progress p = { epoch + 1, o->epochs, seen, total, h[0] / (double)mine,
-                          h[1] / ((double)mine * (t->tokens ? t->tokens : 1)), rate,
+                          h[1] / ((double)mine * t->labels_per), rate,
                           (double)(total - seen) / rate, 0, t->regression, NAN, NAN };
         if (t->regression) {
             p.rmse = sqrt(p.loss);
@@ -569,14 +611,18 @@ static int report_step(run *t, int epoch, size_t seen, float lr, double t0, doub
             return st;
         ct_epoch_report r = make_report(t, epoch, seen, h, ct_now() - t0, lr);
         if (t->lead)
-            log_json(o->log, &r, "step");
+            ct_log_json(o->log, &r, "step");
     }
     return CT_OK;
 }
 
-/* One epoch's steps. Double-buffered batches: while step k computes from
- * slot k % 2, batch k + 1 is uploaded into the other slot on the transfer
- * queue, after the step that last read that slot (its marker) is done. */
+/* One epoch's steps, each of K micro-batches (K = 1: one batch).
+ * Double-buffered batches: while micro-batch k computes from slot k % 2,
+ * micro-batch k + 1 is uploaded into the other slot on the transfer queue,
+ * after the micro-batch that last read that slot (its marker) is done. The
+ * gradients of a step's micro-batches add up on each replica; only the
+ * last one's are reduced over the replicas and ranks, checked, clipped and
+ * applied. */
 static int run_epoch(run *t, int epoch, size_t *seen, float *lr, double t0)
 {
     ct_group *g = &t->g;
@@ -589,23 +635,38 @@ static int run_epoch(run *t, int epoch, size_t *seen, float *lr, double t0)
     if (st || (st = ct_loader_start_epoch(t->ld, (uint64_t)epoch)))
         return st;
     ct_batch b;
-    int cur = 0;
+    int cur = 0, micro = 0;
+    size_t left = (size_t)t->per_epoch * (size_t)t->accum; /* micro-batches of whole steps */
     if ((st = ct_loader_next(t->ld, &b)) != CT_OK)
         ct_fail_keep(ctx, st);
     else if (b.n)
         st = upload_all(g, &b, cur);
-    while (!st && b.n) {
-        long step = ++t->step;
-        *lr = ct_lr_at(&t->sched, step - 1);
-        /* forward and backward on every replica; with several, the
-         * gradients are summed and every replica gets the sum */
-        step_args a = { t->o.seed, step, cur };
-        if ((st = ct_group_step(g, replica_compute, &a, t->parallel)) ||
-            (st = ct_finite_step(&t->fin, &t->s.net, t->o.seed, step, epoch + 1)))
+    while (!st && b.n && left) {
+        int last = micro == t->accum - 1, skip = 0;
+        if (micro == 0) {
+            ++t->step;
+            *lr = ct_lr_at(&t->sched, t->step - 1);
+            ct_scaler_arm(&t->sc, g, t->accum);
+        }
+        long step = t->step;
+        /* forward and backward on every replica; at a step's last
+         * micro-batch, with several replicas or ranks, the gradients are
+         * summed and every replica gets the sum */
+        step_args a = { t->o.seed, step, cur, (size_t)micro * g->batch };
+        if ((st = ct_group_step(g, replica_compute, &a, t->parallel && last)) ||
+            (last && (st = ct_scaler_check(&t->sc, g, step, &skip))) ||
+            (last && (st = ct_finite_step(&t->fin, &t->s.net, t->o.seed, step, epoch + 1))))
             break;
-        for (size_t i = 0; i < g->count && !st; i++)
-            if ((st = replica_update(&g->rep[i], &t->o, &t->od, &t->fz, step, *lr, cur)) && i)
+        for (size_t i = 0; i < g->count && !st; i++) {
+            if (last && skip)
+                g->rep[i].net->grads_zero = 1; /* the scaler zeroed them: no update */
+            else if (last)
+                st = replica_update(&g->rep[i], &t->o, &t->od, &t->fz, step, *lr);
+            if (!st)
+                st = replica_account(&g->rep[i], cur);
+            if (st && i)
                 ct_fail_keep(ctx, st);
+        }
         if (st)
             break;
         /* the loader may reuse b's memory at the next call: its uploads must be done */
@@ -619,16 +680,19 @@ static int run_epoch(run *t, int epoch, size_t *seen, float *lr, double t0)
                 ct_fail_keep(ctx, st);
             break;
         }
-        if ((st = ct_loader_next(t->ld, &b)) != CT_OK) {
+        if (--left && (st = ct_loader_next(t->ld, &b)) != CT_OK) {
             ct_fail_keep(ctx, st);
             break;
         }
-        if (b.n && (st = upload_all(g, &b, 1 - cur)))
+        if (left && b.n && (st = upload_all(g, &b, 1 - cur)))
             break;
         cur = 1 - cur;
         *seen += g->batch;
-        ct_tboard_step(&t->tb, g, step, *seen / (size_t)g->world);
-        st = report_step(t, epoch, *seen, *lr, t0, &last_draw);
+        micro = last ? 0 : micro + 1;
+        if (last) {
+            ct_tboard_step(&t->tb, g, step, *seen / (size_t)g->world);
+            st = report_step(t, epoch, *seen, *lr, t0, &last_draw);
+        }
     }
     settle_events(g);
     return st;
@@ -646,8 +710,10 @@ static int finish_epoch(run *t, int epoch, size_t seen, float lr, double t0)
         return st;
     double secs = ct_now() - t0;
     ct_epoch_report r = make_report(t, epoch, seen, h, secs, lr);
+    r.skipped_steps = ct_scaler_epoch(&t->sc, &r.first_skipped);
     if (t->lead && o->on_progress) {
-        ct_progress p = { epoch + 1, o->epochs, seen, (size_t)t->per_epoch * (size_t)o->batch, r.train_loss,
+        ct_progress p = { epoch + 1, o->epochs, seen, (size_t)t->per_epoch * (size_t)t->accum * (size_t)o->batch,
+                          r.train_loss,
                           r.train_accuracy, r.samples_per_second, 0, 1, t->regression, r.train_rmse,
                           r.train_mae };
         o->on_progress(o->user, &p);
@@ -668,14 +734,14 @@ static int finish_epoch(run *t, int epoch, size_t seen, float lr, double t0)
     }
     if (o->out) {
         ct_ckpt_meta meta = { epoch + 1, t->step, o->seed, "", o->batch, "", t->tokens_json, t->classes_json,
-                              t->norm_json };
+                              t->norm_json, t->accum, t->precision, t->sc.on ? t->sc.scale : 0.0f };
         snprintf(meta.optimizer, sizeof meta.optimizer, "%s", ct_optim_name(t->od.kind));
         snprintf(meta.data, sizeof meta.data, "%s", t->data);
         if ((st = ct_checkpoint_save(&t->s.net, t->g.rep[0].state, t->state_n, &meta, o->out)))
             return st;
         ct_finite_saved(&t->fin, o->out, epoch + 1, t->step, 0);
     }
-    log_json(o->log, &r, "epoch");
+    ct_log_json(o->log, &r, "epoch");
     ct_tboard_epoch(&t->tb, &t->g, &t->s.net, &r);
     if (o->on_epoch)
         o->on_epoch(o->user, &r);
@@ -703,9 +769,9 @@ int ct_train_parallel(ct_context *const *ctxs, size_t count, const double *share
             st = report_plan(t.ctx, &t.s.net, &t.o);
         goto done;
     }
-    if ((st = verify_devices(&t)) || (st = open_data(&t)) || (st = agree_across_ranks(&t)) || (st = allocate(&t)) ||
+    if ((st = resolve_accumulate(&t)) || (st = resolve_precision(&t)) || (st = verify_devices(&t)) || (st = open_data(&t)) || (st = agree_across_ranks(&t)) || (st = allocate(&t)) ||
         (st = start_state(&t)) || (st = make_loader(&t)) ||
-        (st = ct_tboard_open(&t.tb, &t.o, &t.g, t.lead, t.tokens, t.regression)))
+        (st = ct_tboard_open(&t.tb, &t.o, &t.g, t.lead, t.labels_per, t.regression)))
         goto done;
     for (int epoch = t.first_epoch; epoch < t.o.epochs && !st; epoch++) {
         double t0 = ct_now();
@@ -722,6 +788,7 @@ done:
     free(t.fz.train);
     free(t.fz.frozen);
     ct_finite_release(&t.fin);
+    ct_scaler_release(&t.sc);
     ct_loader_free(&t.ld);
     ct_group_free(&t.g);
     ct_session_free(&t.s);

@@ -1,6 +1,7 @@
 /*
  * loss.c - golden adapter for the losses: softmax_cross_entropy (x (N, K)
- * logits, int64 labels, y the mean loss, dy the scalar upstream gradient)
+ * logits, or (N, K, H, W) scores with (N, H, W) labels, per pixel; int64
+ * labels, y the mean loss, dy the scalar upstream gradient)
  * mse and bce_logits (x, target, y, dx, dtarget).
  *
  * Tolerances: the scalar losses are means of O(1) terms computed in float
@@ -26,17 +27,27 @@ static void xent(golden *g)
     double *dy = golden_tensor(g, "dy", NULL, NULL, NULL);
     if (!x || !lab || !dy)
         return;
-    if (ndim != 2 || (size_t)shape[0] != nl) {
-        golden_failf(g, "logits must be (N, K) with N labels");
+    size_t P = ndim == 4 ? (size_t)shape[2] * (size_t)shape[3] : 1;
+    if ((ndim != 2 && ndim != 4) || (size_t)shape[0] * P != nl) {
+        golden_failf(g, "logits must be (N, K) with N labels, or (N, K, H, W) with N H W");
         return;
     }
-    size_t N = (size_t)shape[0], K = (size_t)shape[1];
+    size_t B = (size_t)shape[0], K = (size_t)shape[1], N = B * P; /* N: rows, a pixel's or a sample's */
     int32_t *labels = (int32_t *)golden_host(g, N); /* N int32 in N doubles' room */
     for (size_t r = 0; r < N; r++)
         labels[r] = (int32_t)lab[r];
-    double loss, correct, *dx = golden_host(g, n);
-    ct_ref_softmax_xent_forward(&loss, &correct, x, labels, N, K);
-    ct_ref_softmax_xent_backward(dx, x, labels, N, K, dy[0]);
+    /* the reference takes rows (N, K): per pixel, the scores transposed */
+    double loss, correct, *dx = golden_host(g, n), *rows = golden_host(g, n), *drows = golden_host(g, n);
+    for (size_t i = 0; i < B; i++)
+        for (size_t k = 0; k < K; k++)
+            for (size_t p = 0; p < P; p++)
+                rows[(i * P + p) * K + k] = x[(i * K + k) * P + p];
+    ct_ref_softmax_xent_forward(&loss, &correct, rows, labels, N, K);
+    ct_ref_softmax_xent_backward(drows, rows, labels, N, K, dy[0]);
+    for (size_t i = 0; i < B; i++)
+        for (size_t k = 0; k < K; k++)
+            for (size_t p = 0; p < P; p++)
+                dx[(i * K + k) * P + p] = drows[(i * P + p) * K + k];
     golden_expect_host(g, "loss", &loss, "y", 1e-5, 1e-4);
     golden_expect_host(g, "dx", dx, "dx", 1e-5, 1e-4);
 
@@ -49,10 +60,14 @@ static void xent(golden *g)
     ct_buf b_lab = { d_lab, 0 }, d_x = golden_dev(g, x, n), d_loss = golden_dev_zero(g, 1);
     ct_buf d_corr = golden_dev_zero(g, 1), d_dx = golden_dev_zero(g, n);
     ct_buf d_ws = golden_dev_zero(g, ct_softmax_xent_workspace(N));
-    if (golden_status(g, ct_softmax_xent_forward(ctx, d_loss, d_corr, d_x, b_lab, N, K, d_ws),
-                      "softmax_xent forward") ||
-        golden_status(g, ct_softmax_xent_backward(ctx, d_dx, d_x, b_lab, N, K, (float)dy[0]),
-                      "softmax_xent backward"))
+    if (P > 1 ? golden_status(g, ct_softmax_xent_px_forward(ctx, d_loss, d_corr, d_x, b_lab, B, K, P, d_ws),
+                              "softmax_xent per-pixel forward") ||
+                    golden_status(g, ct_softmax_xent_px_backward(ctx, d_dx, d_x, b_lab, B, K, P, (float)dy[0]),
+                                  "softmax_xent per-pixel backward")
+              : golden_status(g, ct_softmax_xent_forward(ctx, d_loss, d_corr, d_x, b_lab, N, K, d_ws),
+                              "softmax_xent forward") ||
+                    golden_status(g, ct_softmax_xent_backward(ctx, d_dx, d_x, b_lab, N, K, (float)dy[0]),
+                                  "softmax_xent backward"))
         goto done;
     golden_expect_dev(g, "loss", d_loss, "y", 1e-5, 1e-4);
     golden_expect_dev(g, "dx", d_dx, "dx", 1e-5, 1e-4);

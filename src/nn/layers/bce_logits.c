@@ -38,7 +38,7 @@ static int forward(const ct_layer_call *c)
 
 static int backward(const ct_layer_call *c)
 {
-    return ct_bce_backward(c->ctx, c->dx, ct_none(), c->x, c->net->labels, c->in->out_n, 1.0f);
+    return ct_bce_backward(c->ctx, c->dx, ct_none(), c->x, c->net->labels, c->in->out_n, c->net->loss_scale);
 }
 
 /* outputs "logits" and "probabilities" (each label's Sigmoid) */

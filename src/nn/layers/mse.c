@@ -33,7 +33,7 @@ static int forward(const ct_layer_call *c)
 
 static int backward(const ct_layer_call *c)
 {
-    return ct_mse_backward(c->ctx, c->dx, ct_none(), c->x, c->net->labels, c->in->out_n, 1.0f);
+    return ct_mse_backward(c->ctx, c->dx, ct_none(), c->x, c->net->labels, c->in->out_n, c->net->loss_scale);
 }
 
 /* The graph's output "output": the values the loss compares with its
