@@ -7,14 +7,14 @@ zoo model NAME (resnet18, mobilenetv2, mobilenetv2-32) in cltrain against.
    input side and with dropout p=0), a seeded batch and the step's arguments.
 2. cltrain writes the initial weights of that run (--seed 7): the same step at
    lr 1e-12, which moves no weight by more than 1e-12 of its gradient (batch
-   norm's running statistics, which that step did move, are set back to 0
-   and 1).
+   norm's running statistics and num_batches_tracked, which that step did
+   move, are set back to 0, 1 and 0).
 3. PyTorch's twin, torchvision.models.resnet18 / mobilenet_v2 (num_classes as
    the model's; for mobilenetv2-32 mobilenet_v2(num_classes=10) with stride 1
    in features.0.0 and in features.2's depthwise convolution, the two strides
-   the CIFAR variant drops), loads those weights by name (the checkpoint's
-   `layer1_0_conv1.weight` is the state_dict's `layer1.0.conv1.weight`: the
-   layer name with _ for .) and takes the same step in float64: batch
+   the CIFAR variant drops), loads those weights strictly (the zoo's layers
+   are named after torchvision's modules, so the checkpoint's tensors are the
+   state_dict's) and takes the same step in float64: batch
    statistics in batch norm (training mode), cross-entropy over the batch,
    torch.optim.SGD with the momentum and weight decay of the step's arguments.
 4. The reference keeps, per tensor of the checkpoint (parameters and batch
@@ -25,7 +25,8 @@ zoo model NAME (resnet18, mobilenetv2, mobilenetv2-32) in cltrain against.
    elements after the step); `NAME.init_norm` (the norm of those elements
    before it); for parameters `NAME.grad_digest` and `NAME.grad_samples`, the
    same of SGD's momentum buffer after the step: the gradient plus weight
-   decay times the weight. The loss is in the metadata.
+   decay times the weight. The loss and num_batches_tracked after the step
+   (1) are in the metadata.
 5. It runs the test's comparison (tests/train/compare_zoo_step.py) on
    PyTorch's own step in float32 from the same weights and prints the result:
    the yardstick for the test's tolerances.
@@ -65,11 +66,12 @@ def read_safetensors(path):
     meta = header.pop("__metadata__", {})
     body = memoryview(data)[8 + n:]
     out = {}
+    kinds = {"F32": torch.float32, "I64": torch.int64}
     for name, t in header.items():
-        if t["dtype"] != "F32":
-            raise ValueError(f"{path}: {name} has dtype {t['dtype']}, want F32")
+        if t["dtype"] not in kinds:
+            raise ValueError(f"{path}: {name} has dtype {t['dtype']}, want F32 or I64")
         b, e = t["data_offsets"]
-        out[name] = torch.frombuffer(bytearray(body[b:e]), dtype=torch.float32).reshape(t["shape"])
+        out[name] = torch.frombuffer(bytearray(body[b:e]), dtype=kinds[t["dtype"]]).reshape(t["shape"])
     return out, meta
 
 
@@ -98,28 +100,11 @@ def twin(name, classes):
     return model
 
 
-def torch_key(name):
-    """The state_dict key of a checkpoint tensor: the layer name with _ for ."""
-    layer, param = name.rsplit(".", 1)
-    return layer.replace("_", ".") + "." + param
-
-
 def step(name, classes, init, x, y, args, dtype):
     """PyTorch's twin of the model after one SGD step from init in dtype: its
     state_dict, SGD's momentum buffers by parameter name, and the loss."""
     model = twin(name, classes)
-    state = model.state_dict()
-    loaded = {torch_key(k): v for k, v in init.items()}
-    unknown = sorted(set(loaded) - set(state))
-    missing = sorted(k for k in set(state) - set(loaded) if not k.endswith("num_batches_tracked"))
-    if unknown or missing:
-        raise SystemExit(f"record_zoo_step: {name}: checkpoint tensors without a PyTorch twin {unknown[:5]}, "
-                         f"PyTorch tensors not in the checkpoint {missing[:5]}")
-    for k, v in loaded.items():
-        if tuple(v.shape) != tuple(state[k].shape):
-            raise SystemExit(f"record_zoo_step: {k}: checkpoint shape {tuple(v.shape)}, "
-                             f"PyTorch's {tuple(state[k].shape)}")
-    model.load_state_dict(loaded, strict=False)
+    model.load_state_dict(init, strict=True)
     model = model.to(dtype).train()
     for m in model.modules():
         if isinstance(m, torch.nn.Dropout):
@@ -133,7 +118,8 @@ def step(name, classes, init, x, y, args, dtype):
     opt.step()
     names = {id(p): k for k, p in model.named_parameters()}
     grads = {names[id(p)]: st["momentum_buffer"].detach().double() for p, st in opt.state.items()}
-    return {k: v.detach().double() for k, v in model.state_dict().items()}, grads, loss.item()
+    return {k: v.detach().to(torch.float64 if v.is_floating_point() else v.dtype)
+            for k, v in model.state_dict().items()}, grads, loss.item()
 
 
 def option(args, flag):
@@ -158,42 +144,44 @@ def main():
         init, _ = read_safetensors(f"{tmp}/init.safetensors")
         x = torch.from_numpy(np.load(f"{tmp}/x.npy")).to(torch.float64)
         y = torch.from_numpy(np.load(f"{tmp}/y.npy")).to(torch.int64)
-    init = {k: v for k, v in init.items() if not k.startswith("optimizer.")}
+    init = {k: v for k, v in init.items() if k != "optimizer.state"}
     # the lr 1e-12 step moved batch norm's running statistics by a batch's
     # worth; the step under test starts from their initial values, as cltrain's does
     for k, v in init.items():
-        if k.endswith(".running_mean") or k.endswith(".running_var"):
-            init[k] = torch.full_like(v, 1.0 if k.endswith("var") else 0.0)
+        if k.endswith((".running_mean", ".running_var", ".num_batches_tracked")):
+            init[k] = torch.full_like(v, 1 if k.endswith("var") else 0)
+    tracked = [k for k in init if k.endswith(".num_batches_tracked")]
     classes = int(option(args, "--data").rsplit("classes=", 1)[1])
     after, grads, loss = step(name, classes, init, x, y, args, torch.float64)
     after32, grads32, loss32 = step(name, classes, init, x, y, args, torch.float32)
     out = {}
-    for k in init:
-        v = after[torch_key(k)].reshape(-1)
+    for k in (k for k in init if k not in tracked):
+        v = after[k].reshape(-1)
         n = v.numel()
         idx = torch.tensor(sorted(random.Random(k).sample(range(n), min(n, SAMPLES))), dtype=torch.int64)
         out[f"{k}.index"] = idx
         out[f"{k}.digest"] = torch.stack([v.sum(), (v * v).sum(), v.abs().sum()])
         out[f"{k}.samples"] = v[idx].clone()
         out[f"{k}.init_norm"] = init[k].reshape(-1)[idx].double().norm().reshape(1)
-        if torch_key(k) in grads:
-            g = grads[torch_key(k)].reshape(-1)
+        if k in grads:
+            g = grads[k].reshape(-1)
             out[f"{k}.grad_digest"] = torch.stack([g.sum(), (g * g).sum(), g.abs().sum()])
             out[f"{k}.grad_samples"] = g[idx].clone()
     meta = {"loss": f"{loss:.12g}", "model": name, "side": str(x.shape[-1]),
             "batch": str(x.shape[0]), "classes": str(classes), "optimizer": "sgd",
             "lr": option(args, "--lr"), "momentum": option(args, "--momentum"),
             "weight_decay": option(args, "--weight-decay"), "seed": option(args, "--seed"),
+            "num_batches_tracked": str(int(after[tracked[0]])),
             "torch": torch.__version__, "torchvision": torchvision.__version__}
     path = os.path.join(ROOT, "tests/data", f"{name}_step_ref.safetensors")
     write_safetensors(path, out, meta)
-    print(f"{name}: PyTorch's float64 loss {loss:.10f}, {len(init)} tensors -> "
+    print(f"{name}: PyTorch's float64 loss {loss:.10f}, {len(init) - len(tracked)} tensors -> "
           f"{os.path.relpath(path, ROOT)} ({os.path.getsize(path)} bytes)")
     # the yardstick of the test's tolerances: PyTorch's own float32 step
     # against the reference, as the test compares cltrain's
     ref = {k: array(TYPECODE[v.dtype], v.numpy().tobytes()) for k, v in out.items()}
-    got = {k: after32[torch_key(k)].reshape(-1).tolist() for k in init}
-    got_grads = {k: grads32[torch_key(k)].reshape(-1).tolist() for k in init if torch_key(k) in grads32}
+    got = {k: after32[k].reshape(-1).tolist() for k in init}
+    got_grads = {k: grads32[k].reshape(-1).tolist() for k in init if k in grads32}
     lines = []
     compare_zoo_step.compare(ref, meta, got, got_grads, loss32, out=lines.append)
     print(f"PyTorch in float32 against it: {lines[0][5:]}; {lines[-1]}")

@@ -8,7 +8,9 @@
  * alexnet-s and resnet50 are torchvision's AlexNet and ResNet-50 (v1.5:
  * stride in the 3x3 convolution). resnet18 and mobilenetv2 are torchvision's
  * resnet18 and mobilenet_v2 (width 1.0), their layers named after the
- * state_dict's keys. gpt is nanoGPT's pre-LN decoder block
+ * modules, so that checkpoints carry the state_dict's keys;
+ * tests/train/test_zoo_step.sh checks a training step of each against
+ * PyTorch's. gpt is nanoGPT's pre-LN decoder block
  * (x + attn(ln_1(x)), x + mlp(ln_2(x))) on bytes; tools/pytorch_gpt.py is the
  * same module in PyTorch, with the checkpoint's tensor names.
  */
@@ -332,7 +334,7 @@ static char *resnet18_make(void)
     sbuf b = { 0 };
     put(&b, "# ResNet-18: torchvision's resnet18 on 3x224x224 inputs, 1000 classes: 4 stages of\n"
             "# 2 basic blocks, a 1x1/2 convolution + batch norm shortcut where the width doubles;\n"
-            "# layer names are the state_dict's with _ for . (layer1_0_conv1 = layer1.0.conv1)\n"
+            "# layers named after the modules, so the checkpoint's tensors are the state_dict's\n"
             "input shape=3x224x224\n"
             "conv1: conv2d out=64 kernel=7 stride=2 pad=3 bias=false\n"
             "bn1: batchnorm act=relu\n"
@@ -343,22 +345,22 @@ static char *resnet18_make(void)
         for (int k = 0; k < 2; k++) {
             int stride = (s > 0 && k == 0) ? 2 : 1;
             char p[32];
-            snprintf(p, sizeof p, "layer%d_%d", s + 1, k);
-            put(&b, "%s_conv1: conv2d out=%d kernel=3 stride=%d pad=1 bias=false from=%s\n", p, w,
+            snprintf(p, sizeof p, "layer%d.%d", s + 1, k);
+            put(&b, "%s.conv1: conv2d out=%d kernel=3 stride=%d pad=1 bias=false from=%s\n", p, w,
                 stride, in);
-            put(&b, "%s_bn1: batchnorm act=relu\n", p);
-            put(&b, "%s_conv2: conv2d out=%d kernel=3 pad=1 bias=false\n", p, w);
-            put(&b, "%s_bn2: batchnorm\n", p);
+            put(&b, "%s.bn1: batchnorm act=relu\n", p);
+            put(&b, "%s.conv2: conv2d out=%d kernel=3 pad=1 bias=false\n", p, w);
+            put(&b, "%s.bn2: batchnorm\n", p);
             if (stride != 1) {
-                put(&b, "%s_downsample_0: conv2d out=%d kernel=1 stride=%d bias=false from=%s\n", p,
+                put(&b, "%s.downsample.0: conv2d out=%d kernel=1 stride=%d bias=false from=%s\n", p,
                     w, stride, in);
-                put(&b, "%s_downsample_1: batchnorm\n", p);
-                put(&b, "%s_add: add from=%s_bn2,%s_downsample_1\n", p, p, p);
+                put(&b, "%s.downsample.1: batchnorm\n", p);
+                put(&b, "%s.add: add from=%s.bn2,%s.downsample.1\n", p, p, p);
             } else {
-                put(&b, "%s_add: add from=%s_bn2,%s\n", p, p, in);
+                put(&b, "%s.add: add from=%s.bn2,%s\n", p, p, in);
             }
-            put(&b, "%s_relu: relu\n", p);
-            snprintf(in, sizeof in, "%s_relu", p);
+            put(&b, "%s.relu: relu\n", p);
+            snprintf(in, sizeof in, "%s.relu", p);
         }
     }
     put(&b, "avgpool: global_avgpool\nfc: dense out=1000\nloss: softmax_cross_entropy\n");
@@ -371,9 +373,9 @@ static char *resnet18_make(void)
 
 /* torchvision's mobilenet_v2 (width 1.0) for side x side inputs and `classes`
  * classes; cifar: stride 1 in the stem and in the first stride-2 stage (24
- * channels), as the common CIFAR ports have it. Layer names are torchvision's
- * module paths with _ for . (features_2_conv_1_0 = features.2.conv.1.0, the
- * depthwise convolution of block 2). */
+ * channels), as the common CIFAR ports have it. Layers are named after
+ * torchvision's modules (features.2.conv.1.0: block 2's depthwise
+ * convolution), so the checkpoint's tensors are its state_dict's. */
 static char *mobilenetv2_make(int side, int classes, int cifar)
 {
     /* expansion t, width c, blocks n, stride s of the first block */
@@ -390,14 +392,14 @@ static char *mobilenetv2_make(int side, int classes, int cifar)
                 "# 1000 classes\n");
     put(&b, "# inverted residual blocks: 1x1 expansion + bn + relu6, 3x3 depthwise + bn + relu6,\n"
             "# 1x1 projection + bn, added to the block's input where the stride is 1 and the\n"
-            "# width stays; layer names are torchvision's module paths with _ for .\n"
-            "# (features_2_conv_1_0 = features.2.conv.1.0, block 2's depthwise convolution)\n"
+            "# width stays; layers named after torchvision's modules (features.2.conv.1.0:\n"
+            "# block 2's depthwise convolution), so the checkpoint's tensors are its state_dict's\n"
             "input shape=3x%dx%d\n"
-            "features_0_0: conv2d out=32 kernel=3 stride=%d pad=1 bias=false\n"
-            "features_0_1: batchnorm\n"
-            "features_0_2: relu6\n",
+            "features.0.0: conv2d out=32 kernel=3 stride=%d pad=1 bias=false\n"
+            "features.0.1: batchnorm\n"
+            "features.0.2: relu6\n",
         side, side, cifar ? 1 : 2);
-    char in[48] = "features_0_2";
+    char in[48] = "features.0.2";
     int cin = 32, f = 1;
     for (int g = 0; g < 7; g++) {
         int t = setting[g][0], c = setting[g][1];
@@ -407,35 +409,35 @@ static char *mobilenetv2_make(int side, int classes, int cifar)
                 stride = 1;
             int hidden = cin * t, at = 0;
             char p[32];
-            snprintf(p, sizeof p, "features_%d_conv", f);
+            snprintf(p, sizeof p, "features.%d.conv", f);
             if (t != 1) {
-                put(&b, "%s_0_0: conv2d out=%d kernel=1 bias=false from=%s\n", p, hidden, in);
-                put(&b, "%s_0_1: batchnorm\n%s_0_2: relu6\n", p, p);
+                put(&b, "%s.0.0: conv2d out=%d kernel=1 bias=false from=%s\n", p, hidden, in);
+                put(&b, "%s.0.1: batchnorm\n%s.0.2: relu6\n", p, p);
                 at = 1;
-                put(&b, "%s_1_0: conv2d out=%d kernel=3 stride=%d pad=1 groups=%d bias=false\n", p,
+                put(&b, "%s.1.0: conv2d out=%d kernel=3 stride=%d pad=1 groups=%d bias=false\n", p,
                     hidden, stride, hidden);
             } else {
-                put(&b, "%s_0_0: conv2d out=%d kernel=3 stride=%d pad=1 groups=%d bias=false "
+                put(&b, "%s.0.0: conv2d out=%d kernel=3 stride=%d pad=1 groups=%d bias=false "
                         "from=%s\n", p, hidden, stride, hidden, in);
             }
-            put(&b, "%s_%d_1: batchnorm\n%s_%d_2: relu6\n", p, at, p, at);
-            put(&b, "%s_%d: conv2d out=%d kernel=1 bias=false\n", p, at + 1, c);
-            put(&b, "%s_%d: batchnorm\n", p, at + 2);
+            put(&b, "%s.%d.1: batchnorm\n%s.%d.2: relu6\n", p, at, p, at);
+            put(&b, "%s.%d: conv2d out=%d kernel=1 bias=false\n", p, at + 1, c);
+            put(&b, "%s.%d: batchnorm\n", p, at + 2);
             if (stride == 1 && cin == c) {
-                put(&b, "features_%d_add: add from=%s_%d,%s\n", f, p, at + 2, in);
-                snprintf(in, sizeof in, "features_%d_add", f);
+                put(&b, "features.%d.add: add from=%s.%d,%s\n", f, p, at + 2, in);
+                snprintf(in, sizeof in, "features.%d.add", f);
             } else {
-                snprintf(in, sizeof in, "%s_%d", p, at + 2);
+                snprintf(in, sizeof in, "%s.%d", p, at + 2);
             }
             cin = c;
         }
     }
-    put(&b, "features_%d_0: conv2d out=1280 kernel=1 bias=false from=%s\n"
-            "features_%d_1: batchnorm\n"
-            "features_%d_2: relu6\n"
+    put(&b, "features.%d.0: conv2d out=1280 kernel=1 bias=false from=%s\n"
+            "features.%d.1: batchnorm\n"
+            "features.%d.2: relu6\n"
             "pool: global_avgpool\n"
-            "classifier_0: dropout p=0.2\n"
-            "classifier_1: dense out=%d\n"
+            "classifier.0: dropout p=0.2\n"
+            "classifier.1: dense out=%d\n"
             "loss: softmax_cross_entropy\n",
         f, in, f, f, classes);
     if (b.oom) {

@@ -26,23 +26,28 @@
 # - the loss and every tensor after the step within 1e-4 relative, but for
 #   the batch norm biases, which start at zero and so are minus lr times
 #   their gradient after the step;
-# - every gradient (and those biases) within 2e-2. Not 1e-4, because of
+# - every gradient (and those biases) within 5e-2. Not 1e-4, because of
 #   ReLU6's kinks: an input within float32's rounding of 0 lands on the
 #   other side in a float32 forward and the gradient through it jumps; with
 #   batch norm over a 4x4 map of a batch of 8 (128 values a channel) one
-#   such element moves its channel's gradients by ~1% and every layer below.
-#   Measured for mobilenetv2 (CPU class): the whole 9.5e-3 of its worst
-#   tensor sits in two channels of block 12, whose ReLU6 inputs come within
-#   2.4e-6 and 1.1e-5 of 0; flipping the first in PyTorch's float64 step
-#   removes its share. PyTorch's own float32 step is 4.7e-3 off for
-#   mobilenetv2-32. A wrong term (a missed branch, a mixed-up depthwise
-#   group, a stride off by one) moves a gradient by 1e-1 or more.
-# Measured (worst tensor after the step / worst gradient; the loss within
-# 4e-7 everywhere):
+#   such element moves its channel's gradients by ~1%, and every layer
+#   below. For mobilenetv2 on the CPU class the error of block 12's
+#   expansion weight (1.2e-2 over the whole tensor) sits in two of its 576
+#   channels, whose ReLU6 inputs lie 2.4e-6 and 1.1e-5 from 0; flipping the
+#   first in PyTorch's float64 step removes its share (43%), and the layers
+#   above it agree within 1e-6. PyTorch's own float32 step differs from its
+#   float64 one by up to 7.9e-3 (mobilenetv2 at side 128). A wrong term (a
+#   missed branch, a mixed-up depthwise group, a stride off by one) moves a
+#   gradient by 1e-1 or more: the GPU class with the grouped convolution's
+#   input gradient dropping the last output column fails with 0.5.
+# Measured (the loss within 4e-7 everywhere; worst tensor after the step /
+# worst gradient, each over its 128 samples):
 #                   CPU class            GPU class (pocl)
-#   resnet18        4.5e-7 / 2.7e-6      4.4e-7 / 3.2e-6
-#   mobilenetv2     2.0e-5 / 9.5e-3      1.4e-6 / 1.5e-5
-#   mobilenetv2-32  3.1e-6 / 3.2e-3      4.1e-6 / 4.5e-3
+#   resnet18        4.6e-7 / 2.8e-6      4.7e-7 / 3.2e-6
+#   mobilenetv2     2.7e-5 / 1.5e-2      1.3e-6 / 1.5e-5
+#   mobilenetv2-32  5.7e-6 / 6.1e-3      4.1e-6 / 4.5e-3
+#   (PyTorch float32: resnet18 2.7e-7 / 1.7e-6, mobilenetv2 1.1e-6 / 1.3e-5,
+#   mobilenetv2-32 4.7e-6 / 4.8e-3; tools/record_zoo_step.py prints them)
 # Needs only the standard library's python3.
 set -u
 cltrain=$1
