@@ -197,7 +197,7 @@ static int cmd_zoo(const cli_args *a)
         return 0;
     }
     for (const char *const *n = ct_zoo_names(); *n; n++)
-        printf("%-10s %s\n", *n, ct_zoo_description(*n));
+        printf("%-14s %s\n", *n, ct_zoo_description(*n));
     return 0;
 }
 

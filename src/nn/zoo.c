@@ -1,11 +1,16 @@
 /*
- * zoo.c - the built-in models. Small ones are written out; the ResNets are
- * generated (56 or 50 layers of text), once, on first use.
+ * zoo.c - the built-in models. Small ones are written out; the ResNets,
+ * MobileNetV2 and gpt are generated (tens to hundreds of lines of text), once,
+ * on first use.
  *
  * The seed benchmark networks follow Shi et al. 2017 ("Benchmarking
  * State-of-the-Art Deep Learning Software Tools") and their dlbench code;
  * alexnet-s and resnet50 are torchvision's AlexNet and ResNet-50 (v1.5:
- * stride in the 3x3 convolution). gpt is nanoGPT's pre-LN decoder block
+ * stride in the 3x3 convolution). resnet18 and mobilenetv2 are torchvision's
+ * resnet18 and mobilenet_v2 (width 1.0), their layers named after the
+ * modules, so that checkpoints carry the state_dict's keys;
+ * tests/train/test_zoo_step.sh checks a training step of each against
+ * PyTorch's. gpt is nanoGPT's pre-LN decoder block
  * (x + attn(ln_1(x)), x + mlp(ln_2(x))) on bytes; tools/pytorch_gpt.py is the
  * same module in PyTorch, with the checkpoint's tensor names.
  */
@@ -324,6 +329,124 @@ static char *resnet50_make(void)
     return b.p;
 }
 
+static char *resnet18_make(void)
+{
+    sbuf b = { 0 };
+    put(&b, "# ResNet-18: torchvision's resnet18 on 3x224x224 inputs, 1000 classes: 4 stages of\n"
+            "# 2 basic blocks, a 1x1/2 convolution + batch norm shortcut where the width doubles;\n"
+            "# layers named after the modules, so the checkpoint's tensors are the state_dict's\n"
+            "input shape=3x224x224\n"
+            "conv1: conv2d out=64 kernel=7 stride=2 pad=3 bias=false\n"
+            "bn1: batchnorm act=relu\n"
+            "maxpool: maxpool kernel=3 stride=2 pad=1\n");
+    char in[48] = "maxpool";
+    for (int s = 0; s < 4; s++) {
+        int w = 64 << s;
+        for (int k = 0; k < 2; k++) {
+            int stride = (s > 0 && k == 0) ? 2 : 1;
+            char p[32];
+            snprintf(p, sizeof p, "layer%d.%d", s + 1, k);
+            put(&b, "%s.conv1: conv2d out=%d kernel=3 stride=%d pad=1 bias=false from=%s\n", p, w,
+                stride, in);
+            put(&b, "%s.bn1: batchnorm act=relu\n", p);
+            put(&b, "%s.conv2: conv2d out=%d kernel=3 pad=1 bias=false\n", p, w);
+            put(&b, "%s.bn2: batchnorm\n", p);
+            if (stride != 1) {
+                put(&b, "%s.downsample.0: conv2d out=%d kernel=1 stride=%d bias=false from=%s\n", p,
+                    w, stride, in);
+                put(&b, "%s.downsample.1: batchnorm\n", p);
+                put(&b, "%s.add: add from=%s.bn2,%s.downsample.1\n", p, p, p);
+            } else {
+                put(&b, "%s.add: add from=%s.bn2,%s\n", p, p, in);
+            }
+            put(&b, "%s.relu: relu\n", p);
+            snprintf(in, sizeof in, "%s.relu", p);
+        }
+    }
+    put(&b, "avgpool: global_avgpool\nfc: dense out=1000\nloss: softmax_cross_entropy\n");
+    if (b.oom) {
+        free(b.p);
+        return NULL;
+    }
+    return b.p;
+}
+
+/* torchvision's mobilenet_v2 (width 1.0) for side x side inputs and `classes`
+ * classes; cifar: stride 1 in the stem and in the first stride-2 stage (24
+ * channels), as the common CIFAR ports have it. Layers are named after
+ * torchvision's modules (features.2.conv.1.0: block 2's depthwise
+ * convolution), so the checkpoint's tensors are its state_dict's. */
+static char *mobilenetv2_make(int side, int classes, int cifar)
+{
+    /* expansion t, width c, blocks n, stride s of the first block */
+    static const int setting[7][4] = { { 1, 16, 1, 1 },  { 6, 24, 2, 2 },  { 6, 32, 3, 2 },
+                                       { 6, 64, 4, 2 },  { 6, 96, 3, 1 },  { 6, 160, 3, 2 },
+                                       { 6, 320, 1, 1 } };
+    sbuf b = { 0 };
+    if (cifar)
+        put(&b, "# MobileNetV2 for CIFAR-10: torchvision's mobilenet_v2 (width 1.0) on 3x32x32\n"
+                "# inputs, 10 classes, with stride 1 in the stem and in the first stride-2 stage\n"
+                "# (the 24-channel one), so the last feature map is 4x4 rather than 1x1\n");
+    else
+        put(&b, "# MobileNetV2: torchvision's mobilenet_v2 (width 1.0) on 3x224x224 inputs,\n"
+                "# 1000 classes\n");
+    put(&b, "# inverted residual blocks: 1x1 expansion + bn + relu6, 3x3 depthwise + bn + relu6,\n"
+            "# 1x1 projection + bn, added to the block's input where the stride is 1 and the\n"
+            "# width stays; layers named after torchvision's modules (features.2.conv.1.0:\n"
+            "# block 2's depthwise convolution), so the checkpoint's tensors are its state_dict's\n"
+            "input shape=3x%dx%d\n"
+            "features.0.0: conv2d out=32 kernel=3 stride=%d pad=1 bias=false\n"
+            "features.0.1: batchnorm\n"
+            "features.0.2: relu6\n",
+        side, side, cifar ? 1 : 2);
+    char in[48] = "features.0.2";
+    int cin = 32, f = 1;
+    for (int g = 0; g < 7; g++) {
+        int t = setting[g][0], c = setting[g][1];
+        for (int k = 0; k < setting[g][2]; k++, f++) {
+            int stride = k == 0 ? setting[g][3] : 1;
+            if (cifar && g == 1)
+                stride = 1;
+            int hidden = cin * t, at = 0;
+            char p[32];
+            snprintf(p, sizeof p, "features.%d.conv", f);
+            if (t != 1) {
+                put(&b, "%s.0.0: conv2d out=%d kernel=1 bias=false from=%s\n", p, hidden, in);
+                put(&b, "%s.0.1: batchnorm\n%s.0.2: relu6\n", p, p);
+                at = 1;
+                put(&b, "%s.1.0: conv2d out=%d kernel=3 stride=%d pad=1 groups=%d bias=false\n", p,
+                    hidden, stride, hidden);
+            } else {
+                put(&b, "%s.0.0: conv2d out=%d kernel=3 stride=%d pad=1 groups=%d bias=false "
+                        "from=%s\n", p, hidden, stride, hidden, in);
+            }
+            put(&b, "%s.%d.1: batchnorm\n%s.%d.2: relu6\n", p, at, p, at);
+            put(&b, "%s.%d: conv2d out=%d kernel=1 bias=false\n", p, at + 1, c);
+            put(&b, "%s.%d: batchnorm\n", p, at + 2);
+            if (stride == 1 && cin == c) {
+                put(&b, "features.%d.add: add from=%s.%d,%s\n", f, p, at + 2, in);
+                snprintf(in, sizeof in, "features.%d.add", f);
+            } else {
+                snprintf(in, sizeof in, "%s.%d", p, at + 2);
+            }
+            cin = c;
+        }
+    }
+    put(&b, "features.%d.0: conv2d out=1280 kernel=1 bias=false from=%s\n"
+            "features.%d.1: batchnorm\n"
+            "features.%d.2: relu6\n"
+            "pool: global_avgpool\n"
+            "classifier.0: dropout p=0.2\n"
+            "classifier.1: dense out=%d\n"
+            "loss: softmax_cross_entropy\n",
+        f, in, f, f, classes);
+    if (b.oom) {
+        free(b.p);
+        return NULL;
+    }
+    return b.p;
+}
+
 static char *gpt_make(void)
 {
     enum { layers = 4, heads = 4, dim = 192, context = 128, vocab = 256 };
@@ -359,13 +482,17 @@ static char *gpt_make(void)
     return b.p;
 }
 
-static char *resnet56_text, *resnet50_text, *gpt_text;
+static char *resnet56_text, *resnet50_text, *resnet18_text, *mobilenetv2_text, *mobilenetv2_32_text,
+    *gpt_text;
 static pthread_once_t generated_once = PTHREAD_ONCE_INIT;
 
 static void generate(void)
 {
     resnet56_text = resnet56_make();
     resnet50_text = resnet50_make();
+    resnet18_text = resnet18_make();
+    mobilenetv2_text = mobilenetv2_make(224, 1000, 0);
+    mobilenetv2_32_text = mobilenetv2_make(32, 10, 1);
     gpt_text = gpt_make();
 }
 
@@ -386,6 +513,11 @@ static const zoo_entry zoo[] = {
     { "alexnet-s", "seed benchmark AlexNet-S: torchvision AlexNet, 224x224 (batch 16)", alexnet_s_text, NULL },
     { "resnet56", "seed benchmark ResNet-56: CIFAR ResNet, option-A shortcuts (batch 128)", NULL, &resnet56_text },
     { "resnet50", "seed benchmark ResNet-50: torchvision ResNet-50, 224x224 (batch 16)", NULL, &resnet50_text },
+    { "resnet18", "ResNet-18: torchvision resnet18, 224x224, 1000 classes", NULL, &resnet18_text },
+    { "mobilenetv2", "MobileNetV2: torchvision mobilenet_v2 (width 1.0), 224x224, 1000 classes", NULL,
+      &mobilenetv2_text },
+    { "mobilenetv2-32", "MobileNetV2 for 32x32 (CIFAR-10): mobilenet_v2 with stride 1 in the stem and "
+      "the 24-channel stage, 10 classes", NULL, &mobilenetv2_32_text },
     { "lstm", "seed benchmark LSTM: word-level LM, 10000 words, 2x256, sequence 32 (batch 128)", lstm_text, NULL },
     { "textcls", "byte-level text classifier: embedding 32, LSTM 128, mean pool, 8 classes", textcls_text, NULL },
     { "bytelm", "byte-level language model: embedding 64, LSTM 2x256, sequence 64", bytelm_text, NULL },
@@ -397,7 +529,8 @@ static const zoo_entry zoo[] = {
 };
 
 static const char *const zoo_names[] = { "cnn", "cnn-small", "mlp", "fcn-r", "fcn-s", "alexnet-r",
-                                         "alexnet-s", "resnet56", "resnet50", "lstm", "textcls", "bytelm",
+                                         "alexnet-s", "resnet56", "resnet50", "resnet18",
+                                         "mobilenetv2", "mobilenetv2-32", "lstm", "textcls", "bytelm",
                                          "gpt", "unet", "vit", NULL };
 
 const char *const *ct_zoo_names(void)
