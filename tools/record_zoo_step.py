@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """record_zoo_step.py NAME [CLTRAIN] - writes tests/data/NAME_step_ref.safetensors,
 the reference that tests/train/test_zoo_step.sh compares one SGD step of the
-zoo model NAME (resnet18, mobilenetv2, mobilenetv2-32) in cltrain against.
+zoo model NAME (resnet18, mobilenetv2, mobilenetv2-32, unet, vit) in cltrain
+against.
 
 1. tests/train/zoo_step_setup.py writes the model (the zoo's, at a smaller
    input side and with dropout p=0), a seeded batch and the step's arguments.
@@ -53,6 +54,8 @@ import torchvision
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "train"))
 import compare_zoo_step  # noqa: E402  (the test's comparison, standard library only)
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import pytorch_zoo  # noqa: E402  (the twins of the zoo's unet and vit)
 
 TYPECODE = {torch.float64: "d", torch.float32: "f", torch.int64: "q"}
 SAMPLES = 128
@@ -91,6 +94,8 @@ def write_safetensors(path, tensors, meta):
 
 
 def twin(name, classes):
+    if name in pytorch_zoo.TWINS:
+        return pytorch_zoo.TWINS[name](classes=classes)
     if name == "resnet18":
         return torchvision.models.resnet18(num_classes=classes)
     model = torchvision.models.mobilenet_v2(num_classes=classes)
@@ -171,8 +176,9 @@ def main():
             "batch": str(x.shape[0]), "classes": str(classes), "optimizer": "sgd",
             "lr": option(args, "--lr"), "momentum": option(args, "--momentum"),
             "weight_decay": option(args, "--weight-decay"), "seed": option(args, "--seed"),
-            "num_batches_tracked": str(int(after[tracked[0]])),
             "torch": torch.__version__, "torchvision": torchvision.__version__}
+    if tracked:
+        meta["num_batches_tracked"] = str(int(after[tracked[0]]))
     path = os.path.join(ROOT, "tests/data", f"{name}_step_ref.safetensors")
     write_safetensors(path, out, meta)
     print(f"{name}: PyTorch's float64 loss {loss:.10f}, {len(init) - len(tracked)} tensors -> "

@@ -227,14 +227,91 @@ static void to_bf16(const gemm *g, float *p, uint32_t *q, size_t w)
         pair_panel(p, g->kc, w, q);
 }
 
+/* Pairs straight from the operand, in one pass (CT_GEMM512_BF16_DOT).
+ * k-major source (element (q, c) at s[q ld + c]: A^T, B): pair row r of
+ * lanes c < w holds rows 2r and 2r + 1 of the w columns, converted and
+ * interleaved; dst rows `width` lanes apart. */
+static CT_AVX512BF16 void pairs_kmajor(const float *s, size_t ld, size_t kc, size_t w, uint32_t *d, size_t width)
+{
+    for (size_t r = 0; 2 * r < kc; r++, d += width)
+        for (size_t h = 0; h < width; h += 16) { /* lanes past the w columns: zero */
+            __mmask16 m = h < w ? ct_tail16(w - h < 16 ? w - h : 16) : 0;
+            __mmask16 sm = ct_tail16(width - h < 16 ? width - h : 16);
+            __m512 lo = _mm512_maskz_loadu_ps(m, s + 2 * r * ld + h);
+            __m512 hi = 2 * r + 1 < kc ? _mm512_maskz_loadu_ps(m, s + (2 * r + 1) * ld + h) : _mm512_setzero_ps();
+            __m512i l16 = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(lo));
+            __m512i h16 = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(hi));
+            _mm512_mask_storeu_epi32(d + h, sm, _mm512_or_si512(l16, _mm512_slli_epi32(h16, 16)));
+        }
+}
+
+/* Row-major source with k contiguous (element (row, q) at s[row ld + q]:
+ * A, B^T), rows <= 16: 32 k values of a row are 16 pairs as they lie, so a
+ * block of them is converted whole and 16 x 16 pairs transposed (tr16 on
+ * their bits) into pair rows of `width` lanes (lanes past rows zero). */
+static CT_AVX512BF16 void pairs_rows(const float *s, size_t ld, size_t rows, size_t kc, uint32_t *d, size_t width)
+{
+    __mmask16 wm = ct_tail16(width < 16 ? width : 16);
+    for (size_t q0 = 0; q0 < kc; q0 += 32) {
+        size_t nq = kc - q0 < 32 ? kc - q0 : 32, np = (nq + 1) / 2;
+        __mmask16 m0 = ct_tail16(nq < 16 ? nq : 16), m1 = nq > 16 ? ct_tail16(nq - 16) : 0;
+        __m512 r[16];
+        for (size_t i = 0; i < 16; i++) {
+            if (i >= rows) {
+                r[i] = _mm512_setzero_ps();
+                continue;
+            }
+            __m512 a = _mm512_maskz_loadu_ps(m0, s + i * ld + q0), b = _mm512_maskz_loadu_ps(m1, s + i * ld + q0 + 16);
+            r[i] = _mm512_castsi512_ps((__m512i)_mm512_cvtne2ps_pbh(b, a));
+        }
+        tr16(r);
+        for (size_t p = 0; p < np; p++)
+            _mm512_mask_storeu_epi32(d + (q0 / 2 + p) * width, wm, _mm512_castps_si512(r[p]));
+    }
+}
+
+/* A panel ip (MR rows) or B panel jp (NR columns) as pairs, from the operand */
+static void pairs_a(const gemm *g, size_t ip, size_t kp)
+{
+    size_t i0 = ip * MR, rows = g->m - i0 < MR ? g->m - i0 : MR;
+    uint32_t *d = g->qa + ip * MR * kp;
+    if (g->ta)
+        pairs_kmajor(g->a + g->p0 * g->lda + i0, g->lda, g->kc, rows, d, MR);
+    else
+        pairs_rows(g->a + i0 * g->lda + g->p0, g->lda, rows, g->kc, d, MR);
+}
+
+static CT_AVX512 void pairs_b(const gemm *g, size_t jp, size_t kp)
+{
+    size_t j0 = g->j0 + jp * NR, cols = g->nc - jp * NR < NR ? g->nc - jp * NR : NR;
+    uint32_t *d = g->qb + jp * NR * kp;
+    if (!g->tb) {
+        pairs_kmajor(g->b + g->p0 * g->ldb + j0, g->ldb, g->kc, cols, d, NR);
+        return;
+    }
+    for (size_t h = 0; h < NR; h += 16) { /* two halves of 16 columns */
+        size_t rows = cols > h ? (cols - h < 16 ? cols - h : 16) : 0;
+        if (rows)
+            pairs_rows(g->b + (j0 + h) * g->ldb + g->p0, g->ldb, rows, g->kc, d + h, NR);
+        else
+            for (size_t q = 0; q < kp; q++)
+                _mm512_storeu_si512(d + q * NR + h, _mm512_setzero_si512());
+    }
+}
+
 static void pack_item(void *arg, size_t item, int thread)
 {
     (void)thread;
     const gemm *g = arg;
     size_t kp = (g->kc + 1) / 2;
+    int dot = g->mode == CT_GEMM512_BF16_DOT;
     if (item < g->b_items) {
         size_t e = (item + 1) * PACK_PANELS;
         for (size_t jp = item * PACK_PANELS; jp < e && jp < g->b_panels; jp++) {
+            if (dot) {
+                pairs_b(g, jp, kp);
+                continue;
+            }
             pack_b(g, jp);
             to_bf16(g, g->pb + jp * NR * g->kc, g->qb + jp * NR * kp, NR);
         }
@@ -245,6 +322,10 @@ static void pack_item(void *arg, size_t item, int thread)
      * reading A^T in place, a line per product, measured 1.2x slower) */
     size_t e = (item + 1) * PACK_PANELS;
     for (size_t ip = item * PACK_PANELS; ip < e && ip < g->a_panels; ip++) {
+        if (dot) {
+            pairs_a(g, ip, kp);
+            continue;
+        }
         pack_a(g, ip);
         to_bf16(g, g->pa + ip * MR * g->kc, g->qa + ip * MR * kp, MR);
     }

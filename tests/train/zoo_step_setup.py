@@ -23,11 +23,14 @@ import struct
 import subprocess
 import sys
 
-# side, batch, classes (the zoo model's), data seed
+# side, batch, classes (the zoo model's), data seed; unet and vit keep their
+# own one-channel inputs (side None), unet with a label per pixel
 CASES = {
     "resnet18": (64, 8, 1000, 11),
     "mobilenetv2": (64, 8, 1000, 12),
     "mobilenetv2-32": (32, 8, 10, 13),
+    "unet": (None, 8, 4, 14),
+    "vit": (None, 8, 10, 15),
 }
 # the step: SGD with momentum and weight decay at a constant lr from --seed 7's weights
 STEP = {"lr": 1e-3, "momentum": 0.9, "weight_decay": 1e-4, "seed": 7}
@@ -44,6 +47,8 @@ def npy(path, descr, shape, payload):
 
 def model_text(cltrain, name, side):
     text = subprocess.run([cltrain, "zoo", name], check=True, capture_output=True, text=True).stdout
+    if side is None:
+        return text
     text, n = re.subn(r"^input shape=3x\d+x\d+$", f"input shape=3x{side}x{side}", text, flags=re.M)
     if n != 1:
         raise SystemExit(f"zoo_step_setup: {name} has no 'input shape=3xHxW' line")
@@ -55,13 +60,16 @@ def main():
     if name not in CASES:
         raise SystemExit(f"zoo_step_setup: no case for {name} (cases: {', '.join(CASES)})")
     side, n, classes, seed = CASES[name]
+    text = model_text(cltrain, name, side)
     with open(f"{out}/model", "w") as f:
-        f.write(model_text(cltrain, name, side))
+        f.write(text)
+    c, h, w = (int(v) for v in re.search(r"^input shape=(\d+)x(\d+)x(\d+)$", text, flags=re.M).groups())
+    per = h * w if name == "unet" else 1  # labels per sample: a label per pixel for unet
     r = random.Random(seed)
-    xs = [r.gauss(0.0, 1.0) for _ in range(n * 3 * side * side)]
-    ys = [r.randrange(classes) for _ in range(n)]
-    npy(f"{out}/x.npy", "<f4", (n, 3, side, side), struct.pack(f"<{len(xs)}f", *xs))
-    npy(f"{out}/y.npy", "<i8", (n,), struct.pack(f"<{n}q", *ys))
+    xs = [r.gauss(0.0, 1.0) for _ in range(n * c * h * w)]
+    ys = [r.randrange(classes) for _ in range(n * per)]
+    npy(f"{out}/x.npy", "<f4", (n, c, h, w), struct.pack(f"<{len(xs)}f", *xs))
+    npy(f"{out}/y.npy", "<i8", (n, h, w) if per > 1 else (n,), struct.pack(f"<{len(ys)}q", *ys))
     data = f"npy:{out}/x.npy,{out}/y.npy:test={out}/x.npy,{out}/y.npy:classes={classes}"
     args = ["--model", f"{out}/model", "--data", data, "--epochs", "1", "--batch", str(n),
             "--optimizer", "sgd", "--lr", f"{STEP['lr']:g}", "--momentum", f"{STEP['momentum']:g}",
