@@ -235,6 +235,7 @@ static int parse_run(const char *cmd, int argc, char **argv, cli_args *a, char *
         else if (!strcmp(f, "--check-finite") && is_train) COUNT(0, 1L << 40, o->check_finite = v);
         else if (!strcmp(f, "--bn-groups") && is_train) COUNT(1, 1 << 20, o->bn_groups = (int)v);
         else if (!strcmp(f, "--accumulate") && is_train) COUNT(1, CT_TRAIN_ACCUMULATE_MAX, o->accumulate = (int)v);
+        else if (!strcmp(f, "--loader-threads") && is_train) COUNT(1, 256, o->loader_threads = (int)v);
         else if (!strcmp(f, "--shares") && val && is_train) {
             if (parse_shares(val, a, err, errlen))
                 return 2;

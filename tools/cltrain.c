@@ -271,6 +271,8 @@ static void epoch_line(void *user, const ct_epoch_report *r)
         printf("epoch %d/%d  train loss %.4f acc %.2f%%  test loss %.4f acc %.2f%%  %.1f s  %.0f samples/s  lr %.3g",
                r->epoch, r->epochs, r->train_loss, 100 * r->train_accuracy, r->test_loss,
                100 * r->test_accuracy, r->seconds, r->samples_per_second, r->lr);
+    if (r->skipped_files >= 0) /* an image folder with bad=skip */
+        printf("  skipped %ld", r->skipped_files);
     if (r->tokens) { /* a language model: losses in nats per token */
         double nats = isnan(r->test_loss) ? r->train_loss : r->test_loss;
         printf("  ppl %.2f", exp(nats));

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cltrain/data.h"
 #include "cltrain/parallel.h"
@@ -323,6 +324,8 @@ typedef struct run {
     int regression;            /* the model ends in mse: RMSE and MAE in place of accuracy */
     char *tokens_json, *classes_json; /* what checkpoints keep of text data */
     char *norm_json;                  /* ... and of image and table data's normalization */
+    long norm_images;          /* an image folder's statistics: images decoded; -1: none */
+    int loader_threads;        /* the option, 0 resolved to the core count */
     ct_tboard tb;              /* the TensorBoard event file (rank 0, with o.tensorboard) */
     freeze_plan fz;            /* --freeze */
 } run;
@@ -390,7 +393,10 @@ static int open_data(run *t)
     ct_session_limit(t->s.train, o->train_limit);
     ct_session_limit(t->s.test, o->test_limit);
     t->regression = ct_session_regression(t->s.model);
-    if ((st = ct_session_train_norm(&t->s)))
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    t->loader_threads = o->loader_threads > 0 ? o->loader_threads : cores < 1 ? 1 : cores > 256 ? 256 : (int)cores;
+    t->s.threads = t->loader_threads;
+    if ((st = ct_session_train_norm(&t->s, o->resume, t->loader_threads, &t->norm_images)))
         return st;
     if ((st = ct_session_check_data(&t->s, t->s.train)) ||
         (t->regression && (st = ct_session_check_data(&t->s, t->s.test))))
@@ -524,6 +530,7 @@ static int make_loader(run *t)
     int augment = o->augment >= 0 ? o->augment : !strncmp(t->data, "cifar10", 7);
     lo.crop_pad = augment ? 4 : 0;
     lo.flip = augment;
+    lo.threads = t->loader_threads;
     int st = ct_loader_create(t->s.train, &lo, &t->ld);
     if (st)
         return ct_fail_keep(t->ctx, st);
@@ -542,7 +549,10 @@ static ct_epoch_report make_report(const run *t, int epoch, size_t seen, const d
     ct_epoch_report r = { epoch + 1, t->o.epochs, t->step, h[0] / (double)seen,
                           h[1] / ((double)seen * t->labels_per), NAN, NAN, secs,
                           (double)seen / secs, lr, t->tokens, t->byte_tokens, t->regression,
-                          NAN, NAN, NAN, NAN };
+                          NAN, NAN, NAN, NAN, -1, t->norm_images };
+    const ct_dataset *tr = t->s.train;
+    if (tr->storage == CT_STORE_FILES && tr->skip_bad)
+        r.skipped_files = (long)ct_loader_skipped(t->ld, NULL);
     if (t->regression) {
         r.train_rmse = sqrt(r.train_loss);
         r.train_mae = r.train_accuracy;
@@ -701,6 +711,11 @@ static int finish_epoch(run *t, int epoch, size_t seen, float lr, double t0)
             return st;
         ct_finite_saved(&t->fin, o->out, epoch + 1, t->step, 0);
     }
+    const char *first;
+    if (ct_loader_skipped(t->ld, &first))
+        ct_log(t->ctx, CT_LOG_WARN, "epoch %d: %zu training file%s did not decode and %s skipped (bad=skip), "
+               "the first: %s", epoch + 1, ct_loader_skipped(t->ld, NULL), ct_loader_skipped(t->ld, NULL) == 1 ?
+               "" : "s", ct_loader_skipped(t->ld, NULL) == 1 ? "was" : "were", first);
     ct_log_json(o->log, &r, "epoch");
     ct_tboard_epoch(&t->tb, &t->g, &t->s.net, &r);
     if (o->on_epoch)
