@@ -582,7 +582,7 @@ int ct_imagefolder_load(const ct_imagefolder_spec *s, int split, ct_dataset **ou
     }
     if (st)
         goto done;
-    if (tr && (!c || !h)) {
+    if (tr && tr->nfiles && (!c || !h)) {
         char *first = join(s->path, "train");
         char *cdir = first ? join(first, tr->classes[tr->files[0].label]) : NULL;
         char *f = cdir ? join(cdir, tr->files[0].name) : NULL;
