@@ -65,6 +65,13 @@ inline void ct_tree_sum(__local float *red, uint lid, uint wg)
         int has_bias, int act, int zs, uint nb2, ulong as1, ulong as2, ulong bs1, ulong bs2,     \
         ulong cs1, ulong cs2
 
+/* The logistic function, for the recurrent cells' gates (lstm.cl, gru.cl):
+ * the same expression as ct_act_f's sigmoid. */
+inline float ct_sigmoid(float x)
+{
+    return 1.0f / (1.0f + exp(-x));
+}
+
 /* Activations, shared by act.cl and the fused bias + activation kernels.
  * `act` follows enum ct_act (src/ops/act.h). */
 #define CT_LEAKY_SLOPE 0.01f

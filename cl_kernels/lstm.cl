@@ -5,11 +5,6 @@
  * kernel, so the in-place updates need no synchronization.
  */
 
-inline float ct_sigmoid(float x)
-{
-    return 1.0f / (1.0f + exp(-x));
-}
-
 /* gates (rows, 4H) = b_ih + b_hh broadcast over rows; the input projection
  * GEMM then accumulates onto it. */
 __kernel void lstm_bias_f32(__global float *gates, ulong gates_off, __global const float *b_ih,

@@ -2,7 +2,8 @@
  * test_classes [--device SEL] [MODEL...] - one training step of each zoo
  * family (mlp, cnn, a ResNet, lstm), of a sequence classifier (tokens,
  * embedding, lstm, seqpool, dense; token id 0 is padding, 1 in 16 of the
- * random ids) and of a causal attention model scoring every token
+ * random ids), of a 2-layer GRU scoring every token (embedding, gru,
+ * dense) and of a causal attention model scoring every token
  * (embedding, attention heads=4, dense) through the CPU class and
  * through the GPU class (src/cl/devclass.c) on the same device, from the same parameters and
  * batch: the loss and every parameter gradient must agree.
@@ -257,6 +258,11 @@ int main(int argc, char **argv)
                                        "seqpool mode=mean\n"
                                        "dense out=4\n"
                                        "softmax_cross_entropy\n";
+    static const char gru_text[] = "input tokens=16\n"
+                                   "embedding vocab=64 dim=8\n"
+                                   "gru hidden=12 layers=2\n"
+                                   "dense out=64\n"
+                                   "softmax_cross_entropy\n";
     static const char attention_text[] = "input tokens=16\n"
                                          "embedding vocab=64 dim=24\n"
                                          "attention heads=4\n"
@@ -273,7 +279,7 @@ int main(int argc, char **argv)
         const char *model, *text;
         int batch;
     } all[] = { { "mlp", NULL, 32 }, { "cnn", NULL, 16 }, { "resnet56", NULL, 4 }, { "lstm", NULL, 4 },
-                { "seqpool", seqpool_text, 8 }, { "attention", attention_text, 8 },
+                { "seqpool", seqpool_text, 8 }, { "gru", gru_text, 8 }, { "attention", attention_text, 8 },
                 { "posembed", posembed_text, 8 } };
     const char *pick[8];
     int npick = 0;

@@ -21,6 +21,10 @@ compute in plain float32, and cuDNN's autotuner on (the warm-up steps absorb
 its search); each step ends with torch.cuda.synchronize(). tools/gpu_report.sh
 uses it as `bench_peer.py --one NAME --device cuda`.
 
+--precision bf16 times PyTorch under torch.autocast("cpu", dtype=torch.bfloat16)
+(forward and loss; oneDNN's bf16 kernels where the CPU has AVX512_BF16) and
+cltrain with `bench --precision bf16`; fp32 (the default) neither.
+
 With --best-env (the default), each network is also timed with
 OMP_WAIT_POLICY=PASSIVE and glibc malloc thresholds raised (a second
 process), and the faster of the two PyTorch runs is used.
@@ -165,7 +169,7 @@ def build(name, torch):
     raise ValueError(name)
 
 
-def time_pytorch(name, batch, steps, warmup, threads, device="cpu"):
+def time_pytorch(name, batch, steps, warmup, threads, device="cpu", precision="fp32"):
     import torch
     torch.manual_seed(1)
     torch.set_num_threads(threads)
@@ -190,11 +194,15 @@ def time_pytorch(name, batch, steps, warmup, threads, device="cpu"):
     loss_fn = torch.nn.CrossEntropyLoss()
     net.train()
     times = []
+    import contextlib
+    cast = (torch.autocast(device_type="cuda" if gpu else "cpu", dtype=torch.bfloat16)
+            if precision == "bf16" else contextlib.nullcontext())
     for i in range(warmup + steps):
         sync()
         t0 = time.perf_counter()
         opt.zero_grad()
-        loss = loss_fn(net(x), y)
+        with cast:
+            loss = loss_fn(net(x), y)
         loss.backward()
         opt.step()
         sync()
@@ -223,10 +231,13 @@ def main():
     ap.add_argument("--no-best-env", action="store_true", help="only the default environment")
     ap.add_argument("--rounds", type=int, default=1,
                     help="repeat PyTorch and cltrain back to back N times; medians over rounds")
+    ap.add_argument("--precision", default="fp32", choices=["fp32", "bf16"],
+                    help="bf16: PyTorch under bf16 autocast, cltrain bench --precision bf16")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # internal: time one network, print JSON
     a = ap.parse_args()
     if a.one:
-        print(json.dumps(time_pytorch(a.one, SEED_BATCH[a.one], a.steps, a.warmup, a.threads, a.device)))
+        print(json.dumps(time_pytorch(a.one, SEED_BATCH[a.one], a.steps, a.warmup, a.threads, a.device,
+                                      a.precision)))
         return 0
     models = a.model or ORDER
     rows = []
@@ -241,7 +252,8 @@ def main():
             for extra in envs:
                 env = dict(os.environ, OMP_NUM_THREADS=str(a.threads), OPENBLAS_NUM_THREADS=str(a.threads), **extra)
                 out = subprocess.run([sys.executable, __file__, "--one", m, "--steps", str(a.steps), "--warmup",
-                                      str(a.warmup), "--threads", str(a.threads), "--device", a.device],
+                                      str(a.warmup), "--threads", str(a.threads), "--device", a.device,
+                                      "--precision", a.precision],
                                      env=env, capture_output=True, text=True)
                 if out.returncode != 0:
                     print(f"{m}: PyTorch failed: {out.stderr.strip()[-300:]}", file=sys.stderr)
@@ -251,7 +263,8 @@ def main():
             if a.cltrain:
                 dev = ["--device", "gpu"] if a.device != "cpu" else []
                 out = subprocess.run([a.cltrain, "bench", "--model", m, "--steps", str(a.steps), "--warmup",
-                                      str(a.warmup), "--json"] + dev, capture_output=True, text=True)
+                                      str(a.warmup), "--json", "--precision", a.precision] + dev,
+                                     capture_output=True, text=True)
                 try:
                     cls.append(json.loads(out.stdout)[0]["median_ms"])
                 except (ValueError, IndexError, KeyError):

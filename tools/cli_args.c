@@ -184,6 +184,20 @@ static int parse_shares(const char *val, cli_args *a, char *err, size_t errlen)
     }
 }
 
+/* --precision fp32|bf16 */
+static int parse_precision(const char *f, const char *val, int *out, char *err, size_t errlen)
+{
+    if (val && !strcmp(val, "fp32"))
+        *out = CT_PRECISION_FP32;
+    else if (val && !strcmp(val, "bf16"))
+        *out = CT_PRECISION_BF16;
+    else if (val && !strcmp(val, "fp16"))
+        *out = CT_PRECISION_FP16;
+    else
+        return usage(err, errlen, "%s: fp32, bf16 or fp16, not '%s'", f, val ? val : "");
+    return 0;
+}
+
 /* train, eval and predict share their flags */
 static int parse_run(const char *cmd, int argc, char **argv, cli_args *a, char *err, size_t errlen)
 {
@@ -235,6 +249,11 @@ static int parse_run(const char *cmd, int argc, char **argv, cli_args *a, char *
         else if (!strcmp(f, "--check-finite") && is_train) COUNT(0, 1L << 40, o->check_finite = v);
         else if (!strcmp(f, "--bn-groups") && is_train) COUNT(1, 1 << 20, o->bn_groups = (int)v);
         else if (!strcmp(f, "--accumulate") && is_train) COUNT(1, CT_TRAIN_ACCUMULATE_MAX, o->accumulate = (int)v);
+        else if (!strcmp(f, "--loss-scale") && is_train) FLOAT(1, 16777216, &o->loss_scale);
+        else if (!strcmp(f, "--precision") && is_train) {
+            if (parse_precision(f, val, &o->precision, err, errlen))
+                return 2;
+        }
         else if (!strcmp(f, "--loader-threads") && is_train) COUNT(1, 256, o->loader_threads = (int)v);
         else if (!strcmp(f, "--shares") && val && is_train) {
             if (parse_shares(val, a, err, errlen))
@@ -316,6 +335,10 @@ static int parse_bench(int argc, char **argv, cli_args *a, char *err, size_t err
             if (parse_count(f, val, 0, 10000, &v, err, errlen))
                 return 2;
             bo->warmup = (int)v;
+            i++;
+        } else if (!strcmp(f, "--precision")) {
+            if (parse_precision(f, val, &a->precision, err, errlen))
+                return 2;
             i++;
         } else {
             return usage(err, errlen, "bench: unknown option or missing value '%s'", f);

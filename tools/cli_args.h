@@ -54,6 +54,7 @@ typedef struct cli_args {
     int nshares;
     /* bench */
     ct_bench_options bench;
+    int precision;                  /* bench --precision: ct_precision */
     const char *models[CLI_MAX_MODELS];
     const char *devices[CLI_MAX_DEVICES];
     int nmodels, ndevices;

@@ -81,6 +81,12 @@ int cmd_bench(const cli_args *a)
             failures++;
             continue;
         }
+        if (ct_context_set_precision(ctx, (ct_precision)a->precision)) {
+            fprintf(stderr, "cltrain: bench on %s: %s\n", sel, ct_context_last_error(ctx));
+            ct_context_free(&ctx);
+            failures++;
+            continue;
+        }
         for (int k = 0; k < nm; k++) {
             ct_bench_result r;
             bo.model = models[k];

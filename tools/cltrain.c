@@ -201,9 +201,23 @@ static int cmd_zoo(const cli_args *a)
     return 0;
 }
 
+/* a column as wide as its longest entry (dotted names run long), at least w */
+static int column(int w, const char *text)
+{
+    int n = (int)strlen(text);
+    return n > w ? n : w;
+}
+
 static void print_layers(const ct_model *m)
 {
-    printf("%-16s %-22s %-20s %-16s %12s\n", "layer", "type", "reads", "output", "params");
+    int wn = 16, wr = 20;
+    for (size_t i = 0; i < ct_model_layer_count(m); i++) {
+        ct_layer_info li;
+        ct_model_layer_info(m, i, &li);
+        wn = column(wn, li.name);
+        wr = column(wr, li.inputs);
+    }
+    printf("%-*s %-22s %-*s %-16s %12s\n", wn, "layer", "type", wr, "reads", "output", "params");
     for (size_t i = 0; i < ct_model_layer_count(m); i++) {
         ct_layer_info li;
         ct_model_layer_info(m, i, &li);
@@ -211,7 +225,7 @@ static void print_layers(const ct_model *m)
         int at = 0;
         for (int d = 0; d < li.ndim && at < (int)sizeof shape; d++)
             at += snprintf(shape + at, sizeof shape - (size_t)at, "%s%d", d ? "x" : "", li.shape[d]);
-        printf("%-16s %-22s %-20s %-16s %12zu\n", li.name, li.type, li.inputs, shape, li.params);
+        printf("%-*s %-22s %-*s %-16s %12zu\n", wn, li.name, li.type, wr, li.inputs, shape, li.params);
     }
     printf("total trainable parameters: %zu\n", ct_model_param_count(m));
 }
@@ -271,8 +285,14 @@ static void epoch_line(void *user, const ct_epoch_report *r)
         printf("epoch %d/%d  train loss %.4f acc %.2f%%  test loss %.4f acc %.2f%%  %.1f s  %.0f samples/s  lr %.3g",
                r->epoch, r->epochs, r->train_loss, 100 * r->train_accuracy, r->test_loss,
                100 * r->test_accuracy, r->seconds, r->samples_per_second, r->lr);
+    if (r->loss_scale > 0) { /* fp16 */
+        printf("  loss scale %.0f", (double)r->loss_scale);
+        if (r->skipped_steps)
+            printf(" (%ld step%s skipped on fp16 overflow, the first %ld: halved each time)", r->skipped_steps,
+                   r->skipped_steps > 1 ? "s" : "", r->first_skipped);
+    }
     if (r->skipped_files >= 0) /* an image folder with bad=skip */
-        printf("  skipped %ld", r->skipped_files);
+        printf("  skipped files %ld", r->skipped_files);
     if (r->tokens) { /* a language model: losses in nats per token */
         double nats = isnan(r->test_loss) ? r->train_loss : r->test_loss;
         printf("  ppl %.2f", exp(nats));
@@ -287,10 +307,15 @@ static void epoch_line(void *user, const ct_epoch_report *r)
 static void plan_table(void *user, const ct_plan_report *p)
 {
     (void)user;
-    printf("%-16s %-22s %-22s %-18s %12s\n", "layer", "type", "reads", "output", "params");
+    int wn = 16, wr = 22;
+    for (size_t i = 0; i < p->count; i++) {
+        wn = column(wn, p->layers[i].name);
+        wr = column(wr, p->layers[i].reads);
+    }
+    printf("%-*s %-22s %-*s %-18s %12s\n", wn, "layer", "type", wr, "reads", "output", "params");
     for (size_t i = 0; i < p->count; i++) {
         const ct_plan_layer *l = &p->layers[i];
-        printf("%-16s %-22s %-22s %-18s %12zu\n", l->name, l->type, l->reads, l->shape, l->params);
+        printf("%-*s %-22s %-*s %-18s %12zu\n", wn, l->name, l->type, wr, l->reads, l->shape, l->params);
     }
     printf("total trainable parameters: %zu\n", p->params);
     fputs(p->memory_plan, stdout);
@@ -418,6 +443,9 @@ static int cmd_train(const cli_args *a)
             printf("training %s on %s, device%s %s", o.model ? o.model : o.resume, o.data, n > 1 ? "s" : "", devs);
             if (world > 1)
                 printf(", %d ranks", world);
+            if (o.precision > CT_PRECISION_FP32)
+                printf(", %s products%s", ct_precision_str((ct_precision)o.precision),
+                       o.precision == CT_PRECISION_FP16 ? " with dynamic loss scaling" : "");
             if (o.accumulate > 1)
                 printf(", %d micro-batches of %d per step (batch %ld)", o.accumulate, o.batch,
                        (long)o.accumulate * o.batch);

@@ -88,6 +88,18 @@ CT_API cl_command_queue ct_context_queue(const ct_context *ctx);
 CT_API ct_kernels ct_context_kernels(const ct_context *ctx);
 CT_API int ct_context_set_kernels(ct_context *ctx, ct_kernels kernels);
 CT_API const char *ct_kernels_str(ct_kernels kernels);
+/* The precision of matrix products' operands: float32, or bf16 (the
+ * operands rounded to bf16, to nearest even; every product exact and the
+ * sums in float32, as PyTorch's bf16 autocast does), through AVX512_BF16's
+ * dot products where the CPU has them; or fp16 (the operands rounded to
+ * IEEE half, to nearest even, past 65504 to Inf: products exact, sums
+ * float32, no faster on CPUs without half arithmetic). Both run on the CPU class with the
+ * host GEMM on a CPU with AVX-512 (CT_ERR_UNSUPPORTED elsewhere, naming
+ * what is missing). Direct host convolutions stay float32. */
+typedef enum ct_precision { CT_PRECISION_FP32 = 0, CT_PRECISION_BF16 = 1, CT_PRECISION_FP16 = 2 } ct_precision;
+CT_API int ct_context_set_precision(ct_context *ctx, ct_precision precision);
+CT_API ct_precision ct_context_precision(const ct_context *ctx);
+CT_API const char *ct_precision_str(ct_precision precision);
 /* The class and GEMM path a context on `dev` would use, with the
  * environment's overrides (CLTRAIN_KERNELS, CLTRAIN_GEMM) applied. */
 CT_API int ct_device_class(const ct_device_info *dev, ct_kernels *kernels, ct_gemm_path *gemm);

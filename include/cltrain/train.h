@@ -43,6 +43,11 @@ typedef struct ct_epoch_report {
     int regression;
     double train_rmse, train_mae;
     double test_rmse, test_mae;
+    /* fp16 (--precision fp16): the loss scale after the epoch, and the
+     * steps it skipped on overflowing gradients (the first's number); the
+     * scale 0 otherwise */
+    float loss_scale;
+    long skipped_steps, first_skipped;
     long skipped_files;    /* an image folder with bad=skip: the training files that did not
                               decode this epoch (left out, each replaced by another sample);
                               -1 for other data */
@@ -154,6 +159,14 @@ typedef struct ct_train_options {
                                 (batch norm aside: statistics per micro-batch); steps,
                                 the schedule, step logs and checkpoints count optimizer
                                 steps. 0: 1, or a resumed checkpoint's K. At most CT_TRAIN_ACCUMULATE_MAX */
+    int precision;           /* ct_precision of the matrix products' operands (cltrain/context.h:
+                                bf16 and fp16 on the CPU class's host GEMM); -1 (the default):
+                                fp32, or a resumed checkpoint's. Parameters, gradients and
+                                optimizer state stay float32. fp16 scales the loss dynamically
+                                (GradScaler's rule: 2^16 at first, halved and the step skipped
+                                on an Inf or NaN gradient, doubled after 2,000 clean steps) */
+    float loss_scale;        /* fp16: the first loss scale, a power of two in [1, 2^24]; 0:
+                                2^16, or a resumed checkpoint's */
     uint64_t seed;           /* default 1 */
     const char *out;         /* checkpoint written after every epoch; NULL: none */
     const char *resume;      /* continue from this checkpoint */

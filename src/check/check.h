@@ -112,6 +112,7 @@ void ck_bench(ct_check *c, const char *shape, double flops, double bytes, ck_run
     X(transpose) \
     X(embedding) \
     X(lstm) \
+    X(gru) \
     X(seqpool) \
     X(layernorm) \
     X(rmsnorm) \

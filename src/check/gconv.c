@@ -5,8 +5,8 @@
  * 1x1 to 7x7 (7x7 has 49 taps: four stage-one tap chunks), strides 1-3,
  * dilation 1-2, odd sizes that are no multiple of a work-group; batches
  * large enough for several weight-gradient slices and small enough for
- * one (stage one then adds into dw itself); in both device classes (the
- * same kernels).
+ * one (stage one then adds into dw itself); in both device classes: the
+ * GPU class's kernels, the CPU class's host planes (src/host/gconv_host.c).
  *
  * Tolerances, as in src/check/conv.c: a float32 sum of T products in any
  * order is within T u sum|products| of the exact sum (u = 2^-24), sum|.|

@@ -11,7 +11,8 @@
  * forward:  atol = rtol = 4 u sqrt(K) T L.
  * The backward repeats this in reverse (dh_{t-1} = dgates W_hh has 4H
  * terms) and then sums T N products for dW and db:
- * backward: atol = rtol = 4 u sqrt(max(K, 4H, T N)) T L.
+ * backward: atol = rtol = 4 u sqrt(max(K, 4H, T N)) T L
+ * (ck_rnn_tol, check/rnn.c, with G = 4 gates).
  * The factor 4 covers the device's tanh/exp (up to 4 ulp in OpenCL) and
  * the gate derivatives built from rounded activations; over 240 random cases
  * (seeds 1-12) the worst error was 9% of this tolerance, and the sqrt(K)
@@ -23,10 +24,8 @@
  */
 #include <math.h>
 
-#include "check/check.h"
+#include "check/rnn.h"
 #include "ref/lstm.h"
-
-#define U_F32 0x1p-24
 
 typedef struct lstm_loss {
     const ct_lstm_desc *d;
@@ -42,19 +41,11 @@ static double loss(void *user)
     return ck_dot(l->y, l->dy, (size_t)l->d->T * (size_t)l->d->N * (size_t)l->d->hidden);
 }
 
-typedef struct lstm_bench {
-    ct_context *ctx;
-    const ct_lstm_desc *d;
-    ct_buf y, x, params, ws, dy, dx, dparams;
-} lstm_bench;
-
-static int bench_run(void *user)
+/* the forward without final states, for the benchmark */
+static int forward_y(ct_context *ctx, const ct_rnn_desc *d, ct_buf y, ct_buf x, ct_buf params, ct_buf ws)
 {
-    lstm_bench *b = user;
     ct_buf none = { NULL, 0 };
-    int st = ct_lstm_forward(b->ctx, b->d, b->y, none, none, b->x, b->params, b->ws);
-    return st ? st
-              : ct_lstm_backward(b->ctx, b->d, b->dx, b->dparams, b->dy, b->x, b->params, b->ws);
+    return ct_lstm_forward(ctx, d, y, none, none, x, params, ws);
 }
 
 static void one_case(ct_check *c, const ct_lstm_desc *d)
@@ -62,42 +53,29 @@ static void one_case(ct_check *c, const ct_lstm_desc *d)
     ct_context *ctx = ck_ctx(c);
     ck_case(c, "T=%d N=%d input=%d hidden=%d layers=%d", d->T, d->N, d->input, d->hidden,
             d->layers);
-    size_t T = (size_t)d->T, N = (size_t)d->N, H = (size_t)d->hidden, L = (size_t)d->layers;
-    size_t nx = T * N * (size_t)d->input, ny = T * N * H, ns = L * N * H;
+    size_t N = (size_t)d->N, H = (size_t)d->hidden, L = (size_t)d->layers, ns = L * N * H;
     size_t np = ct_lstm_param_count(d), nws = ct_lstm_workspace_size(d) / sizeof(float);
-    double *x = ck_host(c, nx), *p = ck_host(c, np), *dy = ck_host(c, ny), *y = ck_host(c, ny);
+    ck_rnn_data r;
+    if (!ck_rnn_data_make(c, d, np, &r))
+        return;
+    size_t nx = r.nx, ny = r.ny;
+    double *x = r.x, *p = r.p, *dy = r.dy, *y = ck_host(c, ny);
     double *hn = ck_host(c, ns), *cn = ck_host(c, ns), *dx = ck_host(c, nx);
-    double *dp0 = ck_host(c, np), *g = ck_host(c, np), *dp = ck_host(c, np);
+    double *g = ck_host(c, np), *dp = ck_host(c, np);
     if (ck_failed(c))
         return;
-    double k = 1.0 / sqrt((double)H); /* PyTorch's init range */
-    ck_fill(c, x, nx, -1, 1);
-    ck_fill(c, p, np, -k, k);
-    ck_fill(c, dy, ny, -1, 1);
-    ck_fill(c, dp0, np, -1, 1);
-    for (size_t i = 0; i < nx; i++)
-        x[i] = (double)(float)x[i];
-    for (size_t i = 0; i < np; i++) {
-        p[i] = (double)(float)p[i];
-        dp0[i] = (double)(float)dp0[i];
-    }
-    for (size_t i = 0; i < ny; i++)
-        dy[i] = (double)(float)dy[i];
     if (ck_status(c, ct_ref_lstm_forward(d, y, hn, cn, x, p), "reference forward") ||
         ck_status(c, ct_ref_lstm_backward(d, dx, g, dy, x, p), "reference backward"))
         return;
     for (size_t i = 0; i < np; i++)
-        dp[i] = dp0[i] + g[i];
+        dp[i] = r.dp0[i] + g[i];
 
-    double K = (double)((size_t)d->input > H ? (size_t)d->input : H) + (double)H + 2;
-    double Kb = fmax(fmax(K, 4.0 * (double)H), (double)(T * N));
-    double tol_f = 4 * U_F32 * sqrt(K) * (double)(T * L);
-    double tol_b = 4 * U_F32 * sqrt(Kb) * (double)(T * L);
+    double tol_f = ck_rnn_tol(d, 4, 0), tol_b = ck_rnn_tol(d, 4, 1);
 
     ct_buf d_x = ck_dev_in(c, x, nx), d_p = ck_dev_in(c, p, np), d_dy = ck_dev_in(c, dy, ny);
     ct_buf d_y = ck_dev_out(c, ny), d_hn = ck_dev_out(c, ns), d_cn = ck_dev_out(c, ns);
     ct_buf d_ws = ck_dev_out(c, nws), d_dx = ck_dev_out(c, nx);
-    ct_buf d_dp0 = ck_dev_in(c, dp0, np), d_dp = ck_dev_out(c, np);
+    ct_buf d_dp0 = ck_dev_in(c, r.dp0, np), d_dp = ck_dev_out(c, np);
     if (ck_failed(c))
         return;
     /* the accumulated gradient goes to a buffer with output guards */
@@ -114,57 +92,11 @@ static void one_case(ct_check *c, const ct_lstm_desc *d)
 
     lstm_loss l = { d, x, p, dy, ck_host(c, ny) };
     ck_gradcheck(c, "reference dx", loss, &l, x, nx, dx, 24);
-    static const char *const names[4] = { "reference dweight_ih", "reference dweight_hh",
-                                          "reference dbias_ih", "reference dbias_hh" };
-    for (int layer = 0; layer < d->layers && !ck_failed(c); layer++) {
-        ct_lstm_offsets o = ct_lstm_layer_offsets(d, layer), next = ct_lstm_layer_offsets(d, layer + 1);
-        size_t at[5] = { o.w_ih, o.w_hh, o.b_ih, o.b_hh, next.w_ih };
-        for (int t = 0; t < 4; t++)
-            ck_gradcheck(c, names[t], loss, &l, p + at[t], at[t + 1] - at[t], g + at[t], 8);
-    }
-}
-
-static void bench(ct_check *c)
-{
-    /* the seed benchmark's LSTM */
-    ct_lstm_desc d = { 32, 128, 256, 256, 2 };
-    ck_case(c, "bench T=32 N=128 input=256 hidden=256 layers=2");
-    size_t T = 32, N = 128, H = 256, L = 2, in = 256;
-    size_t np = ct_lstm_param_count(&d), nws = ct_lstm_workspace_size(&d) / sizeof(float);
-    size_t S = T * N * H;
-    lstm_bench b = { ck_ctx(c), &d, ck_dev_out(c, S), ck_dev_const(c, T * N * in, 0.5),
-                     ck_dev_const(c, np, 0.01), ck_dev_out(c, nws), ck_dev_const(c, S, 1),
-                     ck_dev_out(c, T * N * in), ck_dev_const(c, np, 0) };
-    /* forward 2 T N 4H (in + H) per layer; the backward twice that (dx and
-     * dW_ih, dh and dW_hh) */
-    double flops = 3.0 * 2.0 * (double)(T * N * 4 * H) * (double)(in + H + H + H);
-    /* parameters read 3 times and dparams updated; saved activations written
-     * and read; the scratch (dgates, dseq) written and read; x, y, dx, dy */
-    double bytes = 4.0 * (5.0 * (double)np + 2.0 * 6.0 * (double)(S * L) + 2.0 * 5.0 * (double)S +
-                          2.0 * (double)(T * N * in) + 2.0 * (double)S);
-    if (!ck_failed(c))
-        ck_bench(c, "T=32 N=128 256->256 x2", flops, bytes, bench_run, &b);
-    ck_case_end(c);
+    ck_rnn_gradcheck_params(c, d, 4, loss, &l, p, g);
 }
 
 void ct_check_lstm(ct_check *c)
 {
-    static const ct_lstm_desc fixed[] = {
-        { 1, 1, 1, 1, 1 }, { 1, 3, 2, 5, 2 }, { 5, 1, 3, 1, 3 }, { 4, 3, 5, 6, 2 },
-        /* hidden past two 16-unit vectors of the host steps (lstm_host.c), ragged */
-        { 3, 4, 6, 37, 2 },
-        /* 253 rows: the GPU path's bias gradient in 16 slices of 16 rows */
-        { 23, 11, 6, 9, 2 },
-    };
-    for (size_t i = 0; i < CT_ARRAY_LEN(fixed) && !ck_failed(c); i++) {
-        one_case(c, &fixed[i]);
-        ck_case_end(c);
-    }
-    for (int it = 0; it < ck_iterations(c) && !ck_failed(c); it++) {
-        ct_lstm_desc d = { ck_dim(c, 9), ck_dim(c, 7), ck_dim(c, 17), ck_dim(c, 13), ck_int(c, 1, 3) };
-        one_case(c, &d);
-        ck_case_end(c);
-    }
-    if (ck_benchmarking(c) && !ck_failed(c))
-        bench(c);
+    static const ck_rnn_family f = { 4, ct_lstm_workspace_size, forward_y, ct_lstm_backward, one_case };
+    ck_rnn_run(c, &f);
 }

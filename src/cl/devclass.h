@@ -5,7 +5,7 @@
  *
  * The CPU class: the host BLAS on mapped buffers, the direct host
  * convolution, the host max pool, dropout, batch norm, element-wise ops and
- * LSTM steps (the _host.c files of src/ops), and the per-row kernels whose work-items
+ * LSTM and GRU steps (the _host.c files of src/ops), and the per-row kernels whose work-items
  * each own a whole row or chunk (SIMD-friendly for CPU compilers).
  * The GPU class: CLBlast, and the work-group kernels (one work-item per
  * element, tree reductions in local memory); nothing runs on the host inside
@@ -28,7 +28,7 @@ typedef struct ct_devclass {
     int fuse_bias_act;  /* dense and conv add the bias and activation in one kernel after the product */
     int host_conv;      /* stride-1 convolutions on the host (when the CPU has AVX2 + FMA) */
     int host_pool;      /* max pool, dropout, exact element-wise ops, the optimizer steps and
-                           (AVX-512 CPUs) batch norm, the LSTM's steps and softmax
+                           (AVX-512 CPUs) batch norm, the LSTM's and GRU's steps and softmax
                            cross-entropy on the host; net arenas' mappings held */
 } ct_devclass;
 

@@ -102,6 +102,7 @@ struct ct_context {
     size_t gemm_index_limit; /* the last element a CLBlast operand may reach; 0: 2^31 - 1
                                 (tests lower it to reach the rebasing path) */
     int conv_direct;        /* direct host convolution allowed (CLTRAIN_CONV != im2col) */
+    int precision;          /* ct_precision: the operands of matrix products */
     ct_gemm_path gemm_asked; /* the GEMM path asked for (CLTRAIN_GEMM, ct_gemm_set_path);
                                 AUTO: the class's own */
     size_t ones_n;

@@ -39,20 +39,37 @@ int ct_blas_is_openblas(void)
     return set_threads != NULL;
 }
 
+/* Data-parallel replicas call the BLAS from a thread each at once: the
+ * thread count is global, so the first of the overlapping holders sets it
+ * to 1 and the last one gives back what the first found. (Each restoring
+ * its own would give one replica's later calls OpenBLAS's threaded path
+ * while another replica still held it at one: other bits from run to run.) */
+static pthread_mutex_t hold_mu = PTHREAD_MUTEX_INITIALIZER;
+static int holders, held_prev;
+
 int ct_blas_single(void)
 {
     if (!ct_blas_is_openblas())
         return 0;
-    int prev = get_threads();
-    if (prev != 1)
-        set_threads(1);
+    pthread_mutex_lock(&hold_mu);
+    if (holders++ == 0) {
+        held_prev = get_threads();
+        if (held_prev != 1)
+            set_threads(1);
+    }
+    int prev = held_prev > 0 ? held_prev : 1;
+    pthread_mutex_unlock(&hold_mu);
     return prev;
 }
 
 void ct_blas_restore(int prev)
 {
-    if (prev > 1)
-        set_threads(prev);
+    if (prev < 1)
+        return;
+    pthread_mutex_lock(&hold_mu);
+    if (holders > 0 && --holders == 0 && held_prev > 1)
+        set_threads(held_prev);
+    pthread_mutex_unlock(&hold_mu);
 }
 
 static void quiet(void)

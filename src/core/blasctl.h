@@ -13,9 +13,11 @@
 /* Whether the process's BLAS is OpenBLAS (its thread count can be set). */
 int ct_blas_is_openblas(void);
 
-/* OpenBLAS at one thread for the calls that follow; returns the count to
- * give ct_blas_restore (0: not OpenBLAS, nothing changed). Not for calls
- * made at the same time from other threads of the application. */
+/* OpenBLAS at one thread for the calls that follow, until the matching
+ * ct_blas_restore; returns what to give it (0: not OpenBLAS, nothing
+ * changed). Calls from several threads at once nest: the count stays 1
+ * until the last of them restores (data-parallel replicas); the
+ * application's own BLAS calls meanwhile run single-threaded too. */
 int ct_blas_single(void);
 void ct_blas_restore(int prev);
 

@@ -8,8 +8,28 @@
  * while the item's tiles walk down its rows. Each slice's sums are added to
  * C in slice order; deeper slices mean fewer passes over C, which is what
  * they were measured to save (docs/BENCHMARKS.md).
+ *
+ * bf16 operands (CT_GEMM512_BF16_*): the panels are packed as above, then
+ * rounded to bf16 (round to nearest even). With AVX512_BF16 they are
+ * repacked as pairs of k values (kp = ceil(kc / 2) rows of bf16 pairs, a
+ * pair per 32-bit lane, an odd kc's last pair padded with a zero) and a tile
+ * is 24 vdpbf16ps per k pair (each lane two products added in float32), the
+ * 12 broadcasts being pairs of A; without, the rounded panels go through
+ * the float32 tiles. Either way every product is exact (a bf16 product fits
+ * a float32) and the sums are float32: products of bf16 operands,
+ * accumulated in float32, as PyTorch's bf16 autocast computes them. A is
+ * always packed then (in place, it would be rounded at every use).
  */
 #include "host/gemm512.h"
+
+int ct_gemm512_mode(const ct_context *ctx)
+{
+    if (ctx->precision == CT_PRECISION_FP16)
+        return CT_GEMM512_FP16_ROUND;
+    if (ctx->precision != CT_PRECISION_BF16)
+        return CT_GEMM512_F32;
+    return ct_host_avx512_bf16() ? CT_GEMM512_BF16_DOT : CT_GEMM512_BF16_ROUND;
+}
 
 int ct_gemm512(ct_context *ctx, ct_host_work *hw, int ta, int tb, size_t m, size_t n, size_t k,
                float alpha, const float *a, size_t lda, const float *b, size_t ldb, float beta,
@@ -17,12 +37,13 @@ int ct_gemm512(ct_context *ctx, ct_host_work *hw, int ta, int tb, size_t m, size
 {
     size_t na, nb;
     float *pa, *pb;
-    ct_gemm512_pack_size(m, n, k, &na, &nb);
+    int mode = ct_gemm512_mode(ctx);
+    ct_gemm512_pack_size(m, n, k, mode, &na, &nb);
     int st;
     if ((st = ct_host_work_big(ctx, hw, CT_HOST_BIG_GEMM_A, na, &pa)) ||
         (st = ct_host_work_big(ctx, hw, CT_HOST_BIG_GEMM_B, nb, &pb)))
         return st;
-    ct_gemm512_run(hw->pool, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, pa, pb);
+    ct_gemm512_run(hw->pool, mode, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, pa, pb);
     return CT_OK;
 }
 
@@ -44,19 +65,26 @@ static size_t ceil_div(size_t a, size_t b)
     return (a + b - 1) / b;
 }
 
-void ct_gemm512_pack_size(size_t m, size_t n, size_t k, size_t *na, size_t *nb)
+/* floats of the float32 panels, to a 64-byte boundary (the pairs follow) */
+static size_t panels_f32(size_t panels, size_t width, size_t kc)
 {
-    size_t kc = ceil_div(k, ceil_div(k, KC)), nc = n < NC ? n : NC;
-    *na = ceil_div(m, MR) * MR * kc;
-    *nb = ceil_div(nc, NR) * NR * kc;
+    return (panels * width * kc + 15) / 16 * 16;
+}
+
+void ct_gemm512_pack_size(size_t m, size_t n, size_t k, int mode, size_t *na, size_t *nb)
+{
+    size_t kc = ceil_div(k, ceil_div(k, KC)), nc = n < NC ? n : NC, kp = mode == CT_GEMM512_BF16_DOT ? (kc + 1) / 2 : 0;
+    *na = panels_f32(ceil_div(m, MR), MR, kc) + ceil_div(m, MR) * MR * kp;
+    *nb = panels_f32(ceil_div(nc, NR), NR, kc) + ceil_div(nc, NR) * NR * kp;
 }
 
 typedef struct gemm {
-    int ta, tb;
+    int ta, tb, mode;
     size_t m, n, k, lda, ldb, ldc;
     float alpha, beta;
     const float *a, *b;
     float *c, *pa, *pb;
+    uint32_t *qa, *qb; /* CT_GEMM512_BF16_DOT: the panels as bf16 pairs */
     /* the slice: columns [j0, j0 + nc), k values [p0, p0 + kc) */
     size_t j0, nc, p0, kc;
     size_t a_panels, b_panels, a_items, b_items, m_items, n_items;
@@ -147,22 +175,79 @@ static CT_AVX512 void pack_b(const gemm *g, size_t jp)
     }
 }
 
+/* v rounded to bf16's 8 significant bits, to nearest even (NaNs kept) */
+static CT_AVX512 __m512 round_bf16(__m512 v)
+{
+    __m512i u = _mm512_castps_si512(v);
+    __m512i odd = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+    __m512i r = _mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), odd));
+    r = _mm512_and_si512(r, _mm512_set1_epi32((int)0xffff0000u));
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), _mm512_castsi512_ps(r), v);
+}
+
+/* v rounded to IEEE half (F16C's conversion, to nearest even; beyond 65504
+ * Inf) and back */
+static CT_AVX512 __m512 round_fp16(__m512 v)
+{
+    return _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
+/* The panel at p, rows of w floats (w 12 or 32), rounded in place to bf16
+ * or (half) fp16 */
+static CT_AVX512 void round_panel(float *p, size_t rows, size_t w, int half)
+{
+    for (size_t e = 0; e < rows * w; e += 16) {
+        __mmask16 m = ct_tail16(rows * w - e < 16 ? rows * w - e : 16);
+        __m512 v = _mm512_maskz_loadu_ps(m, p + e);
+        _mm512_mask_storeu_ps(p + e, m, half ? round_fp16(v) : round_bf16(v));
+    }
+}
+
+/* The float32 panel p (kc rows of w lanes, w <= 32) as kp rows of w bf16
+ * pairs at q: lane l of pair row r holds rows 2r (low half) and 2r + 1. */
+static CT_AVX512BF16 void pair_panel(const float *p, size_t kc, size_t w, uint32_t *q)
+{
+    for (size_t r = 0; 2 * r < kc; r++, q += w)
+        for (size_t h = 0; h < w; h += 16) {
+            __mmask16 m = ct_tail16(w - h < 16 ? w - h : 16);
+            __m512 lo = _mm512_maskz_loadu_ps(m, p + 2 * r * w + h);
+            __m512 hi = 2 * r + 1 < kc ? _mm512_maskz_loadu_ps(m, p + (2 * r + 1) * w + h) : _mm512_setzero_ps();
+            __m512i l16 = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(lo));
+            __m512i h16 = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(hi));
+            _mm512_mask_storeu_epi32(q + h, m, _mm512_or_si512(l16, _mm512_slli_epi32(h16, 16)));
+        }
+}
+
+/* After packing panel `at` (of width w): the bf16 modes' rounding or pairs */
+static void to_bf16(const gemm *g, float *p, uint32_t *q, size_t w)
+{
+    if (g->mode == CT_GEMM512_BF16_ROUND || g->mode == CT_GEMM512_FP16_ROUND)
+        round_panel(p, g->kc, w, g->mode == CT_GEMM512_FP16_ROUND);
+    else if (g->mode == CT_GEMM512_BF16_DOT)
+        pair_panel(p, g->kc, w, q);
+}
+
 static void pack_item(void *arg, size_t item, int thread)
 {
     (void)thread;
     const gemm *g = arg;
+    size_t kp = (g->kc + 1) / 2;
     if (item < g->b_items) {
         size_t e = (item + 1) * PACK_PANELS;
-        for (size_t jp = item * PACK_PANELS; jp < e && jp < g->b_panels; jp++)
+        for (size_t jp = item * PACK_PANELS; jp < e && jp < g->b_panels; jp++) {
             pack_b(g, jp);
+            to_bf16(g, g->pb + jp * NR * g->kc, g->qb + jp * NR * kp, NR);
+        }
         return;
     }
     item -= g->b_items;
     /* A only when transposed (tile_rows reads an untransposed A in place;
      * reading A^T in place, a line per product, measured 1.2x slower) */
     size_t e = (item + 1) * PACK_PANELS;
-    for (size_t ip = item * PACK_PANELS; ip < e && ip < g->a_panels; ip++)
+    for (size_t ip = item * PACK_PANELS; ip < e && ip < g->a_panels; ip++) {
         pack_a(g, ip);
+        to_bf16(g, g->pa + ip * MR * g->kc, g->qa + ip * MR * kp, MR);
+    }
 }
 
 #define DECL(R) __m512 s##R##a = _mm512_setzero_ps(), s##R##b = _mm512_setzero_ps()
@@ -199,6 +284,25 @@ static CT_AVX512 void tile(size_t kc, const float *pa, const float *pb, float *t
     for (size_t q = 0; q < kc; q++, pa += MR, pb += NR) {
         __m512 b0 = _mm512_load_ps(pb), b1 = _mm512_load_ps(pb + 16);
         R12(FMA);
+    }
+    R12(STORE);
+}
+
+#define DOTD(R) __m512 s##R##a = _mm512_setzero_ps(), s##R##b = _mm512_setzero_ps()
+#define DOT(R)                                                                                    \
+    do {                                                                                          \
+        __m512bh av = (__m512bh)_mm512_set1_epi32((int)qa[R]);                                    \
+        s##R##a = _mm512_dpbf16_ps(s##R##a, av, b0);                                              \
+        s##R##b = _mm512_dpbf16_ps(s##R##b, av, b1);                                              \
+    } while (0)
+
+/* The MR x NR sums of the kp k pairs of bf16 pair panels qa and qb, into t */
+static CT_AVX512BF16 void tile_bf16(size_t kp, const uint32_t *qa, const uint32_t *qb, float *t)
+{
+    R12(DOTD);
+    for (size_t q = 0; q < kp; q++, qa += MR, qb += NR) {
+        __m512bh b0 = (__m512bh)_mm512_loadu_si512(qb), b1 = (__m512bh)_mm512_loadu_si512(qb + 16);
+        R12(DOT);
     }
     R12(STORE);
 }
@@ -272,7 +376,10 @@ static CT_AVX512 void compute_item(void *arg, size_t item, int thread)
                 _mm_prefetch((const char *)(cr + r * g->ldc), _MM_HINT_T0);
                 _mm_prefetch((const char *)(cr + r * g->ldc + 16), _MM_HINT_T0);
             }
-            if (g->ta)
+            if (g->mode == CT_GEMM512_BF16_DOT) {
+                size_t kp = (g->kc + 1) / 2;
+                tile_bf16(kp, g->qa + ip * MR * kp, g->qb + jp * NR * kp, t);
+            } else if (g->ta || g->mode != CT_GEMM512_F32)
                 tile(g->kc, g->pa + ip * MR * g->kc, pb, t);
             else
                 tile_rows(g->kc, g->a + row * g->lda + g->p0, g->lda, rows, pb, t);
@@ -292,12 +399,15 @@ static void run(ct_pool *pool, size_t items, ct_pool_fn fn, void *arg)
         fn(arg, i, 0);
 }
 
-void ct_gemm512_run(ct_pool *pool, int ta, int tb, size_t m, size_t n, size_t k, float alpha,
+void ct_gemm512_run(ct_pool *pool, int mode, int ta, int tb, size_t m, size_t n, size_t k, float alpha,
                     const float *a, size_t lda, const float *b, size_t ldb, float beta, float *c,
                     size_t ldc, float *pa, float *pb)
 {
-    gemm g = { .ta = ta, .tb = tb, .m = m, .n = n, .k = k, .lda = lda, .ldb = ldb, .ldc = ldc,
+    gemm g = { .ta = ta, .tb = tb, .mode = mode, .m = m, .n = n, .k = k, .lda = lda, .ldb = ldb, .ldc = ldc,
                .alpha = alpha, .beta = beta, .a = a, .b = b, .c = c, .pa = pa, .pb = pb };
+    size_t kc0 = ceil_div(k, ceil_div(k, KC));
+    g.qa = (uint32_t *)(pa + panels_f32(ceil_div(m, MR), MR, kc0));
+    g.qb = (uint32_t *)(pb + panels_f32(ceil_div(n < NC ? n : NC, NR), NR, kc0));
     g.a_panels = ceil_div(m, MR);
     g.a_items = ceil_div(g.a_panels, PACK_PANELS);
     g.m_items = ceil_div(g.a_panels, MP);
@@ -310,7 +420,7 @@ void ct_gemm512_run(ct_pool *pool, int ta, int tb, size_t m, size_t n, size_t k,
         g.n_items = ceil_div(g.b_panels, NP);
         for (g.p0 = 0; g.p0 < k; g.p0 += g.kc) {
             g.kc = k - g.p0 < kc ? k - g.p0 : kc;
-            run(serial ? NULL : pool, g.b_items + (ta ? g.a_items : 0), pack_item, &g);
+            run(serial ? NULL : pool, g.b_items + (ta || mode != CT_GEMM512_F32 ? g.a_items : 0), pack_item, &g);
             run(serial ? NULL : pool, g.m_items * g.n_items, compute_item, &g);
         }
     }
@@ -318,17 +428,17 @@ void ct_gemm512_run(ct_pool *pool, int ta, int tb, size_t m, size_t n, size_t k,
 
 #else /* not x86: never called (ct_host_avx512() is 0) */
 
-void ct_gemm512_pack_size(size_t m, size_t n, size_t k, size_t *na, size_t *nb)
+void ct_gemm512_pack_size(size_t m, size_t n, size_t k, int mode, size_t *na, size_t *nb)
 {
-    (void)m, (void)n, (void)k;
+    (void)m, (void)n, (void)k, (void)mode;
     *na = *nb = 0;
 }
 
-void ct_gemm512_run(ct_pool *pool, int ta, int tb, size_t m, size_t n, size_t k, float alpha,
+void ct_gemm512_run(ct_pool *pool, int mode, int ta, int tb, size_t m, size_t n, size_t k, float alpha,
                     const float *a, size_t lda, const float *b, size_t ldb, float beta, float *c,
                     size_t ldc, float *pa, float *pb)
 {
-    (void)pool, (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)alpha, (void)a, (void)lda;
+    (void)pool, (void)mode, (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)alpha, (void)a, (void)lda;
     (void)b, (void)ldb, (void)beta, (void)c, (void)ldc, (void)pa, (void)pb;
 }
 

@@ -18,19 +18,28 @@
 #include "core/pool.h"
 #include "host/host_work.h"
 
+/* The operands' precision: float32, or bf16 (products of operands rounded
+ * to bf16, sums in float32) through AVX512_BF16's dot products or, without
+ * them, through the float32 FMAs on rounded panels; or fp16 (rounded to
+ * IEEE half through F16C's conversions, the float32 FMAs). */
+enum { CT_GEMM512_F32, CT_GEMM512_BF16_ROUND, CT_GEMM512_BF16_DOT, CT_GEMM512_FP16_ROUND };
+
+/* The mode ctx's precision (ct_context_set_precision) asks for on this CPU */
+int ct_gemm512_mode(const ct_context *ctx);
+
 /* Floats of packed A (*na) and packed B (*nb) that ct_gemm512_run needs. */
-void ct_gemm512_pack_size(size_t m, size_t n, size_t k, size_t *na, size_t *nb);
+void ct_gemm512_pack_size(size_t m, size_t n, size_t k, int mode, size_t *na, size_t *nb);
 
 /* C (m x n, ldc) = alpha op(A) op(B) + beta C; op(A) is m x k (A k x m with
  * lda when ta), op(B) k x n (B n x k with ldb when tb). beta = 0 does not
  * read C. pa, pb: 64-byte aligned, of ct_gemm512_pack_size's sizes. Call
  * only where ct_host_avx512() is true; k > 0. */
-void ct_gemm512_run(ct_pool *pool, int ta, int tb, size_t m, size_t n, size_t k, float alpha,
+void ct_gemm512_run(ct_pool *pool, int mode, int ta, int tb, size_t m, size_t n, size_t k, float alpha,
                     const float *a, size_t lda, const float *b, size_t ldb, float beta, float *c,
                     size_t ldc, float *pa, float *pb);
 
-/* ct_gemm512_run on hw's pool, packing into hw's shared buffers
- * CT_HOST_BIG_GEMM_A and _B. */
+/* ct_gemm512_run on hw's pool in ctx's mode, packing into hw's shared
+ * buffers CT_HOST_BIG_GEMM_A and _B. */
 int ct_gemm512(ct_context *ctx, ct_host_work *hw, int ta, int tb, size_t m, size_t n, size_t k,
                float alpha, const float *a, size_t lda, const float *b, size_t ldb, float beta,
                float *c, size_t ldc);

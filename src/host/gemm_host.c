@@ -30,6 +30,7 @@ static void sgemm(int ta, int tb, size_t m, size_t n, size_t k, float alpha, con
 
 typedef struct bh {
     int ta, tb, own, rows; /* rows: blocks of C's rows, else of its columns */
+    int mode;              /* own: ct_gemm512_mode */
     size_t m, n, k, lda, ldb, ldc, block;
     float alpha, beta;
     const float *a, *b;
@@ -98,7 +99,7 @@ static void batch_item(void *arg, size_t i, int thread)
         return;
     }
     float *pa = h->hw->scratch[thread], *pb = pa + h->pack_a;
-    ct_gemm512_run(NULL, h->ta, h->tb, h->m, h->n, h->k, h->alpha, a, h->lda, b, h->ldb, h->beta, c, h->ldc,
+    ct_gemm512_run(NULL, h->mode, h->ta, h->tb, h->m, h->n, h->k, h->alpha, a, h->lda, b, h->ldb, h->beta, c, h->ldc,
                    pa, pb);
 }
 
@@ -115,8 +116,9 @@ int ct_host_gemm_batch(ct_context *ctx, int own, int ta, int tb, size_t m, size_
         return CT_OK;
     }
     size_t na = 0, nb = 0;
+    int mode = ct_gemm512_mode(ctx);
     if (own) {
-        ct_gemm512_pack_size(m, n, k, &na, &nb);
+        ct_gemm512_pack_size(m, n, k, mode, &na, &nb);
         na = (na + 15) / 16 * 16; /* pb stays 64-byte aligned */
     }
     ct_host_work *hw;
@@ -124,7 +126,7 @@ int ct_host_gemm_batch(ct_context *ctx, int own, int ta, int tb, size_t m, size_
     if (st)
         return st;
     int prev = own ? 0 : ct_blas_single();
-    bh h = { .ta = ta, .tb = tb, .own = own, .m = m, .n = n, .k = k, .lda = lda, .ldb = ldb, .ldc = ldc,
+    bh h = { .ta = ta, .tb = tb, .own = own, .mode = mode, .m = m, .n = n, .k = k, .lda = lda, .ldb = ldb, .ldc = ldc,
              .alpha = alpha, .beta = beta, .a = a, .b = b, .c = c, .a_off = a_off, .b_off = b_off,
              .c_off = c_off, .a_lo = a_lo, .b_lo = b_lo, .c_lo = c_lo, .pack_a = na, .hw = hw };
     ct_pool_run(hw->pool, count, batch_item, &h);

@@ -142,8 +142,21 @@ int ct_host_avx512(void)
            __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
            __builtin_cpu_supports("bmi2") && ct_host_avx2_fma();
 }
+
+int ct_host_avx512_bf16(void)
+{
+    const char *isa = getenv("CLTRAIN_HOST_ISA");
+    if (isa && !strcmp(isa, "avx512"))
+        return 0;
+    return ct_host_avx512() && __builtin_cpu_supports("avx512bf16");
+}
 #else
 int ct_host_avx2_fma(void)
+{
+    return 0;
+}
+
+int ct_host_avx512_bf16(void)
 {
     return 0;
 }

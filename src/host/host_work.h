@@ -18,6 +18,8 @@
 #define CT_AVX2 __attribute__((target("avx2,fma")))
 /* compiled for AVX-512; called only where ct_host_avx512() says so */
 #define CT_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,bmi2")))
+/* compiled for AVX-512 with AVX512_BF16; called only where ct_host_avx512_bf16() says so */
+#define CT_AVX512BF16 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16,avx2,fma,bmi2")))
 #endif
 
 #define CT_HOST_BIG_SLOTS 6
@@ -71,5 +73,10 @@ int ct_host_avx2_fma(void);
  * CLTRAIN_HOST_ISA is not "avx2" (which keeps the AVX2 kernels, to compare
  * or to check them on an AVX-512 machine). */
 int ct_host_avx512(void);
+
+/* Whether bf16 products use the CPU's AVX512_BF16 dot products (vdpbf16ps):
+ * ct_host_avx512(), the CPU has them, and CLTRAIN_HOST_ISA is not "avx512"
+ * (which keeps AVX-512 without them: bf16 operands, float32 FMAs). */
+int ct_host_avx512_bf16(void);
 
 #endif /* CT_HOST_HOST_WORK_H */

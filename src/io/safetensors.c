@@ -351,7 +351,7 @@ int ct_st_write(const char *path, const ct_st_out *tensors, size_t count, const 
         cJSON *o = cJSON_AddObjectToObject(root, t->name);
         cJSON *shape = o ? cJSON_AddArrayToObject(o, "shape") : NULL;
         cJSON *offs = o ? cJSON_AddArrayToObject(o, "data_offsets") : NULL;
-        if (!o || !shape || !offs || !cJSON_AddStringToObject(o, "dtype", "F32")) {
+        if (!o || !shape || !offs || !cJSON_AddStringToObject(o, "dtype", t->i64 ? "I64" : "F32")) {
             st = ct_fail(NULL, CT_ERR_NO_MEMORY, "out of host memory writing %s", path);
             goto done;
         }
@@ -360,7 +360,7 @@ int ct_st_write(const char *path, const ct_st_out *tensors, size_t count, const 
             numel *= (uint64_t)t->shape[d];
         }
         cJSON_AddItemToArray(offs, cJSON_CreateNumber((double)off));
-        off += numel * 4;
+        off += numel * (t->i64 ? 8 : 4);
         cJSON_AddItemToArray(offs, cJSON_CreateNumber((double)off));
     }
     header = cJSON_PrintUnformatted(root);
@@ -382,19 +382,24 @@ int ct_st_write(const char *path, const ct_st_out *tensors, size_t count, const 
         uint64_t numel = 1;
         for (int d = 0; d < tensors[i].ndim; d++)
             numel *= (uint64_t)tensors[i].shape[d];
-        /* little-endian float32 on disk */
-        uint8_t buf[4096];
+        /* little-endian float32 (or int64) on disk */
+        uint8_t buf[8192];
+        size_t size = tensors[i].i64 ? 8 : 4;
         for (uint64_t e = 0; !bad && e < numel;) {
             size_t chunk = numel - e > 1024 ? 1024 : (size_t)(numel - e);
             for (size_t j = 0; j < chunk; j++) {
-                uint32_t u;
-                memcpy(&u, &tensors[i].data[e + j], 4);
-                buf[4 * j] = (uint8_t)u;
-                buf[4 * j + 1] = (uint8_t)(u >> 8);
-                buf[4 * j + 2] = (uint8_t)(u >> 16);
-                buf[4 * j + 3] = (uint8_t)(u >> 24);
+                uint64_t u = 0;
+                if (tensors[i].i64) {
+                    memcpy(&u, &tensors[i].i64[e + j], 8);
+                } else {
+                    uint32_t u32;
+                    memcpy(&u32, &tensors[i].data[e + j], 4);
+                    u = u32;
+                }
+                for (size_t b = 0; b < size; b++)
+                    buf[size * j + b] = (uint8_t)(u >> (8 * b));
             }
-            bad = write_full(f, buf, 4 * chunk);
+            bad = write_full(f, buf, size * chunk);
             e += chunk;
         }
     }

@@ -65,9 +65,10 @@ typedef struct ct_st_out {
     int ndim;
     int64_t shape[CT_ST_MAX_DIMS];
     const float *data;  /* F32, numel elements, host memory */
+    const int64_t *i64; /* instead of data: I64 elements (PyTorch's step counts) */
 } ct_st_out;
 
-/* Writes an F32 safetensors file atomically: to `path`.tmp.<pid>, fsync,
+/* Writes an F32 (and I64) safetensors file atomically: to `path`.tmp.<pid>, fsync,
  * rename over `path`, fsync of the directory. On any failure (a full disk,
  * a write error) the temporary file is removed and `path` is untouched.
  * meta_keys/meta_values: `nmeta` strings for __metadata__. */

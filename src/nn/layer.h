@@ -118,6 +118,11 @@ struct ct_layer_type {
     int min_inputs, max_inputs; /* 0 for input */
     unsigned flags;
     int variant;                /* for types sharing a module: which one (e.g. enum ct_act) */
+    /* A scalar int64 buffer PyTorch's module keeps that counts training
+     * forwards (batch norm's num_batches_tracked): checkpoints write the
+     * run's micro-batches (steps x accumulate) as `<layer>.<step_count>`;
+     * NULL: none. */
+    const char *step_count;
     /* Infers the output shape (and the parameter specs) from the inputs';
      * on a mismatch writes the reason to err and returns CT_ERR_SHAPE. */
     int (*infer)(ct_layer *l, const ct_shape *in, int nin, char *err, size_t errlen);

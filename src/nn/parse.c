@@ -34,13 +34,18 @@ static int perr(const parser *p, const char *at, const char *fmt, ...)
     return ct_fail(NULL, CT_ERR_PARSE, "%s:%d:%d: %s", p->source, p->line, col, msg);
 }
 
+/* letters, digits, _ and -, in parts separated by single dots (PyTorch's
+ * module paths, `layer1.0.conv1`); starting with a letter, digit or _ */
 static int valid_name(const char *s, size_t n)
 {
-    if (n == 0 || n >= CT_NAME_MAX || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+    if (n == 0 || n >= CT_NAME_MAX)
         return 0;
-    for (size_t i = 1; i < n; i++)
-        if (!(isalnum((unsigned char)s[i]) || s[i] == '_' || s[i] == '-'))
+    for (size_t i = 0; i < n; i++) {
+        int start = i == 0 || s[i - 1] == '.';
+        if (s[i] == '.' ? start || i + 1 == n
+                        : !(isalnum((unsigned char)s[i]) || s[i] == '_' || (s[i] == '-' && !start)))
             return 0;
+    }
     return 1;
 }
 
@@ -170,8 +175,8 @@ static int parse_line(parser *p, ct_model *m, size_t idx, char *s, char **from_t
     if (colon && (!eq || colon < eq)) {
         *colon = '\0';
         if (!valid_name(tok[0], strlen(tok[0])))
-            return perr(p, tok[0], "'%s' is not a layer name (letters, digits, _ and -, starting "
-                        "with a letter or _, at most %d characters)", tok[0], CT_NAME_MAX - 1);
+            return perr(p, tok[0], "'%s' is not a layer name (letters, digits, _ and -, in parts "
+                        "joined by single dots like layer1.0.conv1, at most %d characters)", tok[0], CT_NAME_MAX - 1);
         snprintf(l->name, sizeof l->name, "%s", tok[0]);
         if (colon[1]) {
             type_name = colon + 1;
@@ -292,6 +297,34 @@ static int link_inputs(parser *p, ct_model *m, size_t idx, const char *from, con
     size_t at = 0;
     for (int i = 0; i < n; i++)
         at += (size_t)snprintf(l->inputs_text + at, sizeof l->inputs_text - at, "%s%s", i ? "," : "", names[i]);
+    return CT_OK;
+}
+
+/* Tensor k of layer l as checkpoints name it, `<layer>.<suffix>` (the
+ * parameters, then the type's step count), or 0 past the last. */
+static int tensor_name(const ct_layer *l, int k, char *buf, size_t n)
+{
+    const char *suffix = k < l->nparams ? l->params[k].suffix : k == l->nparams ? l->type->step_count : NULL;
+    if (!suffix)
+        return 0;
+    snprintf(buf, n, "%s.%s", l->name, suffix);
+    return 1;
+}
+
+/* Dotted names could give two layers one checkpoint tensor name (an
+ * attention layer `a`'s `a.out_proj.weight` and a dense layer `a.out_proj`'s). */
+static int check_tensor_names(const ct_model *m)
+{
+    char a[2 * CT_NAME_MAX], b[2 * CT_NAME_MAX];
+    for (size_t i = 0; i < m->count; i++)
+        for (int k = 0; tensor_name(&m->layers[i], k, a, sizeof a); k++)
+            for (size_t j = 0; j < i; j++)
+                for (int q = 0; tensor_name(&m->layers[j], q, b, sizeof b); q++)
+                    if (!strcmp(a, b))
+                        return ct_fail(NULL, CT_ERR_PARSE, "%s:%d: layer '%s' would save tensor '%s', which layer "
+                                       "'%s' (line %d) saves too. HINT: rename one of them", m->source,
+                                       m->layers[i].line, m->layers[i].name, a, m->layers[j].name,
+                                       m->layers[j].line);
     return CT_OK;
 }
 
@@ -417,6 +450,8 @@ int ct_model_from_text(const char *text, const char *source, ct_model **out)
         m->param_count += l->param_count;
         m->buffer_count += l->buffer_count;
     }
+    if (st == CT_OK)
+        st = check_tensor_names(m);
     for (size_t i = 0; st == CT_OK && i + 1 < m->count; i++)
         if (m->layers[i].consumers == 0)
             st = ct_fail(NULL, CT_ERR_PARSE, "%s:%d: the output of layer '%s' is never used; "

@@ -6,6 +6,7 @@
  */
 #include "ops/gconv.h"
 
+#include "host/gconv_host.h"
 #include "ops/dense.h"
 
 #define GC_TAPS 16          /* CT_GC_TAPS in the kernels: taps per stage-one work-group */
@@ -61,6 +62,8 @@ int ct_gconv2d_forward(ct_context *ctx, const ct_conv2d_desc *d, int groups, ct_
     int st = geom(ctx, d, groups, &q);
     if (st)
         return st;
+    if (ctx->cls.host_pool)
+        return ct_gconv2d_host_forward(ctx, d, groups, q.oh, q.ow, y, x, w, b);
     cl_uint C = (cl_uint)d->c_in, K = (cl_uint)d->c_out, Cg = C / (cl_uint)groups;
     cl_uint rows = (cl_uint)d->n * K * (cl_uint)q.oh;
     cl_uint2 div_oh = ct_fastdiv((uint32_t)q.oh), div_k = ct_fastdiv(K), div_kg = ct_fastdiv(K / (cl_uint)groups);
@@ -138,10 +141,15 @@ int ct_gconv2d_backward(ct_context *ctx, const ct_conv2d_desc *d, int groups, ct
     int st = geom(ctx, d, groups, &q);
     if (st)
         return st;
-    if (dx.mem && (st = backward_data(ctx, d, groups, &q, dx, dy, w)))
-        return st;
-    if (dw.mem && (st = backward_weight(ctx, d, groups, &q, dw, dy, x)))
-        return st;
+    if (ctx->cls.host_pool && (dx.mem || dw.mem)) {
+        if ((st = ct_gconv2d_host_backward(ctx, d, groups, q.oh, q.ow, dx, dw, dy, x, w)))
+            return st;
+    } else {
+        if (dx.mem && (st = backward_data(ctx, d, groups, &q, dx, dy, w)))
+            return st;
+        if (dw.mem && (st = backward_weight(ctx, d, groups, &q, dw, dy, x)))
+            return st;
+    }
     if (db.mem)
         st = ct_bias_backward(ctx, db, dy, d->n, d->c_out, q.oh * q.ow);
     return st;

@@ -88,10 +88,37 @@ static int own_gemm(ct_context *ctx, int ta, int tb, size_t m, size_t n, size_t 
 {
     if (!ctx->cls.host_pool || !own_gemm_on())
         return 0;
+    if (ctx->precision != CT_PRECISION_FP32) /* the BLAS has no 16-bit products */
+        return 1;
     int pick = ct_tune_choose(ctx, 0, ta, tb, m, n, k, CT_PICK_AVX512, CT_PICK_BLAS).pick;
     if (pick == CT_PICK_AVX512 || pick == CT_PICK_BLAS)
         return pick == CT_PICK_AVX512;
     return own_gemm_rule(m, n, k);
+}
+
+ct_precision ct_context_precision(const ct_context *ctx)
+{
+    return ctx ? (ct_precision)ctx->precision : CT_PRECISION_FP32;
+}
+
+const char *ct_precision_str(ct_precision precision)
+{
+    return precision == CT_PRECISION_BF16   ? "bf16"
+           : precision == CT_PRECISION_FP16 ? "fp16"
+           : precision == CT_PRECISION_FP32 ? "fp32"
+                                            : "?";
+}
+
+int ct_context_set_precision(ct_context *ctx, ct_precision precision)
+{
+    CT_VALIDATE(ctx, ctx && precision >= CT_PRECISION_FP32 && precision <= CT_PRECISION_FP16);
+    if (precision != CT_PRECISION_FP32 && (ctx->cls.gemm != CT_GEMM_HOST || !ctx->cls.host_pool || !own_gemm_on()))
+        return ct_fail(ctx, CT_ERR_UNSUPPORTED, "%s products run on the CPU class with the host GEMM on an "
+                       "AVX-512 CPU; here: %s class, GEMM path %s, host GEMM %s: HINT: train in fp32 here (the "
+                       "GPU class has no 16-bit paths yet)", ct_precision_str(precision), ct_kernels_str(ctx->cls.kernels),
+                       ct_gemm_path_str(ctx->cls.gemm), ct_host_gemm_str());
+    ctx->precision = precision;
+    return CT_OK;
 }
 
 const char *ct_host_gemm_str(void)

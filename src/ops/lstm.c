@@ -14,39 +14,12 @@
 
 int ct_lstm_validate(ct_context *ctx, const ct_lstm_desc *d)
 {
-    if (!d)
-        return ct_fail(ctx, CT_ERR_INVALID_ARG, "lstm: the descriptor is NULL");
-    if (d->T < 1 || d->N < 1 || d->input < 1 || d->hidden < 1 || d->layers < 1)
-        return ct_fail(ctx, CT_ERR_INVALID_ARG,
-                       "lstm: T=%d N=%d input=%d hidden=%d layers=%d: every field must be >= 1",
-                       d->T, d->N, d->input, d->hidden, d->layers);
-    /* The kernels index a step's and the bias kernel all steps' gates in
-     * uint; ct_gemm takes dimensions below 2^31. */
-    double tn = (double)d->T * d->N, h4 = 4.0 * d->hidden;
-    if (tn * h4 > 0x7fffffff || tn * d->input > 0x7fffffff)
-        return ct_fail(ctx, CT_ERR_INVALID_ARG,
-                       "lstm: T=%d N=%d input=%d hidden=%d: the per-layer tensors exceed 2^31 "
-                       "elements. HINT: shorten the sequence or the batch",
-                       d->T, d->N, d->input, d->hidden);
-    return CT_OK;
-}
-
-static size_t layer_in(const ct_lstm_desc *d, int layer)
-{
-    return (size_t)(layer == 0 ? d->input : d->hidden);
+    return ct_rnn_validate(ctx, "lstm", d, 4);
 }
 
 ct_lstm_offsets ct_lstm_layer_offsets(const ct_lstm_desc *d, int layer)
 {
-    size_t H = (size_t)d->hidden, off = 0;
-    for (int k = 0; k < layer; k++)
-        off += 4 * H * (layer_in(d, k) + H + 2);
-    ct_lstm_offsets o;
-    o.w_ih = off;
-    o.w_hh = o.w_ih + 4 * H * layer_in(d, layer);
-    o.b_ih = o.w_hh + 4 * H * H;
-    o.b_hh = o.b_ih + 4 * H;
-    return o;
+    return ct_rnn_layer_offsets(d, 4, layer);
 }
 
 size_t ct_lstm_param_count(const ct_lstm_desc *d)
@@ -95,34 +68,11 @@ static ct_buf ws_h(const lstm_ws *w, int k, size_t t)
     return ct_buf_at(w->base, 6 * w->S * (size_t)k + 5 * w->S + t * w->NH);
 }
 
-/* c = alpha op(a) op(b) + beta c on ct_bufs */
-static int gemm(ct_context *ctx, int ta, int tb, size_t m, size_t n, size_t k, ct_buf a,
-                size_t lda, ct_buf b, size_t ldb, float beta, ct_buf c, size_t ldc)
-{
-    return ct_gemm(ctx, ta, tb, m, n, k, 1.0f, a.mem, a.off, lda, b.mem, b.off, ldb, beta, c.mem,
-                   c.off, ldc);
-}
-
-/* The buffers must exist, and the workspace (the last one) must hold
- * ct_lstm_workspace_size bytes from its offset: a short one would be
- * written out of bounds by the kernels. */
 static int check_bufs(ct_context *ctx, const char *fn, const ct_lstm_desc *d, const ct_buf *bufs,
                       const char *const *names, int count)
 {
-    for (int i = 0; i < count; i++)
-        if (!bufs[i].mem)
-            return ct_fail(ctx, CT_ERR_INVALID_ARG, "%s: buffer %s is NULL", fn, names[i]);
-    ct_buf ws = bufs[count - 1];
-    size_t bytes = 0, skip = (size_t)ws.off * sizeof(float), need = ct_lstm_workspace_size(d);
-    cl_int err = clGetMemObjectInfo(ws.mem, CL_MEM_SIZE, sizeof bytes, &bytes, NULL);
-    if (err != CL_SUCCESS)
-        return ct_cl_fail(ctx, err, "lstm: querying the workspace's size");
-    size_t have = bytes > skip ? bytes - skip : 0;
-    if (have < need)
-        return ct_fail(ctx, CT_ERR_INVALID_ARG,
-                       "%s: the workspace has %zu bytes from its offset, the LSTM needs %zu. "
-                       "HINT: size it with ct_lstm_workspace_size", fn, have, need);
-    return CT_OK;
+    return ct_rnn_check_bufs(ctx, fn, "ct_lstm_workspace_size", bufs, names, count,
+                             ct_lstm_workspace_size(d));
 }
 
 int ct_lstm_forward(ct_context *ctx, const ct_lstm_desc *d, ct_buf y, ct_buf h_n, ct_buf c_n,
@@ -141,7 +91,7 @@ int ct_lstm_forward(ct_context *ctx, const ct_lstm_desc *d, ct_buf y, ct_buf h_n
     int host = ct_lstm_host_ok(ctx);
     for (int k = 0; k < d->layers; k++) {
         ct_lstm_offsets o = ct_lstm_layer_offsets(d, k);
-        size_t in = layer_in(d, k);
+        size_t in = ct_rnn_layer_in(d, k);
         ct_buf X = k == 0 ? x : ws_h(&w, k - 1, 0);
         ct_buf gates = ws_gates(&w, k, 0), bih = ct_buf_at(params, o.b_ih),
                bhh = ct_buf_at(params, o.b_hh);
@@ -152,14 +102,14 @@ int ct_lstm_forward(ct_context *ctx, const ct_lstm_desc *d, ct_buf y, ct_buf h_n
                   : CT_RUN(ctx, CT_PROG_lstm, "lstm_bias_f32", 2, gb, NULL, CT_BUF(gates), CT_BUF(bih),
                            CT_BUF(bhh), CT_ARG(rows), CT_ARG(gg));
         if (!st)
-            st = gemm(ctx, 0, 1, T * N, G, in, X, in, ct_buf_at(params, o.w_ih), in, 1.0f, gates,
-                      G);
+            st = ct_rnn_gemm(ctx, 0, 1, T * N, G, in, X, in, ct_buf_at(params, o.w_ih), in, 1.0f,
+                             gates, G);
         for (size_t t = 0; t < T && !st; t++) {
             ct_buf gt = ws_gates(&w, k, t), cp = ws_c(&w, k, t ? t - 1 : 0), ct = ws_c(&w, k, t),
                    ht = ws_h(&w, k, t);
             if (t > 0)
-                st = gemm(ctx, 0, 1, N, G, H, ws_h(&w, k, t - 1), H, ct_buf_at(params, o.w_hh), H,
-                          1.0f, gt, G);
+                st = ct_rnn_gemm(ctx, 0, 1, N, G, H, ws_h(&w, k, t - 1), H,
+                                 ct_buf_at(params, o.w_hh), H, 1.0f, gt, G);
             cl_int has_prev = t > 0;
             size_t g[2] = { H, N };
             if (!host) /* gates in place; c_prev read; c, h written */
@@ -201,7 +151,7 @@ int ct_lstm_backward(ct_context *ctx, const ct_lstm_desc *d, ct_buf dx, ct_buf d
         return st;
     for (int k = d->layers - 1; k >= 0 && !st; k--) {
         ct_lstm_offsets o = ct_lstm_layer_offsets(d, k);
-        size_t in = layer_in(d, k);
+        size_t in = ct_rnn_layer_in(d, k);
         ct_buf X = k == 0 ? x : ws_h(&w, k - 1, 0);
         st = ct_fill(ctx, dc, N * H, 0.0f);
         for (size_t t = T; t-- > 0 && !st;) {
@@ -219,22 +169,22 @@ int ct_lstm_backward(ct_context *ctx, const ct_lstm_desc *d, ct_buf dx, ct_buf d
                                CT_ARG(has_prev));
             /* dh_{t-1} += dgates_t W_hh, onto the gradient from above */
             if (!st && t > 0)
-                st = gemm(ctx, 0, 0, N, H, G, dgt, G, ct_buf_at(params, o.w_hh), H, 1.0f,
-                          ct_buf_at(dseq, (t - 1) * N * H), H);
+                st = ct_rnn_gemm(ctx, 0, 0, N, H, G, dgt, G, ct_buf_at(params, o.w_hh), H, 1.0f,
+                                 ct_buf_at(dseq, (t - 1) * N * H), H);
         }
         /* dW_hh += sum_t dgates_tᵀ h_{t-1}: steps 1..T-1 are contiguous rows,
          * so one GEMM with k = (T-1) N does it */
         if (!st && T > 1)
-            st = gemm(ctx, 1, 0, G, H, (T - 1) * N, ct_buf_at(dgates, N * G), G, ws_h(&w, k, 0), H,
-                      1.0f, ct_buf_at(dparams, o.w_hh), H);
+            st = ct_rnn_gemm(ctx, 1, 0, G, H, (T - 1) * N, ct_buf_at(dgates, N * G), G,
+                             ws_h(&w, k, 0), H, 1.0f, ct_buf_at(dparams, o.w_hh), H);
         if (!st)
-            st = gemm(ctx, 1, 0, G, in, T * N, dgates, G, X, in, 1.0f,
-                      ct_buf_at(dparams, o.w_ih), in);
+            st = ct_rnn_gemm(ctx, 1, 0, G, in, T * N, dgates, G, X, in, 1.0f,
+                             ct_buf_at(dparams, o.w_ih), in);
         /* the input gradient: dx for layer 0, else the gradient reaching the
          * outputs of layer k - 1 (dseq is free again) */
         if (!st)
-            st = gemm(ctx, 0, 0, T * N, in, G, dgates, G, ct_buf_at(params, o.w_ih), in, 0.0f,
-                      k == 0 ? dx : dseq, in);
+            st = ct_rnn_gemm(ctx, 0, 0, T * N, in, G, dgates, G, ct_buf_at(params, o.w_ih), in,
+                             0.0f, k == 0 ? dx : dseq, in);
         if (!st) {
             ct_buf dbih = ct_buf_at(dparams, o.b_ih), dbhh = ct_buf_at(dparams, o.b_hh);
             if (host) {

@@ -7,10 +7,8 @@
  *   i, f, o = sigmoid(.), g = tanh(.)
  *   c_t = f c_{t-1} + i g,  h_t = o tanh(c_t)
  *
- * Parameters of all layers live in one flat buffer in PyTorch's order:
- * weight_ih_l0 (4H, input), weight_hh_l0 (4H, H), bias_ih_l0 (4H),
- * bias_hh_l0 (4H), weight_ih_l1 (4H, H), ... (ct_lstm_offsets); the
- * gradient buffer has the same layout.
+ * Parameters: ops/rnn.h's flat layout with G = 4 gate blocks
+ * (ct_lstm_offsets); the gradient buffer has the same layout.
  *
  * The caller owns a workspace of ct_lstm_workspace_size bytes (floats): the
  * forward saves every layer's gate activations, c_t and h_t in it, the
@@ -28,23 +26,10 @@
 #ifndef CT_OPS_LSTM_H
 #define CT_OPS_LSTM_H
 
-#include "ops/ops.h"
+#include "ops/rnn.h"
 
-typedef struct ct_lstm_desc {
-    int T;      /* sequence length */
-    int N;      /* batch */
-    int input;  /* features of x */
-    int hidden; /* H: features of h, c and y */
-    int layers;
-} ct_lstm_desc;
-
-/* Element offsets of one layer's tensors in the flat parameter buffer. */
-typedef struct ct_lstm_offsets {
-    size_t w_ih; /* (4H, in): in = input for layer 0, H above */
-    size_t w_hh; /* (4H, H) */
-    size_t b_ih; /* (4H) */
-    size_t b_hh; /* (4H) */
-} ct_lstm_offsets;
+typedef ct_rnn_desc ct_lstm_desc;
+typedef ct_rnn_offsets ct_lstm_offsets;
 
 /* CT_OK if the descriptor is usable (every field >= 1, sizes in range);
  * otherwise a CT_ERR_INVALID_ARG naming the field. */

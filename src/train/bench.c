@@ -102,8 +102,9 @@ static int upload(bench_step *b, long step)
     if (b->wrote[k])
         clReleaseEvent(b->wrote[k]);
     b->wrote[k] = NULL;
-    return ct_slot_upload(net->ctx, net, k, b->x, net->rt[0].out_n * sizeof(float), b->y,
-                          ct_net_label_elems(net) * sizeof(int32_t), b->used[k], &b->wrote[k]);
+    ct_slot_part x = { b->x, net->rt[0].out_n * sizeof(float), 1, 0 };
+    ct_slot_part y = { b->y, ct_net_label_elems(net) * sizeof(int32_t), 1, 0 };
+    return ct_slot_upload(net->ctx, net, k, &x, &y, b->used[k], &b->wrote[k]);
 }
 
 /* One training step on slot step % 2, whose upload upload() enqueued

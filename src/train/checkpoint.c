@@ -53,8 +53,11 @@ int ct_checkpoint_save(ct_net *net, cl_mem optim_state, size_t state_n, const ct
         st = !h.state ? ct_fail(net->ctx, CT_ERR_NO_MEMORY, "out of host memory")
                       : ct_buffer_read(net->ctx, optim_state, 0, state_n * sizeof(float), h.state);
     }
+    /* every batch norm's num_batches_tracked: PyTorch counts training
+     * forwards, `accumulate` micro-batches per optimizer step */
+    int64_t steps = (int64_t)meta->step * (meta->accumulate > 1 ? meta->accumulate : 1);
     for (size_t i = 0; i < m->count; i++)
-        cap += (size_t)m->layers[i].nparams;
+        cap += (size_t)m->layers[i].nparams + (m->layers[i].type->step_count != NULL);
     t = calloc(cap, sizeof *t);
     names = calloc(cap, sizeof *names);
     if (!st && (!t || !names))
@@ -83,6 +86,18 @@ int ct_checkpoint_save(ct_net *net, cl_mem optim_state, size_t state_n, const ct
                 bo += spec_numel(p);
             nt++;
         }
+        if (!st && l->type->step_count) {
+            size_t len = strlen(l->name) + strlen(l->type->step_count) + 2;
+            if (!(names[nt] = malloc(len))) {
+                st = ct_fail(net->ctx, CT_ERR_NO_MEMORY, "out of host memory");
+                break;
+            }
+            snprintf(names[nt], len, "%s.%s", l->name, l->type->step_count);
+            t[nt].name = names[nt];
+            t[nt].ndim = 0;
+            t[nt].i64 = &steps;
+            nt++;
+        }
     }
     if (!st && state_n) {
         t[nt].name = "optimizer.state";
@@ -92,17 +107,23 @@ int ct_checkpoint_save(ct_net *net, cl_mem optim_state, size_t state_n, const ct
         nt++;
     }
     if (!st) {
-        char epoch[32], step[32], seed[32], batch[32], accumulate[32];
+        char epoch[32], step[32], seed[32], batch[32], accumulate[32], scale[32];
+        snprintf(scale, sizeof scale, "%.0f", (double)meta->loss_scale);
+        const char *prec = ct_precision_str((ct_precision)meta->precision);
         snprintf(epoch, sizeof epoch, "%d", meta->epoch);
         snprintf(step, sizeof step, "%ld", meta->step);
         snprintf(seed, sizeof seed, "%" PRIu64, meta->seed);
         snprintf(batch, sizeof batch, "%d", meta->batch);
         snprintf(accumulate, sizeof accumulate, "%d", meta->accumulate > 1 ? meta->accumulate : 1);
         const char *keys[] = { "format", "cltrain_version", "model", "epoch", "step", "seed",
-                               "optimizer", "batch", "accumulate", "data", "tokens", "classes", "normalize" };
+                               "optimizer", "batch", "accumulate", "precision", "data", "tokens", "classes",
+                               "normalize", "loss_scale" };
         const char *vals[] = { FORMAT, ct_version(), m->text, epoch, step, seed, meta->optimizer,
-                               batch, accumulate, meta->data, meta->tokens, meta->classes, meta->normalize };
-        size_t nkeys = CT_ARRAY_LEN(keys) - 3;
+                               batch, accumulate, prec, meta->data, meta->tokens, meta->classes, meta->normalize,
+                               scale };
+        size_t nkeys = CT_ARRAY_LEN(keys) - 4;
+        if (meta->loss_scale > 0)
+            keys[nkeys] = "loss_scale", vals[nkeys++] = scale;
         if (meta->tokens)
             keys[nkeys] = "tokens", vals[nkeys++] = meta->tokens;
         if (meta->classes)
@@ -181,6 +202,25 @@ static int meta_long(const ct_st_file *f, const char *path, const char *key, lon
     return CT_OK;
 }
 
+/* A layer's step count (num_batches_tracked), when f has it: an int64
+ * scalar as PyTorch writes it. Its value is not needed (the run's step
+ * count is in the metadata); checkpoints written before it was kept, and
+ * files of other origins, lack it. */
+static int step_count(ct_context *ctx, const ct_st_file *f, const char *path, const ct_layer *l,
+                      size_t *expected)
+{
+    char name[2 * CT_NAME_MAX];
+    snprintf(name, sizeof name, "%s.%s", l->name, l->type->step_count);
+    const ct_st_tensor *t = ct_st_find(f, name);
+    if (!t)
+        return CT_OK;
+    if ((t->dtype != CT_ST_I64 && t->dtype != CT_ST_I32) || t->numel != 1)
+        return ct_fail(ctx, CT_ERR_CORRUPT, "checkpoint %s: tensor '%s' is %s of %zu elements, expected one "
+                       "integer (the micro-batches trained)", path, name, ct_st_dtype_name(t->dtype), t->numel);
+    ++*expected;
+    return CT_OK;
+}
+
 int ct_checkpoint_accumulate(ct_context *ctx, const ct_st_file *f, const char *path, int *k)
 {
     long x = 1;
@@ -191,6 +231,34 @@ int ct_checkpoint_accumulate(ct_context *ctx, const ct_st_file *f, const char *p
         return ct_fail(ctx, CT_ERR_CORRUPT, "checkpoint %s: metadata 'accumulate' is %ld, not in [1, %d]",
                        path, x, CT_TRAIN_ACCUMULATE_MAX);
     *k = (int)x;
+    return CT_OK;
+}
+
+int ct_checkpoint_precision(ct_context *ctx, const ct_st_file *f, const char *path, int *precision)
+{
+    const char *v = ct_st_meta(f, "precision");
+    *precision = CT_PRECISION_FP32;
+    if (!v || !strcmp(v, "fp32"))
+        return CT_OK;
+    if (!strcmp(v, "bf16") || !strcmp(v, "fp16")) {
+        *precision = v[0] == 'b' ? CT_PRECISION_BF16 : CT_PRECISION_FP16;
+        return CT_OK;
+    }
+    return ct_fail(ctx, CT_ERR_CORRUPT, "checkpoint %s: metadata 'precision' is \"%.40s\", not fp32, bf16 or fp16",
+                   path, v);
+}
+
+int ct_checkpoint_loss_scale(ct_context *ctx, const ct_st_file *f, const char *path, float *scale)
+{
+    long x = 0;
+    *scale = 0;
+    int st = ct_st_meta(f, "loss_scale") ? meta_long(f, path, "loss_scale", &x) : CT_OK;
+    if (st)
+        return ct_fail_keep(ctx, st);
+    if (ct_st_meta(f, "loss_scale") && (x < 1 || x > (1L << 24) || (x & (x - 1))))
+        return ct_fail(ctx, CT_ERR_CORRUPT, "checkpoint %s: metadata 'loss_scale' is %ld, not a power of two in "
+                       "[1, 2^24]", path, x);
+    *scale = (float)x;
     return CT_OK;
 }
 
@@ -238,6 +306,9 @@ int ct_checkpoint_check(const ct_net *net, const ct_st_file *f, const char *path
             }
         }
     }
+    for (size_t i = 0; !st && i < m->count; i++)
+        if (m->layers[i].type->step_count)
+            st = step_count(net->ctx, f, path, &m->layers[i], &expected);
     const ct_st_tensor *ot = ct_st_find(f, "optimizer.state");
     if (!st && state_n) {
         if (!ot || ot->dtype != CT_ST_F32 || ot->numel != state_n)

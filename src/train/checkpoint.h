@@ -1,8 +1,10 @@
 /*
  * checkpoint.h - safetensors checkpoints of a net: every parameter and
- * running statistic as `<layer>.<name>` in PyTorch's layout, the optimizer
- * state as `optimizer.state`, and metadata (the model text, epoch, step,
- * seed, optimizer, batch, micro-batches per step ("accumulate"), version; for text data the tokenizer, "tokens", and for
+ * running statistic as `<layer>.<name>` in PyTorch's layout (and batch
+ * norm's num_batches_tracked, an int64 scalar: the micro-batches trained),
+ * the optimizer state as `optimizer.state`, and metadata (the model text,
+ * epoch, step, seed, optimizer, batch, micro-batches per step
+ * ("accumulate"), version; for text data the tokenizer, "tokens", and for
  * named classes their names, "classes"; for images and tables the
  * normalization, "normalize"). Loading leaves meta->tokens, meta->classes
  * and meta->normalize NULL: read them with ct_st_meta.
@@ -24,6 +26,8 @@ typedef struct ct_ckpt_meta {
     const char *classes;  /* named classes: a JSON array of the names in id order, or NULL */
     const char *normalize; /* images and tables: {"mean":[...],"std":[...]} per channel, or NULL */
     int accumulate;       /* micro-batches of `batch` rows per optimizer step (1: none) */
+    int precision;        /* ct_precision of the matrix products (the weights stay float32) */
+    float loss_scale;     /* fp16's dynamic loss scale; 0: none */
 } ct_ckpt_meta;
 
 /* Writes atomically; the previous file survives any failure. */
@@ -57,6 +61,12 @@ int ct_checkpoint_tensor(ct_context *ctx, const ct_st_file *f, const char *path,
  * it was kept); CT_ERR_CORRUPT naming path when it is not a count in
  * [1, CT_TRAIN_ACCUMULATE_MAX]. */
 int ct_checkpoint_accumulate(ct_context *ctx, const ct_st_file *f, const char *path, int *k);
+/* The "precision" metadata (fp32 or bf16), fp32 when it has none (a
+ * checkpoint written before precisions); CT_ERR_CORRUPT otherwise. */
+int ct_checkpoint_precision(ct_context *ctx, const ct_st_file *f, const char *path, int *precision);
+/* The "loss_scale" metadata (fp16's scale when saved), 0 when it has none;
+ * CT_ERR_CORRUPT when it is not a power of two in [1, 2^24]. */
+int ct_checkpoint_loss_scale(ct_context *ctx, const ct_st_file *f, const char *path, float *scale);
 
 /* The model text stored in a checkpoint (a pointer into f), or NULL. */
 const char *ct_checkpoint_model_text(const ct_st_file *f);

@@ -30,6 +30,9 @@ void ct_log_json(const char *path, const ct_epoch_report *r, const char *kind)
                      r->epoch, r->step, r->lr, r->train_loss, r->train_accuracy,
                      isnan(r->test_loss) ? -1.0 : r->test_loss, isnan(r->test_accuracy) ? -1.0 : r->test_accuracy,
                      r->seconds, r->samples_per_second);
+    if (n > 0 && (size_t)n < sizeof line && r->loss_scale > 0) /* fp16 */
+        n += snprintf(line + n, sizeof line - (size_t)n, ", \"loss_scale\": %.0f, \"skipped_steps\": %ld",
+                      (double)r->loss_scale, r->skipped_steps);
     if (n > 0 && (size_t)n < sizeof line && r->tokens) {
         /* language models: the test loss's (else the training loss's)
          * perplexity and, for byte tokens, bits per byte */

@@ -411,17 +411,27 @@ void ct_slot_events_settle(cl_event wrote[2], cl_event used[2])
     }
 }
 
-int ct_slot_upload(ct_context *ctx, ct_net *net, int k, const void *x, size_t xn, const void *y, size_t yn,
+/* one part of a slot from byte `at` on, plain or strided */
+static cl_int write_part(cl_command_queue q, cl_mem slot, size_t at, const ct_slot_part *part, cl_uint nwait,
+                         const cl_event *wait, cl_event *done)
+{
+    if (part->height <= 1 || part->width == part->pitch)
+        return clEnqueueWriteBuffer(q, slot, CL_FALSE, at, part->width * (part->height ? part->height : 1),
+                                    part->p, nwait, wait, done);
+    const size_t origin[3] = { at, 0, 0 }, host[3] = { 0, 0, 0 }, region[3] = { part->width, part->height, 1 };
+    return clEnqueueWriteBufferRect(q, slot, CL_FALSE, origin, host, region, part->width, 0, part->pitch, 0,
+                                    part->p, nwait, wait, done);
+}
+
+int ct_slot_upload(ct_context *ctx, ct_net *net, int k, const ct_slot_part *x, const ct_slot_part *y,
                    cl_event after, cl_event *wrote)
 {
     cl_command_queue q = ctx->transfer;
     cl_event x_done = NULL;
-    ct_count_h2d(ctx, xn + yn);
-    cl_int err = clEnqueueWriteBuffer(q, net->slot[k], CL_FALSE, 0, xn, x, after ? 1 : 0, after ? &after : NULL,
-                                      &x_done);
+    ct_count_h2d(ctx, x->width * x->height + y->width * y->height);
+    cl_int err = write_part(q, net->slot[k], 0, x, after ? 1 : 0, after ? &after : NULL, &x_done);
     if (err == CL_SUCCESS) {
-        err = clEnqueueWriteBuffer(q, net->slot[k], CL_FALSE, net->slot_label_off * sizeof(float), yn, y, 1,
-                                   &x_done, wrote);
+        err = write_part(q, net->slot[k], net->slot_label_off * sizeof(float), y, 1, &x_done, wrote);
         clReleaseEvent(x_done);
     }
     if (err == CL_SUCCESS)

@@ -7,8 +7,9 @@
  * is cut into `world` equal slices, rank r takes slice r (the loader deals
  * the epoch's order in blocks of a slice, so the ranks' batches together
  * are one process's batch); within the slice replica i takes `rows` rows
- * from `row0`, by share. With one replica and one rank nothing here runs:
- * the trainer's single-device path is the plain loop.
+ * from `row0`, by share (of a text batch, (T, N) token ids, the columns
+ * [row0, row0 + rows): ct_slot_part). With one replica and one rank
+ * nothing here runs: the trainer's single-device path is the plain loop.
  */
 #ifndef CT_TRAIN_PARALLEL_H
 #define CT_TRAIN_PARALLEL_H
@@ -48,11 +49,22 @@ int ct_group_init(ct_group *g, ct_context *const *ctxs, size_t count, const doub
                   size_t batch);
 void ct_group_free(ct_group *g);
 
-/* A batch's inputs (xn bytes at x) and labels (yn bytes at y) into net's
- * slot k on ctx's transfer queue, after `after` (the last step that read
- * the slot; NULL: none), counted as host-to-device bytes and flushed, not
+/* What one part of a batch slot (the inputs, or the labels) is uploaded
+ * from: `height` host rows of `width` bytes, `pitch` bytes apart, which
+ * land contiguously in the slot (a replica's columns of a (T, N) block of
+ * token ids or per-token labels: T rows of its columns' bytes, one row of
+ * the block apart); height 1 is one run of `width` bytes. */
+typedef struct ct_slot_part {
+    const void *p;
+    size_t width, height, pitch;
+} ct_slot_part;
+
+/* A batch's inputs x and labels y into net's slot k on ctx's transfer
+ * queue (a strided part by clEnqueueWriteBufferRect, straight from the
+ * host rows: no staging copy), after `after` (the last step that read the
+ * slot; NULL: none), counted as host-to-device bytes and flushed, not
  * waited for; *wrote signals both done. */
-int ct_slot_upload(ct_context *ctx, ct_net *net, int k, const void *x, size_t xn, const void *y, size_t yn,
+int ct_slot_upload(ct_context *ctx, ct_net *net, int k, const ct_slot_part *x, const ct_slot_part *y,
                    cl_event after, cl_event *wrote);
 /* Two batch slots' events (uploads done, last reads done): waits for the
  * uploads still in flight and releases both, leaving NULLs. */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cJSON.h>
 
@@ -219,11 +220,10 @@ int ct_session_open_data(ct_session *s, const char *spec, int split, const ct_te
     return st ? ct_fail_keep(s->ctx, st) : CT_OK;
 }
 
-int ct_session_train_norm(ct_session *s, const char *resume, int threads, long *images)
+int ct_session_train_norm(ct_session *s, const char *resume)
 {
     ct_dataset *tr = s->train;
-    if (images)
-        *images = -1;
+    s->norm_images = -1;
     if (!tr || !tr->norm_from_train || tr->storage == CT_STORE_TOKENS)
         return CT_OK;
     if (resume && s->ckpt && ct_st_meta(s->ckpt, "normalize")) {
@@ -237,10 +237,10 @@ int ct_session_train_norm(ct_session *s, const char *resume, int threads, long *
     float *mean = malloc((size_t)tr->c * sizeof *mean), *sd = malloc((size_t)tr->c * sizeof *sd);
     size_t used = 0;
     int st = !mean || !sd ? ct_fail(s->ctx, CT_ERR_NO_MEMORY, "out of host memory")
-             : tr->storage == CT_STORE_FILES ? ct_imagefolder_stats(tr, threads, mean, sd, &used, NULL)
+             : tr->storage == CT_STORE_FILES ? ct_imagefolder_stats(tr, s->threads, mean, sd, &used, NULL)
                                              : ct_dataset_compute_norm(tr, mean, sd, tr->c);
-    if (!st && images && tr->storage == CT_STORE_FILES)
-        *images = (long)used;
+    if (!st && tr->storage == CT_STORE_FILES)
+        s->norm_images = (long)used;
     if (!st)
         st = ct_dataset_set_norm(tr, mean, sd, tr->c);
     if (!st && s->test && s->test->c == tr->c)
@@ -248,6 +248,24 @@ int ct_session_train_norm(ct_session *s, const char *resume, int threads, long *
     free(mean);
     free(sd);
     return st ? ct_fail_keep(s->ctx, st) : CT_OK;
+}
+
+int ct_session_threads(int option)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    return option > 0 ? option : cores < 1 ? 1 : cores > 256 ? 256 : (int)cores;
+}
+
+long ct_session_skipped(const ct_session *s, const ct_loader *ld, int epoch)
+{
+    if (!s->train || s->train->storage != CT_STORE_FILES || !s->train->skip_bad)
+        return -1;
+    const char *first;
+    size_t n = ct_loader_skipped(ld, &first);
+    if (n && epoch >= 1)
+        ct_log(s->ctx, CT_LOG_WARN, "epoch %d: %zu training file%s did not decode and %s skipped (bad=skip), "
+               "the first: %s", epoch, n, n == 1 ? "" : "s", n == 1 ? "was" : "were", first);
+    return (long)n;
 }
 
 char *ct_session_norm_json(const ct_dataset *ds)

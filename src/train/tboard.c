@@ -37,7 +37,9 @@
     X("train/rmse", r->regression ? r->train_rmse : NAN)                           \
     X("train/mae", r->regression ? r->train_mae : NAN)                             \
     X("test/rmse", r->regression ? r->test_rmse : NAN)                             \
-    X("test/mae", r->regression ? r->test_mae : NAN)
+    X("test/mae", r->regression ? r->test_mae : NAN)                               \
+    X("train/loss_scale", r->loss_scale > 0 ? (double)r->loss_scale : NAN)         \
+    X("train/skipped_steps", r->loss_scale > 0 ? (double)r->skipped_steps : NAN)
 
 /* the per-step points' tags */
 #define TB_STEP_LOSS "train/step_loss"

@@ -28,7 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cltrain/data.h"
 #include "cltrain/parallel.h"
@@ -44,6 +43,7 @@
 #include "train/finetune.h"
 #include "train/checkpoint.h"
 #include "train/finite.h"
+#include "train/scaler.h"
 #include "train/jsonlog.h"
 #include "train/mpi.h"
 #include "train/parallel.h"
@@ -69,6 +69,7 @@ void ct_train_defaults(ct_train_options *o)
     o->augment = -1;
     o->progress_interval = 0.5;
     o->tensorboard_every = 10;
+    o->precision = -1;
 }
 
 static int optim_from(ct_context *ctx, const ct_train_options *o, ct_optim_desc *d)
@@ -149,21 +150,26 @@ static int report_plan(ct_context *ctx, const ct_net *net, const ct_train_option
 /* ---- training ---- */
 
 /* Uploads replica r's rows of a batch into its slot k on its transfer
- * queue, after the last step that read the slot; r->wrote[k] signals it. */
+ * queue, after the last step that read the slot; r->wrote[k] signals it.
+ * Images and tables: its rows (their labels, or K float targets each).
+ * Text: its columns [row0, row0 + rows) of the (T, N) block of token ids,
+ * T rows of `rows` ids one block row apart, which land as its own (T,
+ * rows) block; a language model's labels (a label per token, (T, N) too)
+ * the same way, a classifier's (a label per text) as a run. */
 static int upload_async(ct_replica *r, const ct_batch *b, int k)
 {
     ct_net *net = r->net;
-    size_t per = net->rt[0].out_n / (size_t)net->batch;
-    /* images and tables: this replica's rows (their labels, or K float
-     * targets each); text (one replica): the whole (T, N) block of token
-     * ids, and a label per token of language-model data */
-    const void *x = b->tokens ? (const void *)b->tokens : (const void *)(b->x + r->row0 * per);
-    size_t xin = b->tokens ? ct_batch_input_bytes(b, per) : r->rows * per * sizeof(float);
-    size_t yn = b->tokens ? ct_batch_label_bytes(b, net)
-                : b->t    ? r->rows * b->ntargets * sizeof(float)
-                          : r->rows * b->label_per * sizeof(int32_t);
-    return ct_slot_upload(r->ctx, net, k, x, xin, ct_batch_labels(b, b->tokens ? 0 : r->row0), yn, r->used[k],
-                          &r->wrote[k]);
+    size_t per = net->rt[0].out_n / (size_t)net->batch, id = sizeof(int32_t);
+    ct_slot_part x, y = { ct_batch_labels(b, r->row0), r->rows * id, 1, 0 };
+    if (b->tokens) {
+        x = (ct_slot_part){ b->tokens + r->row0, r->rows * id, b->seq, b->stride * id };
+        if (net->label_n > (size_t)net->batch)
+            y = (ct_slot_part){ b->y + r->row0, r->rows * id, b->seq, b->stride * id };
+    } else {
+        x = (ct_slot_part){ b->x + r->row0 * per, r->rows * per * sizeof(float), 1, 0 };
+        y.width = b->t ? r->rows * b->ntargets * sizeof(float) : r->rows * b->label_per * id;
+    }
+    return ct_slot_upload(r->ctx, net, k, &x, &y, r->used[k], &r->wrote[k]);
 }
 
 static int upload_all(ct_group *g, const ct_batch *b, int k)
@@ -311,6 +317,8 @@ typedef struct run {
     ct_optim_desc od;
     size_t state_n;            /* floats of optimizer state */
     ct_finite fin;
+    ct_scaler sc;              /* fp16's loss scale */
+    float resume_scale;        /* a resumed checkpoint's loss scale, or 0 */
     ct_loader *ld;
     ct_lr_schedule sched;
     long per_epoch;            /* optimizer steps */
@@ -320,12 +328,11 @@ typedef struct run {
     long step;
     int tokens;                /* language-model data: tokens (labels) per sample; else 0 */
     int labels_per;            /* labels per sample: 1, T (language models) or H W (a label per pixel) */
+    int precision;             /* ct_precision of the matrix products */
     int byte_tokens;
     int regression;            /* the model ends in mse: RMSE and MAE in place of accuracy */
     char *tokens_json, *classes_json; /* what checkpoints keep of text data */
     char *norm_json;                  /* ... and of image and table data's normalization */
-    long norm_images;          /* an image folder's statistics: images decoded; -1: none */
-    int loader_threads;        /* the option, 0 resolved to the core count */
     ct_tboard tb;              /* the TensorBoard event file (rank 0, with o.tensorboard) */
     freeze_plan fz;            /* --freeze */
 } run;
@@ -342,6 +349,10 @@ static int check_options(ct_context *ctx, const ct_train_options *o)
     if (o->init && o->resume)
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "--init %s and --resume %s: a resumed run continues its own "
                        "weights. HINT: --init starts a new run from other weights; drop one", o->init, o->resume);
+    if (o->loss_scale != 0 && (o->loss_scale < 1 || o->loss_scale > CT_SCALER_MAX ||
+                               frexpf(o->loss_scale, &(int){ 0 }) != 0.5f))
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "the loss scale must be a power of two in [1, 2^24], not %g",
+                       (double)o->loss_scale);
     return CT_OK;
 }
 
@@ -381,6 +392,23 @@ static int resolve_accumulate(run *t)
     return CT_OK;
 }
 
+/* The products' precision: the option, else a resumed checkpoint's (fp32
+ * for one without), on every replica's context. */
+static int resolve_precision(run *t)
+{
+    const ct_train_options *o = &t->o;
+    int was = CT_PRECISION_FP32, st;
+    if (o->resume && (st = ct_checkpoint_precision(t->ctx, t->s.ckpt, o->resume, &was)))
+        return st;
+    t->precision = o->precision >= 0 ? o->precision : was;
+    if (o->resume && (st = ct_checkpoint_loss_scale(t->ctx, t->s.ckpt, o->resume, &t->resume_scale)))
+        return st;
+    for (size_t i = 0; i < t->g.count; i++)
+        if ((st = ct_context_set_precision(t->g.rep[i].ctx, (ct_precision)t->precision)))
+            return i ? ct_fail_keep(t->ctx, st) : st;
+    return CT_OK;
+}
+
 /* Both splits, checked against the model, and the optimizer. */
 static int open_data(run *t)
 {
@@ -393,18 +421,12 @@ static int open_data(run *t)
     ct_session_limit(t->s.train, o->train_limit);
     ct_session_limit(t->s.test, o->test_limit);
     t->regression = ct_session_regression(t->s.model);
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    t->loader_threads = o->loader_threads > 0 ? o->loader_threads : cores < 1 ? 1 : cores > 256 ? 256 : (int)cores;
-    t->s.threads = t->loader_threads;
-    if ((st = ct_session_train_norm(&t->s, o->resume, t->loader_threads, &t->norm_images)))
+    t->s.threads = ct_session_threads(o->loader_threads);
+    if ((st = ct_session_train_norm(&t->s, o->resume)))
         return st;
     if ((st = ct_session_check_data(&t->s, t->s.train)) ||
         (t->regression && (st = ct_session_check_data(&t->s, t->s.test))))
         return st;
-    if (ct_dataset_seq(t->s.train) && (t->g.count > 1 || t->g.world > 1))
-        return ct_fail(t->ctx, CT_ERR_UNSUPPORTED, "text data trains on one device and one process: a "
-                       "batch of sequences is (T, N), and replicas' shares of it are not one slice. "
-                       "HINT: pass one --device and run without mpirun");
     t->tokens_json = ct_session_tokens_json(t->s.train);
     t->classes_json = ct_session_classes_json(t->s.train);
     t->norm_json = ct_session_norm_json(t->s.train);
@@ -469,9 +491,13 @@ static int allocate(run *t)
     if ((st = replica_buffers(&t->g, t->state_n)))
         return st;
     /* each micro-batch's mean loss weighs 1/K: the K gradients add up to
-     * the gradient of the mean over the step's K batches */
-    for (size_t i = 0; i < t->g.count; i++)
-        t->g.rep[i].net->loss_scale = 1.0f / (float)t->accum;
+     * the gradient of the mean over the step's K batches (times fp16's
+     * loss scale, ct_scaler_arm at each step) */
+    if ((st = ct_scaler_init(&t->sc, t->ctx, t->precision == CT_PRECISION_FP16,
+                             t->o.loss_scale > 0 ? t->o.loss_scale : t->resume_scale,
+                             t->s.net.arena_size[CT_ARENA_GRADS])))
+        return st;
+    ct_scaler_arm(&t->sc, &t->g, t->accum);
     return ct_finite_init(&t->fin, &t->s.net, t->o.check_finite);
 }
 
@@ -530,7 +556,7 @@ static int make_loader(run *t)
     int augment = o->augment >= 0 ? o->augment : !strncmp(t->data, "cifar10", 7);
     lo.crop_pad = augment ? 4 : 0;
     lo.flip = augment;
-    lo.threads = t->loader_threads;
+    lo.threads = t->s.threads;
     int st = ct_loader_create(t->s.train, &lo, &t->ld);
     if (st)
         return ct_fail_keep(t->ctx, st);
@@ -549,10 +575,7 @@ static ct_epoch_report make_report(const run *t, int epoch, size_t seen, const d
     ct_epoch_report r = { epoch + 1, t->o.epochs, t->step, h[0] / (double)seen,
                           h[1] / ((double)seen * t->labels_per), NAN, NAN, secs,
                           (double)seen / secs, lr, t->tokens, t->byte_tokens, t->regression,
-                          NAN, NAN, NAN, NAN, -1, t->norm_images };
-    const ct_dataset *tr = t->s.train;
-    if (tr->storage == CT_STORE_FILES && tr->skip_bad)
-        r.skipped_files = (long)ct_loader_skipped(t->ld, NULL);
+                          NAN, NAN, NAN, NAN, t->sc.on ? t->sc.scale : 0.0f, 0, 0, ct_session_skipped(&t->s, t->ld, -1), t->s.norm_images };
     if (t->regression) {
         r.train_rmse = sqrt(r.train_loss);
         r.train_mae = r.train_accuracy;
@@ -621,10 +644,11 @@ static int run_epoch(run *t, int epoch, size_t *seen, float *lr, double t0)
     else if (b.n)
         st = upload_all(g, &b, cur);
     while (!st && b.n && left) {
-        int last = micro == t->accum - 1;
+        int last = micro == t->accum - 1, skip = 0;
         if (micro == 0) {
             ++t->step;
             *lr = ct_lr_at(&t->sched, t->step - 1);
+            ct_scaler_arm(&t->sc, g, t->accum);
         }
         long step = t->step;
         /* forward and backward on every replica; at a step's last
@@ -632,12 +656,19 @@ static int run_epoch(run *t, int epoch, size_t *seen, float *lr, double t0)
          * summed and every replica gets the sum */
         step_args a = { t->o.seed, step, cur, (size_t)micro * g->batch };
         if ((st = ct_group_step(g, replica_compute, &a, t->parallel && last)) ||
+            (last && (st = ct_scaler_check(&t->sc, g, step, &skip))) ||
             (last && (st = ct_finite_step(&t->fin, &t->s.net, t->o.seed, step, epoch + 1))))
             break;
-        for (size_t i = 0; i < g->count && !st; i++)
-            if (((last && (st = replica_update(&g->rep[i], &t->o, &t->od, &t->fz, step, *lr))) ||
-                 (st = replica_account(&g->rep[i], cur))) && i)
+        for (size_t i = 0; i < g->count && !st; i++) {
+            if (last && skip)
+                g->rep[i].net->grads_zero = 1; /* the scaler zeroed them: no update */
+            else if (last)
+                st = replica_update(&g->rep[i], &t->o, &t->od, &t->fz, step, *lr);
+            if (!st)
+                st = replica_account(&g->rep[i], cur);
+            if (st && i)
                 ct_fail_keep(ctx, st);
+        }
         if (st)
             break;
         /* the loader may reuse b's memory at the next call: its uploads must be done */
@@ -681,6 +712,7 @@ static int finish_epoch(run *t, int epoch, size_t seen, float lr, double t0)
         return st;
     double secs = ct_now() - t0;
     ct_epoch_report r = make_report(t, epoch, seen, h, secs, lr);
+    r.skipped_steps = ct_scaler_epoch(&t->sc, &r.first_skipped);
     if (t->lead && o->on_progress) {
         ct_progress p = { epoch + 1, o->epochs, seen, (size_t)t->per_epoch * (size_t)t->accum * (size_t)o->batch,
                           r.train_loss,
@@ -704,18 +736,14 @@ static int finish_epoch(run *t, int epoch, size_t seen, float lr, double t0)
     }
     if (o->out) {
         ct_ckpt_meta meta = { epoch + 1, t->step, o->seed, "", o->batch, "", t->tokens_json, t->classes_json,
-                              t->norm_json, t->accum };
+                              t->norm_json, t->accum, t->precision, t->sc.on ? t->sc.scale : 0.0f };
         snprintf(meta.optimizer, sizeof meta.optimizer, "%s", ct_optim_name(t->od.kind));
         snprintf(meta.data, sizeof meta.data, "%s", t->data);
         if ((st = ct_checkpoint_save(&t->s.net, t->g.rep[0].state, t->state_n, &meta, o->out)))
             return st;
         ct_finite_saved(&t->fin, o->out, epoch + 1, t->step, 0);
     }
-    const char *first;
-    if (ct_loader_skipped(t->ld, &first))
-        ct_log(t->ctx, CT_LOG_WARN, "epoch %d: %zu training file%s did not decode and %s skipped (bad=skip), "
-               "the first: %s", epoch + 1, ct_loader_skipped(t->ld, NULL), ct_loader_skipped(t->ld, NULL) == 1 ?
-               "" : "s", ct_loader_skipped(t->ld, NULL) == 1 ? "was" : "were", first);
+    ct_session_skipped(&t->s, t->ld, epoch + 1);
     ct_log_json(o->log, &r, "epoch");
     ct_tboard_epoch(&t->tb, &t->g, &t->s.net, &r);
     if (o->on_epoch)
@@ -744,7 +772,7 @@ int ct_train_parallel(ct_context *const *ctxs, size_t count, const double *share
             st = report_plan(t.ctx, &t.s.net, &t.o);
         goto done;
     }
-    if ((st = resolve_accumulate(&t)) || (st = verify_devices(&t)) || (st = open_data(&t)) || (st = agree_across_ranks(&t)) || (st = allocate(&t)) ||
+    if ((st = resolve_accumulate(&t)) || (st = resolve_precision(&t)) || (st = verify_devices(&t)) || (st = open_data(&t)) || (st = agree_across_ranks(&t)) || (st = allocate(&t)) ||
         (st = start_state(&t)) || (st = make_loader(&t)) ||
         (st = ct_tboard_open(&t.tb, &t.o, &t.g, t.lead, t.labels_per, t.regression)))
         goto done;
@@ -763,6 +791,7 @@ done:
     free(t.fz.train);
     free(t.fz.frozen);
     ct_finite_release(&t.fin);
+    ct_scaler_release(&t.sc);
     ct_loader_free(&t.ld);
     ct_group_free(&t.g);
     ct_session_free(&t.s);

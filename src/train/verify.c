@@ -47,7 +47,7 @@ static const struct {
     { "softmax_cross_entropy", "loss" }, { "mse", "loss" }, { "silu", "act" },
     { "hardswish", "act" },    { "relu6", "act" },        { "mul", "eltwise" },
     { "concat", "eltwise" },   { "rmsnorm", "rmsnorm" },
-    { "upsample", "upsample" },   { "bce_logits", "loss" },
+    { "upsample", "upsample" },   { "bce_logits", "loss" },   { "gru", "gru" },
     { "conv_transpose2d", "convt" }, { "conv_transpose2d", "conv" }, { "to_sequence", "transpose" },
 };
 

@@ -21,7 +21,7 @@
 #include <stddef.h>
 
 #include "io/safetensors.h"
-#include "ops/ops.h"
+#include "ops/rnn.h"
 
 typedef struct golden golden;
 
@@ -55,6 +55,20 @@ int golden_expect_dev(golden *g, const char *what, ct_buf got, const char *expec
 int golden_status(golden *g, int status, const char *what);
 void golden_failf(golden *g, const char *fmt, ...) CT_PRINTF(2, 3);
 
+/* The recurrent adapters' shared pieces (rnn.c), for G-gate layers in the
+ * flat layout of ops/rnn.h. The descriptor from the metadata seq_len,
+ * batch, input_size, hidden_size, num_layers; */
+ct_rnn_desc golden_rnn_desc(golden *g);
+/* the inputs x (T, N, input) and dy, and the per-layer tensors
+ * weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k} gathered into
+ * one flat array, returned (NULL, and a recorded failure, if one is
+ * missing or of the wrong size); */
+double *golden_rnn_inputs(golden *g, const ct_rnn_desc *d, int G, double **x, double **dy);
+/* the reference's (dp) and the device's (d_dp) flat parameter gradients
+ * against the file's d<name>_l{k}, atol = rtol = tol. */
+void golden_rnn_expect_dparams(golden *g, const ct_rnn_desc *d, int G, const double *dp, ct_buf d_dp,
+                               double tol);
+
 /* op name in the file's metadata -> adapter. One line per op. */
 #define GOLDEN_OPS(X)          \
     X("dense", golden_dense) \
@@ -63,6 +77,7 @@ void golden_failf(golden *g, const char *fmt, ...) CT_PRINTF(2, 3);
     X("to_sequence", golden_transpose) \
     X("embedding", golden_embedding) \
     X("lstm", golden_lstm) \
+    X("gru", golden_gru) \
     X("seqpool", golden_seqpool) \
     X("layernorm", golden_layernorm) \
     X("posembed", golden_posembed) \

@@ -5,8 +5,8 @@
 # (dilation, strides, no bias, each activation fused and alone, average
 # pooling with and without the padding counted, LRN of odd and even size,
 # batch norm on features, attention without the causal mask, a position
-# table longer than the sequence, stacked LSTMs, seqpool max, last and mean
-# over padded texts), is trained briefly, exported, and run by onnxruntime
+# table longer than the sequence, stacked LSTMs and GRUs, seqpool max, last
+# and mean over padded texts), is trained briefly, exported, and run by onnxruntime
 # on the test samples `cltrain predict --logits` prints with its own
 # logits: same interface, logits within 1e-4, same top-1
 # (tests/onnx/check_onnx.py says why that tolerance); a text of padding
@@ -167,11 +167,14 @@ att: attention heads=2 causal=false
 a1: add from=att,pos
 rms: rmsnorm eps=1e-5
 lstm: lstm hidden=16 layers=2
+gru: gru hidden=16 layers=3 from=rms
 pmax: seqpool mode=max from=lstm
 plast: seqpool mode=last from=lstm
 pmean: seqpool mode=mean from=a1
+pgru: seqpool mode=last from=gru
 s1: add from=pmax,plast
 s2: add from=s1,pmean
+s3: add from=s2,pgru
 ln2: layernorm
 fc: dense out=16 act=gelu
 fc2: dense out=8

@@ -3,7 +3,8 @@
 used to check that cltrain's checkpoints are what PyTorch's safetensors
 loader expects: an 8-byte little-endian header length, a JSON header whose
 entries have dtype, shape and data_offsets that tile the data area exactly,
-8-byte alignment of the data, and finite float32 values.
+8-byte alignment of the data, and finite float32 values (batch norm's
+num_batches_tracked: one int64).
 
 usage: read_safetensors.py FILE [NAME=SHAPE ...]   (SHAPE like 256x784)
 Prints one line per tensor; exits 1 on any violation."""
@@ -29,9 +30,17 @@ def main() -> int:
     body = data[8 + n:]
     spans = []
     for name, t in header.items():
-        assert t["dtype"] == "F32", f"{name}: dtype {t['dtype']}"
         count = math.prod(t["shape"]) if t["shape"] else 1
         b, e = t["data_offsets"]
+        if name.endswith(".num_batches_tracked"):  # batch norm's step count, as PyTorch keeps it
+            assert t["dtype"] == "I64" and t["shape"] == [], f"{name}: {t['dtype']} {t['shape']}, want I64 []"
+            assert e - b == 8, f"{name}: {e - b} bytes for one int64"
+            (steps,) = struct.unpack("<q", body[b:e])
+            assert steps >= 0, f"{name}: {steps} steps"
+            spans.append((b, e, name))
+            print(f"{name} [] {steps}")
+            continue
+        assert t["dtype"] == "F32", f"{name}: dtype {t['dtype']}"
         assert e - b == 4 * count, f"{name}: {e - b} bytes for {count} floats"
         values = struct.unpack(f"<{count}f", body[b:e])
         assert all(math.isfinite(v) for v in values), f"{name}: non-finite values"

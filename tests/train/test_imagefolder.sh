@@ -55,7 +55,7 @@ expect "stats=all finds it before training" 1 "img_000100.jpg.*normalization sta
 #    of the statistics; and the same weights for 1 and 3 loader threads, with
 #    augmentation and the skipped file's substitute in play
 for t in 1 3; do
-    expect "bad=skip, $t loader threads" 0 "epoch 2/2 .* skipped 1" -- "$cltrain" "${run[@]}" --epochs 2 \
+    expect "bad=skip, $t loader threads" 0 "epoch 2/2 .* skipped files 1" -- "$cltrain" "${run[@]}" --epochs 2 \
         --augment --loader-threads $t --log "$tmp/t$t.jsonl" --out "$tmp/t$t.ckpt" \
         --data "imagefolder:$tmp/f:bad=skip:stats=all"
 done

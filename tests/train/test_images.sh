@@ -101,7 +101,7 @@ head -c 60 "$small/train/a/$first" > "$small/train/a/zz-cut.png"
 expect "truncated PNG named" 1 "train/a/zz-cut.png.*libpng" -- "$cltrain" "${tiny[@]}" --data "imagefolder:$small"
 # bad=skip: found when drawn (opening decodes nothing), counted in the epoch
 # line, named in a warning
-expect "bad=skip counts it in the epoch line" 0 "epoch 1/1 .* skipped 1" -- \
+expect "bad=skip counts it in the epoch line" 0 "epoch 1/1 .* skipped files 1" -- \
     "$cltrain" "${tiny[@]}" --data "imagefolder:$small:bad=skip"
 grep -q "warning: epoch 1: 1 training file did not decode and was skipped.*zz-cut.png" "$tmp/err" &&
     ok "bad=skip names it in a warning" || bad "bad=skip names it in a warning"

@@ -42,6 +42,7 @@ if cmp -s <(head -1 "$tmp/s.jsonl" | cut -d, -f2-6) <(cut -d, -f2-6 "$tmp/again.
 # 3. the checkpoint, read by an independent parser
 expect "checkpoint parses independently" 0 "fc1.weight \[256, 784\]" -- python3 "$here/read_safetensors.py" "$tmp/mlp.ckpt" fc1.weight=256x784 fc1.bias=256 fc3.weight=10x128
 expect "batch-norm checkpoint names" 0 "bn1.running_var \[32\]" -- python3 "$here/read_safetensors.py" "$tmp/s.ckpt" conv1.weight=32x1x3x3 bn1.weight=32 bn1.running_mean=32
+expect "batch-norm step count (2 epochs of 40 steps)" 0 "bn1.num_batches_tracked \[\] 80$" -- python3 "$here/read_safetensors.py" "$tmp/s.ckpt"
 
 # 4. eval and predict
 expect "eval" 0 "1000 samples  loss [0-9.]+  accuracy [0-9.]+%" -- "$cltrain" eval --weights "$tmp/mlp.ckpt" --limit 1000
@@ -61,6 +62,13 @@ expect "unknown layer type" 1 "type.model:2:6: unknown layer type 'densely'" -- 
 expect "shape mismatch" 1 "shape.model:2: layer 'c' \(conv2d\): conv2d kernel 40 .* input has shape 1x28x28" -- "$cltrain" train --model "$tmp/shape.model" --dry-run
 expect "bad value" 1 "value.model:2:12: out=ten: expected an integer" -- "$cltrain" train --model "$tmp/value.model" --dry-run
 expect "dangling from" 1 "from.model:2:8: from: no earlier layer is named 'nowhere'" -- "$cltrain" train --model "$tmp/from.model" --dry-run
+# dotted names (PyTorch's module paths), their grammar, and two layers saving one tensor name
+printf 'input shape=1x28x28\nlayer1.0.conv1: conv2d out=4 kernel=3\nlayer1.0.bn1: batchnorm\nfc-1.0: dense out=10 from=layer1.0.bn1\nloss: softmax_cross_entropy\n' > "$tmp/dots.model"
+printf 'input shape=1x28x28\nlayer1..conv: conv2d out=4 kernel=3\nloss: softmax_cross_entropy\n' > "$tmp/dotdot.model"
+printf 'input tokens=8\nembedding vocab=16 dim=8\na: attention heads=2\na.out_proj: dense out=8\nseqpool\ndense out=3\nsoftmax_cross_entropy\n' > "$tmp/clash.model"
+expect "dotted layer names" 0 "^fc-1\.0 +dense +layer1\.0\.bn1 +10 " -- "$cltrain" model "$tmp/dots.model"
+expect "an empty part of a dotted name" 1 "dotdot.model:2:1: 'layer1..conv' is not a layer name" -- "$cltrain" model "$tmp/dotdot.model"
+expect "one tensor name from two layers" 1 "clash.model:4: layer 'a.out_proj' would save tensor 'a.out_proj.weight', which layer 'a' \(line 3\) saves too" -- "$cltrain" model "$tmp/clash.model"
 expect "missing model file" 1 "cannot read model file $tmp/none.model" -- "$cltrain" train --model "$tmp/none.model"
 expect "model does not fit the data" 1 "samples of 1x28x28 but model .* takes 3x32x32" -- "$cltrain" train --model resnet56 "${common[@]}" --epochs 1
 

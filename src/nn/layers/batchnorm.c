@@ -2,7 +2,8 @@
  * batchnorm.c - batch normalization over N (and H, W) per channel of an
  * image (N, C, H, W) or a feature vector (N, C), with an optional fused
  * ReLU. Parameters as torch.nn.BatchNorm2d: weight, bias (C); buffers
- * running_mean, running_var (C). Training saves each group's mean and
+ * running_mean, running_var (C), and in checkpoints PyTorch's int64
+ * num_batches_tracked (the micro-batches trained). Training saves each group's mean and
  * 1/std (C each) for the backward; with net->bn_groups G > 1 ("ghost" batch
  * norm) each of G equal parts of the batch has its own statistics. The
  * reductions' partial sums live in the net's shared scratch.
@@ -150,5 +151,6 @@ static int export_onnx(const ct_layer_export *e)
     return relu ? ct_export_act(e, CT_ACT_RELU, z, e->y) : ct_onnx_status(e->g);
 }
 
-CT_LAYER_TYPE(batchnorm, CT_KEYS(keys), .min_inputs = 1, .max_inputs = 1, .infer = infer, .init = init,
-              .plan = plan, .forward = forward, .backward = backward, .export_onnx = export_onnx);
+CT_LAYER_TYPE(batchnorm, CT_KEYS(keys), .min_inputs = 1, .max_inputs = 1, .step_count = "num_batches_tracked",
+              .infer = infer, .init = init, .plan = plan, .forward = forward, .backward = backward,
+              .export_onnx = export_onnx);

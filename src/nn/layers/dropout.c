@@ -30,9 +30,10 @@ static int plan(ct_plan *p, const ct_layer *l, ct_lrt *r)
 /* The index of element 0 in the global batch's tensor (the optimizer
  * step's, when micro-batches accumulate), so a replica's or micro-batch's
  * mask is its slice of the one-device mask. Sequence layers are (T, N, F):
- * there a part of the batch is no slice, and the offset only gives each
- * micro-batch a disjoint range of the mask's stream (sequence models are
- * not trained data-parallel, so row_base is the micro-batch's offset). */
+ * there a part of the batch (a replica's columns, a micro-batch) is no
+ * slice, and the offset only gives each part a disjoint range of the mask's
+ * stream, of its own size: a mask drawn as one device would draw one, not
+ * the one it draws. */
 static size_t first_element(const ct_layer_call *c)
 {
     return c->net->row_base * (c->r->out_n / (size_t)c->net->batch);

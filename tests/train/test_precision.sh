@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# test_precision.sh CLTRAIN - --precision through the CLI, CPU class: the mlp
+# on 6,000 Fashion-MNIST images for 2 epochs with bf16 and fp16 products
+# reaches fp32's test accuracy within 1.5 points (measured 0.1-0.5); fp16
+# started at a loss scale of 2^24 overflows, skips its first steps halving
+# the scale to 2^21, says so in the epoch line and the --log, and trains on;
+# the checkpoint records the precision and the scale, and --resume keeps
+# both; fp16 with a learning rate that blows the forward up is a divergence
+# (--check-finite's report), not an overflow; the GPU class and bad values
+# are refused by name.
+set -u
+cltrain=$1
+. "$(dirname "$0")/../lib.sh"
+common=(--model mlp --epochs 2 --limit 6000 --test-limit 1000 --batch 64 --no-progress)
+acc() { sed -n 's/^done: .*test accuracy \([0-9.]*\)%.*/\1/p' "$1"; }
+declare -A got
+for p in fp32 bf16 fp16; do
+    if "$cltrain" train "${common[@]}" --precision $p --out "$tmp/$p.st" >"$tmp/$p.out" 2>&1; then
+        got[$p]=$(acc "$tmp/$p.out")
+    else
+        bad "$p: training failed"; tail -n 5 "$tmp/$p.out" | sed 's/^/  | /'
+    fi
+done
+for p in bf16 fp16; do
+    if [ -n "${got[$p]:-}" ] && [ -n "${got[fp32]:-}" ] &&
+        awk -v a="${got[$p]}" -v b="${got[fp32]}" 'BEGIN { d = a - b; exit !(d <= 1.5 && d >= -1.5) }'; then
+        ok "$p: test accuracy ${got[$p]}% against fp32's ${got[fp32]}%"
+    else
+        bad "$p: test accuracy ${got[$p]:-none}% against fp32's ${got[fp32]:-none}%"
+    fi
+done
+grep -q "bf16 products" "$tmp/bf16.out" && ok "bf16: the run says so" || bad "bf16: no word of it"
+if "$cltrain" train "${common[@]}" --precision fp16 --loss-scale 16777216 --log "$tmp/f16.json" \
+        --out "$tmp/f16.st" >"$tmp/f16.out" 2>&1; then
+    if grep -q "epoch 1/2.*loss scale 2097152 (3 steps skipped on fp16 overflow, the first 1" "$tmp/f16.out" &&
+        grep -q '"loss_scale": 2097152, "skipped_steps": 3' "$tmp/f16.json"; then
+        ok "fp16 from 2^24: three overflowing steps skipped, the scale halved to 2^21, reported"
+    else
+        bad "fp16 from 2^24: the overflows are not reported as expected"; sed 's/^/  | /' "$tmp/f16.out"
+    fi
+    a=$(acc "$tmp/f16.out")
+    awk -v a="$a" -v b="${got[fp32]:-0}" 'BEGIN { d = a - b; exit !(d <= 1.5 && d >= -1.5) }' &&
+        ok "fp16 after the overflows: ${a}% (fp32 ${got[fp32]:-?}%)" || bad "fp16 after the overflows: ${a:-no}%"
+    python3 "$(dirname "$0")/read_safetensors.py" "$tmp/f16.st" >"$tmp/meta" 2>&1
+    grep -q "precision='fp16'" "$tmp/meta" && grep -q "loss_scale='2097152'" "$tmp/meta" &&
+        ok "the checkpoint records fp16 and its scale" || { bad "checkpoint metadata"; sed 's/^/  | /' "$tmp/meta"; }
+    if "$cltrain" train --resume "$tmp/f16.st" --epochs 3 --limit 6000 --test-limit 1000 --no-progress \
+            --out "$tmp/f16b.st" >"$tmp/res.out" 2>&1 &&
+        grep -q "epoch 3/3.*loss scale 2097152" "$tmp/res.out"; then
+        ok "--resume keeps fp16 and the scale"
+    else
+        bad "--resume"; tail -n 4 "$tmp/res.out" | sed 's/^/  | /'
+    fi
+else
+    bad "fp16 from 2^24 failed"; tail -n 5 "$tmp/f16.out" | sed 's/^/  | /'
+fi
+expect "fp16 with a forward that overflows: a divergence" 1 "non-finite values in training" -- \
+    "$cltrain" train "${common[@]}" --precision fp16 --optimizer sgd --lr 2 --schedule constant
+expect "the GPU class refuses 16-bit products" 1 "bf16 products run on the CPU class" -- \
+    env CLTRAIN_KERNELS=gpu "$cltrain" train "${common[@]}" --precision bf16
+expect "an unknown precision" 2 "fp32, bf16 or fp16" -- "$cltrain" train --precision fp8
+expect "a loss scale that is no power of two" 1 "power of two" -- \
+    "$cltrain" train "${common[@]}" --precision fp16 --loss-scale 3
+finish precision
