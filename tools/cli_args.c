@@ -254,6 +254,7 @@ static int parse_run(const char *cmd, int argc, char **argv, cli_args *a, char *
             if (parse_precision(f, val, &o->precision, err, errlen))
                 return 2;
         }
+        else if (!strcmp(f, "--loader-threads") && is_train) COUNT(1, 256, o->loader_threads = (int)v);
         else if (!strcmp(f, "--shares") && val && is_train) {
             if (parse_shares(val, a, err, errlen))
                 return 2;

@@ -291,6 +291,8 @@ static void epoch_line(void *user, const ct_epoch_report *r)
             printf(" (%ld step%s skipped on fp16 overflow, the first %ld: halved each time)", r->skipped_steps,
                    r->skipped_steps > 1 ? "s" : "", r->first_skipped);
     }
+    if (r->skipped_files >= 0) /* an image folder with bad=skip */
+        printf("  skipped files %ld", r->skipped_files);
     if (r->tokens) { /* a language model: losses in nats per token */
         double nats = isnan(r->test_loss) ? r->train_loss : r->test_loss;
         printf("  ppl %.2f", exp(nats));

@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all=(model idx cifar csv npy image imagefolder vocab text textdir csvtext safetensors checkpoint cache tune selector cli)
+all=(model idx cifar csv npy image imagefolder imgindex vocab text textdir csvtext safetensors checkpoint cache tune selector cli)
 secs=60 par=1 merge=0
 while getopts "t:j:m" o; do
   case $o in

@@ -28,18 +28,24 @@
  *                          (ct_dataset_targets), the others features; no
  *                          label column
  *   imagefolder:DIR[:size=HxW][:split=F][:seed=S][:bad=error|skip]
+ *       [:stats=N|all][:index=FILE]
  *                          PNG and JPEG files in class folders, as
  *                          torchvision's ImageFolder: DIR/train/CLASS/ and
  *                          DIR/test/CLASS/, or DIR/CLASS/ split by F; class
- *                          names are the sorted folder names. Images are
- *                          decoded when a sample is read, converted to the
- *                          channels and resized to the size of the model
- *                          (or size=, or the first image), normalized by the
- *                          training split's per-channel mean and std (the
- *                          training split sets its own when opened; copy
- *                          them to the test split with ct_dataset_get_norm
- *                          and ct_dataset_set_norm, as cltrain does);
- *                          bad=skip leaves out files that do not decode
+ *                          names are the sorted folder names. Opening lists
+ *                          the files; images are decoded when a sample is
+ *                          read, converted to the channels and resized to
+ *                          the size of the model (or size=, or the first
+ *                          image), normalized by the training split's
+ *                          per-channel mean and std (the training split
+ *                          sets its own when opened, from N of its images
+ *                          drawn by S, default 10000, or all; copy them to
+ *                          the test split with ct_dataset_get_norm and
+ *                          ct_dataset_set_norm, as cltrain does); a file
+ *                          that does not decode is an error when read, or
+ *                          with bad=skip left out by the training loader;
+ *                          index=FILE keeps the listing in FILE (written
+ *                          when missing, else checked against the folder)
  *   synthetic:C,H,W:K:N[:seed=S][:ntest=M]
  *                          N random u8 samples of shape (C, H, W) (or F for
  *                          plain features) with random labels in [0, K),
@@ -77,7 +83,8 @@
  * train-labels-idx1-ubyte, t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte,
  * each optionally with .gz. Paths in a spec cannot contain ':'.
  *
- * Every reader validates the whole file: a wrong magic, a truncated file,
+ * Every reader validates the whole file (an image folder each image when
+ * it is decoded): a wrong magic, a truncated file,
  * bytes after the declared records, counts that disagree, a label out of
  * range or a malformed CSV field is CT_ERR_CORRUPT with a message naming the
  * file and the record (or line:column); a missing file is CT_ERR_IO.
@@ -126,8 +133,9 @@ CT_API int ct_dataset_set_norm(ct_dataset *ds, const float *mean /* (channels) *
 CT_API int ct_dataset_get_norm(const ct_dataset *ds, float *mean /* (C) */, float *std /* (C) */,
                                int channels);
 /* The per-channel mean and (population) standard deviation of v * scale
- * over the whole dataset; a constant channel gets std 1. Compute it on the
- * training split and set it on both splits. channels must equal C. */
+ * over the whole dataset (an image folder's: over its stats= sample, which
+ * this decodes); a constant channel gets std 1. Compute it on the training
+ * split and set it on both splits. channels must equal C. */
 CT_API int ct_dataset_compute_norm(const ct_dataset *ds, float *mean /* (C) */, float *std /* (C) */,
                                    int channels);
 

@@ -48,6 +48,12 @@ typedef struct ct_epoch_report {
      * scale 0 otherwise */
     float loss_scale;
     long skipped_steps, first_skipped;
+    long skipped_files;    /* an image folder with bad=skip: the training files that did not
+                              decode this epoch (left out, each replaced by another sample);
+                              -1 for other data */
+    long norm_images;      /* an image folder: the images its mean and std came from in this
+                              run (its stats= sample); -1 for other data, or when they came
+                              from the checkpoint resumed */
 } ct_epoch_report;
 
 typedef void (*ct_epoch_fn)(void *user, const ct_epoch_report *report);
@@ -182,6 +188,9 @@ typedef struct ct_train_options {
                                 blocking); default 10, 0: per epoch only */
     int tensorboard_histograms; /* with tensorboard: a histogram of every parameter tensor
                                    at each epoch's end */
+    int loader_threads;      /* threads decoding an image folder's files (each batch, and the
+                                normalization statistics' sample); 0: one per core. The
+                                batches do not depend on the count */
     size_t train_limit;      /* use only the first N training samples; 0: all */
     size_t test_limit;
     int augment;             /* -1 auto (random crop + flip for cifar10), 0 off, 1 on */

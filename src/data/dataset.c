@@ -178,7 +178,6 @@ void ct_dataset_free(ct_dataset **pds)
     free(ds->targets);
     ct_free_strings(ds->target_names, (size_t)ds->ntargets);
     ct_free_strings(ds->files, ds->files ? ds->nfiles : 0);
-    free(ds->sums);
     free(ds);
     *pds = NULL;
 }
@@ -332,23 +331,8 @@ int ct_dataset_compute_norm(const ct_dataset *ds, float *mean, float *std, int c
                        ds->name, channels, ds->c);
     size_t hw = (size_t)ds->h * ds->w, per = ct_dataset_sample_size(ds);
     double count = (double)ds->n * (double)hw;
-    if (ds->storage == CT_STORE_FILES) {
-        /* the sums each file's decoded bytes gave when the folder was read:
-         * exact integers, so one pass is as good as two */
-        for (int c = 0; c < ds->c; c++) {
-            uint64_t s1 = 0, s2 = 0;
-            for (size_t s = 0; s < ds->n; s++) {
-                s1 += ds->sums[s * 2 * (size_t)ds->c + 2 * (size_t)c];
-                s2 += ds->sums[s * 2 * (size_t)ds->c + 2 * (size_t)c + 1];
-            }
-            double m = count > 0 ? (double)s1 / count : 0;
-            double var = count > 0 ? (double)s2 / count - m * m : 0;
-            double sd = var > 0 ? sqrt(var) / 255.0 : 0;
-            mean[c] = (float)(m / 255.0);
-            std[c] = sd > 0 && (float)sd > 0 ? (float)sd : 1.0f;
-        }
-        return CT_OK;
-    }
+    if (ds->storage == CT_STORE_FILES) /* a sample of the files, decoded now */
+        return ct_imagefolder_stats(ds, ds->threads, mean, std, NULL, NULL);
     for (int c = 0; c < ds->c; c++) {
         /* two passes: the variance of values near their mean, not a
          * difference of two large sums */

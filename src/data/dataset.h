@@ -43,8 +43,10 @@ struct ct_dataset {
     /* image folders (storage CT_STORE_FILES): files decoded when a sample is read */
     char **files;       // (nfiles) paths; samples are the first n
     size_t nfiles;
-    uint64_t *sums;     // (nfiles, 2 C) per channel: sum and sum of squares of the decoded bytes
-    size_t skipped;     /* bad=skip: files left out because they did not decode */
+    int skip_bad;       /* bad=skip: the loader leaves out files that do not decode */
+    size_t stats_n;     /* images the normalization statistics sample; 0: all */
+    uint64_t stats_seed; /* ... drawn by this seed */
+    int threads;        /* threads decoding that sample; 0: one per core */
     /* image folders, csv normalize=standard: normalize with the training
      * split's mean and std (ct_dataset_compute_norm on it, set on both) */
     int norm_from_train;
@@ -70,6 +72,10 @@ int ct_dataset_decode(const ct_dataset *ds, size_t index, int pad, int dy, int d
  * (C, H, W), to which image folders convert and resize (0: not known). */
 typedef struct ct_data_hints {
     int c, h, w;
+    /* 1: an image folder's training split opens without its normalization
+     * statistics (which decode a sample of its files): the caller computes
+     * them (ct_dataset_compute_norm) or takes a checkpoint's */
+    int defer_norm;
 } ct_data_hints;
 
 /* ct_dataset_open_text with hints (NULL: none). */
@@ -180,12 +186,24 @@ typedef struct ct_imagefolder_spec {
     double split;          /* the test fraction in (0, 1), or 0 */
     uint64_t seed;         /* of the split's shuffle */
     int c, h, w;           /* the samples' shape; 0: the model's, else the first image's */
-    int skip_bad;          /* bad=skip: leave out files that do not decode, counted in the name */
+    int skip_bad;          /* bad=skip: the loader leaves out files that do not decode */
+    size_t stats;          /* stats=N: images sampled for the mean and std; 0: all */
+    const char *index;     /* index=FILE, or NULL */
     const char *const *classes; /* class names given (a checkpoint's), or NULL */
     int nclasses;
 } ct_imagefolder_spec;
 
+/* Lists the folder (or takes index=FILE's list, checked against it);
+ * decodes no file but, when s leaves the shape open, the first. */
 int ct_imagefolder_load(const ct_imagefolder_spec *s, int split, ct_dataset **out);
+/* An image folder's per-channel mean and std (as ct_dataset_compute_norm)
+ * from ds->stats_n of its first ds->n files drawn by ds->stats_seed (all
+ * when 0 or more), decoded on `threads` threads (0: one per core); a file
+ * that fails is an error, or with bad=skip left out. *used and *failed
+ * (either may be NULL) count the files that decoded and those that did
+ * not. The result does not depend on the thread count. */
+int ct_imagefolder_stats(const ct_dataset *ds, int threads, float *mean /* (C) */, float *sd /* (C) */,
+                         size_t *used, size_t *failed);
 
 /* n samples of (c, h, w) random bytes with labels in [0, classes). */
 int ct_synthetic_create(int c, int h, int w, int classes, size_t n, uint64_t seed, int split,

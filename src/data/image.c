@@ -126,8 +126,11 @@ static void jpeg_emit(j_common_ptr c, int level)
         jpeg_error_exit(c);
 }
 
+/* min_h, min_w > 0: decoded at the smallest of libjpeg's DCT scales 1/8,
+ * 1/4 and 1/2 that still gives at least min_h x min_w pixels (a block's
+ * coefficients scaled down, as PIL's draft() asks for), else at full size. */
 static int decode_jpeg(const uint8_t *data, size_t size, const char *name, size_t max_pixels,
-                       ct_image *out)
+                       int min_h, int min_w, ct_image *out)
 {
     struct jpeg_decompress_struct cinfo;
     jerr e;
@@ -163,6 +166,12 @@ static int decode_jpeg(const uint8_t *data, size_t size, const char *name, size_
         return st;
     }
     cinfo.out_color_space = grey ? JCS_GRAYSCALE : cmyk ? JCS_CMYK : JCS_RGB;
+    for (unsigned d = 8; min_h > 0 && min_w > 0 && d > 1; d /= 2)
+        if ((cinfo.image_width + d - 1) / d >= (unsigned)min_w && (cinfo.image_height + d - 1) / d >= (unsigned)min_h) {
+            cinfo.scale_num = 1;
+            cinfo.scale_denom = d;
+            break;
+        }
     jpeg_start_decompress(&cinfo);
     size_t w = cinfo.output_width, h = cinfo.output_height, ch = (size_t)cinfo.output_components;
     if (ch != (grey ? 1u : cmyk ? 4u : 3u)) {
@@ -201,12 +210,18 @@ static int decode_jpeg(const uint8_t *data, size_t size, const char *name, size_
 int ct_image_decode(const uint8_t *data, size_t size, const char *name, size_t max_pixels,
                     ct_image *out)
 {
+    return ct_image_decode_at_least(data, size, name, max_pixels, 0, 0, out);
+}
+
+int ct_image_decode_at_least(const uint8_t *data, size_t size, const char *name, size_t max_pixels,
+                             int min_h, int min_w, ct_image *out)
+{
     static const uint8_t png_sig[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
     memset(out, 0, sizeof *out);
     if (size >= 8 && !memcmp(data, png_sig, 8))
         return decode_png(data, size, name, max_pixels, out);
     if (size >= 3 && data[0] == 0xff && data[1] == 0xd8 && data[2] == 0xff)
-        return decode_jpeg(data, size, name, max_pixels, out);
+        return decode_jpeg(data, size, name, max_pixels, min_h, min_w, out);
     return ct_fail(NULL, CT_ERR_CORRUPT, "%s: byte 0: neither a PNG nor a JPEG (the first bytes are "
                    "not their signature); HINT: image folders hold .png, .jpg and .jpeg files", name);
 }
@@ -382,7 +397,7 @@ int ct_image_load(const char *path, int c, int h, int w, uint8_t *dst /* (C, H, 
     int st = ct_image_read_file(path, &data, &size);
     if (st)
         return st;
-    st = ct_image_decode(data, size, path, CT_IMAGE_MAX_PIXELS, &im);
+    st = ct_image_decode_at_least(data, size, path, CT_IMAGE_MAX_PIXELS, h, w, &im);
     free(data);
     if (st)
         return st;

@@ -27,6 +27,14 @@ typedef struct ct_image {
 int ct_image_decode(const uint8_t *data, size_t size, const char *name, size_t max_pixels,
                     ct_image *out);
 void ct_image_free(ct_image *im);
+/* ct_image_decode, but a JPEG larger than min_h x min_w (both > 0) may come
+ * back smaller, not below them: decoded at the smallest of libjpeg's DCT
+ * scales 1/8, 1/4, 1/2 that keeps at least min_h x min_w pixels (each 8x8
+ * block's coefficients scaled down; PIL's draft() does the same), which
+ * decodes a large JPEG for a small input several times faster. PNGs come
+ * at full size. */
+int ct_image_decode_at_least(const uint8_t *data, size_t size, const char *name, size_t max_pixels,
+                             int min_h, int min_w, ct_image *out);
 
 /* The image converted to c channels (1 or 3: RGB to grey by ITU-R 601
  * luma, as PIL's convert("L"); grey to RGB by copying) and resized to
@@ -37,7 +45,8 @@ void ct_image_free(ct_image *im);
 int ct_image_convert(const ct_image *im, int c, int h, int w, uint8_t *dst /* (C, H, W) */);
 
 /* Reads and decodes the file at path into dst (C, H, W) as
- * ct_image_convert does. */
+ * ct_image_convert does; a JPEG is decoded at a DCT scale no smaller than
+ * (h, w) (ct_image_decode_at_least) before it is resized. */
 int ct_image_load(const char *path, int c, int h, int w, uint8_t *dst /* (C, H, W) */);
 
 /* The file's bytes (malloc'd); CT_ERR_IO naming it when unreadable. */

@@ -8,8 +8,16 @@
  * and message, since ct_last_error is per thread) and is raised again on
  * the caller's thread by ct_loader_next. Decoding includes reading and
  * decoding the files of an image folder (CT_STORE_FILES), so that work runs
- * on the worker too, overlapping the caller's step; a file that no longer
- * decodes comes back as such an error, naming it.
+ * on the worker too, overlapping the caller's step; with threads > 1 a
+ * batch's files are decoded by a pool of that many threads (the worker is
+ * one of them), each sample into its own row with its own augmentation, so
+ * the batches do not depend on the thread count.
+ *
+ * A file that does not decode is an error naming it, or, with the
+ * dataset's bad=skip (ds->skip_bad), it is counted and left out: after the
+ * batch is decoded, one pass in sample order replaces it by a sample drawn
+ * from (seed, epoch, its index) where batches are whole (drop_last: the
+ * training loader), or drops it from the batch (the evaluation loaders).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -17,6 +25,8 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/pool.h"
+#include "core/util.h"
 #include "data/dataset.h"
 #include "data/loader.h"
 #include "data/rng.h"
@@ -29,6 +39,10 @@ typedef struct slot {
     int32_t *y;      // (batch); language-model data (T, batch); NULL for regression data
     float *t;        // (batch, K) regression targets; NULL otherwise
     size_t *index;   // (batch)
+    int *st;         // (batch) image folders: each sample's decoding status
+    char **why;      // (batch) the message of a sample that failed, else NULL
+    size_t bad;      /* files skipped in this batch (bad=skip) */
+    char *bad_msg;   // (CT_ERROR_MAX) the first one's message
     size_t n, number;
     int state;
     int status;
@@ -58,6 +72,9 @@ struct ct_loader {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int quit, busy, resetting, fill_stopped;
+    ct_pool *pool;       /* threads > 1 on image folders: decodes a batch's files */
+    size_t bad;          /* files skipped in the batches delivered this epoch */
+    char *bad_msg;       // (CT_ERROR_MAX) the first one's message
 };
 
 void ct_loader_defaults(ct_loader_options *o)
@@ -88,6 +105,114 @@ static void gather_tokens(const ct_loader *l, size_t start, size_t n, slot *s)
     }
 }
 
+/* Sample idx, augmented by its own draws, and its label into row i of s. */
+static int decode_row(const ct_loader *l, size_t idx, slot *s, size_t i)
+{
+    const ct_dataset *ds = l->ds;
+    int dy = 0, dx = 0, flip = 0;
+    if (l->o.crop_pad || l->o.flip) {
+        ct_rng r;
+        ct_rng_seed(&r, l->o.seed, CT_RNG_AUGMENT, l->epoch, idx);
+        if (l->o.crop_pad) {
+            dy = (int)ct_rng_below(&r, 2 * (uint64_t)l->o.crop_pad + 1);
+            dx = (int)ct_rng_below(&r, 2 * (uint64_t)l->o.crop_pad + 1);
+        }
+        if (l->o.flip)
+            flip = (int)(ct_rng_next(&r) >> 63);
+    }
+    int st = ct_dataset_decode(ds, idx, l->o.crop_pad, dy, dx, flip, s->x + i * l->per);
+    if (st)
+        return st;
+    if (ds->ntargets)
+        memcpy(s->t + i * (size_t)ds->ntargets, ds->targets + idx * (size_t)ds->ntargets,
+               (size_t)ds->ntargets * sizeof *s->t);
+    else if (ds->pixel_labels)
+        memcpy(s->y + i * l->label_per, ds->labels + idx * l->label_per, l->label_per * sizeof *s->y);
+    else
+        s->y[i] = ds->labels[idx];
+    s->index[i] = idx;
+    return CT_OK;
+}
+
+typedef struct batch_job {
+    const ct_loader *l;
+    slot *s;
+    size_t start;
+} batch_job;
+
+/* Row i of an image folder's batch, on any thread: its status and message
+ * are kept for settle_bad, since ct_last_error is per thread. */
+static void decode_item(void *arg, size_t i, int thread)
+{
+    (void)thread;
+    batch_job *j = arg;
+    j->s->st[i] = decode_row(j->l, j->l->mine[j->start + i], j->s, i);
+    free(j->s->why[i]);
+    j->s->why[i] = j->s->st[i] ? ct_strdup(ct_last_error()) : NULL;
+}
+
+static void count_bad(slot *s, const char *why)
+{
+    if (!s->bad++)
+        snprintf(s->bad_msg, CT_ERROR_MAX, "%s", why ? why : "out of memory");
+}
+
+/* Draws for a bad file's replacement before giving up. */
+#define SUBSTITUTE_TRIES 64
+
+/* Row i, whose file (dataset index bad_idx) did not decode, refilled by
+ * samples drawn from (seed, epoch, bad_idx) until one decodes. */
+static int substitute(const ct_loader *l, slot *s, size_t i, size_t bad_idx)
+{
+    ct_rng r;
+    ct_rng_seed(&r, l->o.seed, CT_RNG_SUBSTITUTE, l->epoch, bad_idx);
+    for (int k = 0; k < SUBSTITUTE_TRIES; k++) {
+        int st = decode_row(l, (size_t)ct_rng_below(&r, l->ds->n), s, i);
+        if (st != CT_ERR_CORRUPT && st != CT_ERR_IO && st != CT_ERR_UNSUPPORTED)
+            return st;
+        count_bad(s, ct_last_error());
+    }
+    return ct_fail(NULL, CT_ERR_CORRUPT, "%s: %d files drawn in turn to replace one that does not decode "
+                   "failed too; the first: %s; HINT: check the folder (most of its files may be damaged)",
+                   l->ds->name, SUBSTITUTE_TRIES, s->bad_msg);
+}
+
+/* Moves row i of the batch to row m < i. */
+static void move_row(const ct_loader *l, slot *s, size_t i, size_t m)
+{
+    memcpy(s->x + m * l->per, s->x + i * l->per, l->per * sizeof *s->x);
+    memcpy(s->y + m * l->label_per, s->y + i * l->label_per, l->label_per * sizeof *s->y);
+    s->index[m] = s->index[i];
+}
+
+/* The batch's failed rows in sample order (batch positions start ..): the
+ * first is the error, or with bad=skip each is counted and replaced
+ * (drop_last) or dropped (*n shrinks). */
+static int settle_bad(const ct_loader *l, slot *s, size_t start, size_t *n)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < *n; i++) {
+        int st = s->st[i];
+        if (st == CT_ERR_NO_MEMORY || (st && !l->ds->skip_bad))
+            return ct_fail(NULL, st, "%s", s->why[i] ? s->why[i] : "out of memory");
+        if (st) {
+            count_bad(s, s->why[i]);
+            if (!l->o.drop_last)
+                continue;
+            if ((st = substitute(l, s, i, l->mine[start + i])))
+                return st;
+        }
+        if (m != i)
+            move_row(l, s, i, m);
+        m++;
+    }
+    if (m == 0)
+        return ct_fail(NULL, CT_ERR_CORRUPT, "%s: no file of a batch of %zu decodes; the first: %s; HINT: "
+                       "check the folder (most of its files may be damaged)", l->ds->name, *n, s->bad_msg);
+    *n = m;
+    return CT_OK;
+}
+
 /* Decodes batch b of the epoch into s; runs on the worker or the caller. */
 static int decode_batch(const ct_loader *l, size_t b, slot *s)
 {
@@ -105,30 +230,23 @@ static int decode_batch(const ct_loader *l, size_t b, slot *s)
         s->number = b;
         return CT_OK;
     }
-    for (size_t i = 0; i < n; i++) {
-        size_t idx = l->mine[start + i];
-        int dy = 0, dx = 0, flip = 0;
-        if (l->o.crop_pad || l->o.flip) {
-            ct_rng r;
-            ct_rng_seed(&r, l->o.seed, CT_RNG_AUGMENT, l->epoch, idx);
-            if (l->o.crop_pad) {
-                dy = (int)ct_rng_below(&r, 2 * (uint64_t)l->o.crop_pad + 1);
-                dx = (int)ct_rng_below(&r, 2 * (uint64_t)l->o.crop_pad + 1);
-            }
-            if (l->o.flip)
-                flip = (int)(ct_rng_next(&r) >> 63);
-        }
-        int st = ct_dataset_decode(ds, idx, l->o.crop_pad, dy, dx, flip, s->x + i * l->per);
+    s->bad = 0;
+    if (ds->storage == CT_STORE_FILES) {
+        batch_job j = { l, s, start };
+        if (l->pool)
+            ct_pool_run(l->pool, n, decode_item, &j);
+        else
+            for (size_t i = 0; i < n; i++)
+                decode_item(&j, i, 0);
+        int st = settle_bad(l, s, start, &n);
         if (st)
             return st;
-        if (ds->ntargets)
-            memcpy(s->t + i * (size_t)ds->ntargets, ds->targets + idx * (size_t)ds->ntargets,
-                   (size_t)ds->ntargets * sizeof *s->t);
-        else if (ds->pixel_labels)
-            memcpy(s->y + i * l->label_per, ds->labels + idx * l->label_per, l->label_per * sizeof *s->y);
-        else
-            s->y[i] = ds->labels[idx];
-        s->index[i] = idx;
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            int st = decode_row(l, l->mine[start + i], s, i);
+            if (st)
+                return st;
+        }
     }
     s->n = n;
     s->number = b;
@@ -191,7 +309,15 @@ void ct_loader_free(ct_loader **pl)
         free(l->slots[i].t);
         free(l->slots[i].index);
         free(l->slots[i].msg);
+        free(l->slots[i].st);
+        free(l->slots[i].bad_msg);
+        if (l->slots[i].why)
+            for (size_t k = 0; k < l->o.batch; k++)
+                free(l->slots[i].why[k]);
+        free(l->slots[i].why);
     }
+    ct_pool_free(&l->pool);
+    free(l->bad_msg);
     free(l->perm);
     free(l->mine);
     free(l->fail_msg);
@@ -254,7 +380,10 @@ int ct_loader_create(const ct_dataset *ds, const ct_loader_options *o, ct_loader
     l->perm = malloc(ds->n * sizeof *l->perm);
     l->mine = malloc(count * sizeof *l->mine);
     l->fail_msg = malloc(CT_ERROR_MAX);
-    int ok = l->perm && l->mine && l->fail_msg;
+    l->bad_msg = malloc(CT_ERROR_MAX);
+    int ok = l->perm && l->mine && l->fail_msg && l->bad_msg;
+    if (ok)
+        l->bad_msg[0] = 0;
     int nslots = o->prefetch ? 2 : 1;
     for (int i = 0; i < nslots && ok; i++) {
         slot *s = &l->slots[i];
@@ -271,12 +400,26 @@ int ct_loader_create(const ct_dataset *ds, const ct_loader_options *o, ct_loader
         s->index = malloc(o->batch * sizeof *s->index);
         s->msg = malloc(CT_ERROR_MAX);
         ok = (s->x || s->tok) && (s->y || s->t) && s->index && s->msg;
+        if (ok && ds->storage == CT_STORE_FILES) {
+            s->st = calloc(o->batch, sizeof *s->st);
+            s->why = calloc(o->batch, sizeof *s->why);
+            s->bad_msg = malloc(CT_ERROR_MAX);
+            ok = s->st && s->why && s->bad_msg;
+        }
         s->state = SLOT_FREE;
     }
     if (!ok) {
         ct_loader_free(&l);
         return ct_fail(NULL, CT_ERR_NO_MEMORY, "out of memory for batches of %zu x %zu floats",
                        o->batch, per);
+    }
+    if (o->threads > 1 && ds->storage == CT_STORE_FILES) {
+        int e = ct_pool_create(o->threads, &l->pool);
+        if (e) {
+            ct_loader_free(&l);
+            return ct_fail(NULL, CT_ERR_NO_MEMORY, "cannot start %d decoding threads: %s; HINT: use fewer "
+                           "(--loader-threads)", o->threads, strerror(e));
+        }
     }
     if (o->prefetch) {
         int e = pthread_mutex_init(&l->mu, NULL);
@@ -327,6 +470,8 @@ int ct_loader_start_epoch(ct_loader *l, uint64_t epoch)
     make_order(l);
     l->next_fill = l->next_deliver = 0;
     l->failed = l->fill_stopped = 0;
+    l->bad = 0;
+    l->bad_msg[0] = 0;
     l->started = 1;
     if (l->threaded) {
         l->resetting = 0;
@@ -334,6 +479,14 @@ int ct_loader_start_epoch(ct_loader *l, uint64_t epoch)
         pthread_mutex_unlock(&l->mu);
     }
     return CT_OK;
+}
+
+/* The delivered batch's skipped files, added to the epoch's. */
+static void take_bad(ct_loader *l, const slot *s)
+{
+    if (s->bad && !l->bad)
+        snprintf(l->bad_msg, CT_ERROR_MAX, "%s", s->bad_msg);
+    l->bad += s->bad;
 }
 
 static void give(const ct_loader *l, const slot *s, ct_batch *b)
@@ -372,6 +525,7 @@ int ct_loader_next(ct_loader *l, ct_batch *b)
             return st;
         }
         l->next_deliver++;
+        take_bad(l, &l->slots[0]);
         give(l, &l->slots[0], b);
         return CT_OK;
     }
@@ -408,6 +562,7 @@ int ct_loader_next(ct_loader *l, ct_batch *b)
     pthread_mutex_unlock(&l->mu);
     if (st)
         return ct_fail(NULL, st, "%s", l->fail_msg);
+    take_bad(l, s);
     give(l, s, b);
     return CT_OK;
 }
@@ -425,4 +580,11 @@ size_t ct_loader_batches(const ct_loader *l)
 const size_t *ct_loader_order(const ct_loader *l)
 {
     return l && l->started ? l->mine : NULL;
+}
+
+size_t ct_loader_skipped(const ct_loader *l, const char **first)
+{
+    if (first)
+        *first = l && l->bad ? l->bad_msg : "";
+    return l ? l->bad : 0;
 }

@@ -44,6 +44,10 @@ typedef struct ct_loader_options {
     int rank, world;   /* this rank's shard; world 0 or 1: the whole dataset */
     int even_shards;   /* 1: equal shard sizes (drops up to world-1 samples) */
     size_t shard_block; /* positions dealt per turn; 0 or 1: one */
+    int threads;       /* image folders: threads decoding each batch's files
+                          (> 1: a pool, the prefetch thread or caller one of
+                          them); 0 or 1: one. The batches are the same for
+                          every count */
     /* Test hook: decoding batch number test_fail_batch (counted from 1 in
      * each epoch) fails with CT_ERR_INTERNAL, to exercise error propagation
      * from the prefetch thread. 0 in real use. */
@@ -92,6 +96,11 @@ int ct_loader_next(ct_loader *l, ct_batch *b);
 /* Samples and batches this rank sees per epoch. */
 size_t ct_loader_samples(const ct_loader *l);
 size_t ct_loader_batches(const ct_loader *l);
+
+/* Files skipped (an image folder's bad=skip: they did not decode) in the
+ * batches delivered so far this epoch; *first (unless first is NULL) the
+ * first one's message, "" when none. */
+size_t ct_loader_skipped(const ct_loader *l, const char **first);
 
 /* This rank's sample order for the current epoch (ct_loader_samples entries). */
 const size_t *ct_loader_order(const ct_loader *l);

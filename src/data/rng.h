@@ -18,6 +18,8 @@ enum {
     CT_RNG_AUGMENT = 2,
     CT_RNG_SYNTHETIC = 3,
     CT_RNG_SPLIT = 4, /* train/test splits of text datasets */
+    CT_RNG_SUBSTITUTE = 5, /* image folders, bad=skip: samples in place of files that fail */
+    CT_RNG_STATS = 6, /* image folders: the sample the normalization statistics come from */
 };
 
 typedef struct ct_rng {

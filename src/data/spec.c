@@ -249,14 +249,28 @@ static int open_imagefolder(const char *text, const spec *s, int split, const ct
     ct_imagefolder_spec f;
     int st;
     memset(&f, 0, sizeof f);
-    if ((st = spec_check_options(s, text, "size split seed bad")) ||
+    if ((st = spec_check_options(s, text, "size split seed bad stats index")) ||
         (st = spec_npos(s, text, 1, 1, "imagefolder:DIR[:size=HxW][:split=F][:seed=S]"
-                                       "[:bad=error|skip]")) ||
+                                       "[:bad=error|skip][:stats=N|all][:index=FILE]")) ||
         (st = split_options(text, s, &f.split, &f.seed)))
         return st;
     f.spec = text;
     f.path = s->pos[0];
-    const char *zv = spec_option(s, "size"), *bv = spec_option(s, "bad");
+    const char *zv = spec_option(s, "size"), *bv = spec_option(s, "bad"), *sv = spec_option(s, "stats");
+    f.stats = 10000;
+    if (sv && !strcmp(sv, "all")) {
+        f.stats = 0;
+    } else if (sv) {
+        unsigned long long v = 0;
+        if ((st = parse_count(text, "stats", sv, 1, (unsigned long long)1 << 40, &v)))
+            return ct_fail(NULL, st, "%s; HINT: stats=N samples N images for the mean and std (default "
+                           "10000), stats=all takes every one", ct_last_error());
+        f.stats = (size_t)v;
+    }
+    f.index = spec_option(s, "index");
+    if (f.index && !*f.index)
+        return ct_fail(NULL, CT_ERR_INVALID_ARG, "dataset '%s': index= names no file; HINT: index=FILE keeps "
+                       "the folder's listing in FILE", text);
     if (hints && hints->c) {
         if (hints->c != 1 && hints->c != 3)
             return ct_fail(NULL, CT_ERR_SHAPE, "dataset '%s': the model takes %d channels; HINT: image "
@@ -280,7 +294,14 @@ static int open_imagefolder(const char *text, const spec *s, int split, const ct
         f.classes = given->classes;
         f.nclasses = given->nclasses;
     }
-    return ct_imagefolder_load(&f, split, out);
+    if ((st = ct_imagefolder_load(&f, split, out)) || split != CT_SPLIT_TRAIN || (hints && hints->defer_norm))
+        return st;
+    /* ct_dataset_open's training split comes with its own normalization */
+    float mean[3], sd[3];
+    if ((st = ct_dataset_compute_norm(*out, mean, sd, (*out)->c)) ||
+        (st = ct_dataset_set_norm(*out, mean, sd, (*out)->c)))
+        ct_dataset_free(out);
+    return st;
 }
 
 static int is_dir(const char *path)

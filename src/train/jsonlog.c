@@ -42,6 +42,10 @@ void ct_log_json(const char *path, const ct_epoch_report *r, const char *kind)
         if (r->byte_tokens && n > 0 && (size_t)n < sizeof line)
             n += snprintf(line + n, sizeof line - (size_t)n, ", \"bits_per_byte\": %.6f", nats / log(2.0));
     }
+    if (n > 0 && (size_t)n < sizeof line && r->skipped_files >= 0)
+        n += snprintf(line + n, sizeof line - (size_t)n, ", \"skipped_files\": %ld", r->skipped_files);
+    if (n > 0 && (size_t)n < sizeof line && r->norm_images >= 0)
+        n += snprintf(line + n, sizeof line - (size_t)n, ", \"norm_images\": %ld", r->norm_images);
     if (n > 0 && (size_t)n < sizeof line)
         n += snprintf(line + n, sizeof line - (size_t)n, "}\n");
     if (n <= 0 || (size_t)n >= sizeof line)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cJSON.h>
 
@@ -211,26 +212,35 @@ int ct_session_check_data(ct_session *s, const ct_dataset *ds)
 int ct_session_open_data(ct_session *s, const char *spec, int split, const ct_text_options *o,
                          ct_dataset **out)
 {
-    ct_data_hints hints = { 0, 0, 0 };
+    ct_data_hints hints = { 0, 0, 0, 1 };
     const ct_shape *in = s->model ? &s->model->layers[0].out : NULL;
     if (in && !in->tokens && in->ndim == 3)
-        hints = (ct_data_hints){ in->d[0], in->d[1], in->d[2] };
+        hints = (ct_data_hints){ in->d[0], in->d[1], in->d[2], 1 };
     int st = ct_dataset_open_hinted(spec, split, o, &hints, out);
-    if (st)
-        return ct_fail_keep(s->ctx, st);
-    if ((*out)->skipped)
-        ct_log(s->ctx, CT_LOG_WARN, "%s", ct_dataset_name(*out));
-    return CT_OK;
+    return st ? ct_fail_keep(s->ctx, st) : CT_OK;
 }
 
-int ct_session_train_norm(ct_session *s)
+int ct_session_train_norm(ct_session *s, const char *resume)
 {
     ct_dataset *tr = s->train;
+    s->norm_images = -1;
     if (!tr || !tr->norm_from_train || tr->storage == CT_STORE_TOKENS)
         return CT_OK;
+    if (resume && s->ckpt && ct_st_meta(s->ckpt, "normalize")) {
+        /* the statistics the run began with, not new ones (a sample drawn
+         * again, or other files, would shift every input) */
+        int st = ct_session_apply_norm(s, resume, tr);
+        if (!st && s->test && s->test->c == tr->c)
+            st = ct_session_apply_norm(s, resume, s->test);
+        return st;
+    }
     float *mean = malloc((size_t)tr->c * sizeof *mean), *sd = malloc((size_t)tr->c * sizeof *sd);
+    size_t used = 0;
     int st = !mean || !sd ? ct_fail(s->ctx, CT_ERR_NO_MEMORY, "out of host memory")
-                          : ct_dataset_compute_norm(tr, mean, sd, tr->c);
+             : tr->storage == CT_STORE_FILES ? ct_imagefolder_stats(tr, s->threads, mean, sd, &used, NULL)
+                                             : ct_dataset_compute_norm(tr, mean, sd, tr->c);
+    if (!st && tr->storage == CT_STORE_FILES)
+        s->norm_images = (long)used;
     if (!st)
         st = ct_dataset_set_norm(tr, mean, sd, tr->c);
     if (!st && s->test && s->test->c == tr->c)
@@ -238,6 +248,24 @@ int ct_session_train_norm(ct_session *s)
     free(mean);
     free(sd);
     return st ? ct_fail_keep(s->ctx, st) : CT_OK;
+}
+
+int ct_session_threads(int option)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    return option > 0 ? option : cores < 1 ? 1 : cores > 256 ? 256 : (int)cores;
+}
+
+long ct_session_skipped(const ct_session *s, const ct_loader *ld, int epoch)
+{
+    if (!s->train || s->train->storage != CT_STORE_FILES || !s->train->skip_bad)
+        return -1;
+    const char *first;
+    size_t n = ct_loader_skipped(ld, &first);
+    if (n && epoch >= 1)
+        ct_log(s->ctx, CT_LOG_WARN, "epoch %d: %zu training file%s did not decode and %s skipped (bad=skip), "
+               "the first: %s", epoch, n, n == 1 ? "" : "s", n == 1 ? "was" : "were", first);
+    return (long)n;
 }
 
 char *ct_session_norm_json(const ct_dataset *ds)
@@ -360,6 +388,7 @@ int ct_session_loader(ct_session *s, ct_dataset *ds, size_t batch, ct_loader **o
     ct_loader_defaults(&lo);
     lo.batch = batch;
     lo.shuffle = 0;
+    lo.threads = s->threads;
     int st = ct_loader_create(ds, &lo, out);
     if (!st && (st = ct_loader_start_epoch(*out, 0)))
         ct_loader_free(out);

@@ -20,6 +20,10 @@ typedef struct ct_session {
     int planned;
     ct_dataset *train, *test;
     ct_st_file *ckpt;
+    int threads;      /* decoding threads (image folders): the statistics' sample and the
+                         evaluation loaders'; 0: one */
+    long norm_images; /* images ct_session_train_norm decoded for an image folder's
+                         statistics; -1: none */
 } ct_session;
 
 void ct_session_free(ct_session *s);
@@ -27,14 +31,24 @@ void ct_session_free(ct_session *s);
  * is then read into s->ckpt); when both, they must agree. */
 int ct_session_open_model(ct_session *s, const char *model, const char *weights);
 /* Opens a split of `spec` for the model in s->model: image folders
- * convert and resize to its input (C, H, W). Logs a warning naming the
- * images bad=skip left out. */
+ * convert and resize to its input (C, H, W), and open without their
+ * normalization statistics (ct_session_train_norm). */
 int ct_session_open_data(ct_session *s, const char *spec, int split, const ct_text_options *o,
                          ct_dataset **out);
 /* Normalization by the training split (image folders, csv
- * normalize=standard): its mean and std, computed after --limit, set on
- * both splits. Other datasets keep their own constants. */
-int ct_session_train_norm(ct_session *s);
+ * normalize=standard): its mean and std, computed after --limit (an image
+ * folder's from its stats= sample, decoded on s->threads threads, 0: one
+ * per core; s->norm_images says how many decoded, else -1), set on both
+ * splits. A run resuming `resume` (NULL: none) whose checkpoint kept a
+ * "normalize" takes that instead, computing nothing. Other datasets keep
+ * their own constants. */
+int ct_session_train_norm(ct_session *s, const char *resume);
+/* Decoding threads: the option (> 0), else one per core. */
+int ct_session_threads(int option);
+/* An image folder with bad=skip: the training files the loader skipped so
+ * far this epoch, and at the epoch's end (epoch >= 1) a warning quoting
+ * the first; -1 for other data. */
+long ct_session_skipped(const ct_session *s, const ct_loader *ld, int epoch);
 /* What a checkpoint keeps of the normalization, {"mean":[...],"std":[...]}
  * (one entry per channel; malloc'd; NULL for text or out of memory), and
  * its application to a dataset opened for evaluation or prediction, so a

@@ -421,7 +421,8 @@ static int open_data(run *t)
     ct_session_limit(t->s.train, o->train_limit);
     ct_session_limit(t->s.test, o->test_limit);
     t->regression = ct_session_regression(t->s.model);
-    if ((st = ct_session_train_norm(&t->s)))
+    t->s.threads = ct_session_threads(o->loader_threads);
+    if ((st = ct_session_train_norm(&t->s, o->resume)))
         return st;
     if ((st = ct_session_check_data(&t->s, t->s.train)) ||
         (t->regression && (st = ct_session_check_data(&t->s, t->s.test))))
@@ -555,6 +556,7 @@ static int make_loader(run *t)
     int augment = o->augment >= 0 ? o->augment : !strncmp(t->data, "cifar10", 7);
     lo.crop_pad = augment ? 4 : 0;
     lo.flip = augment;
+    lo.threads = t->s.threads;
     int st = ct_loader_create(t->s.train, &lo, &t->ld);
     if (st)
         return ct_fail_keep(t->ctx, st);
@@ -573,7 +575,7 @@ static ct_epoch_report make_report(const run *t, int epoch, size_t seen, const d
     ct_epoch_report r = { epoch + 1, t->o.epochs, t->step, h[0] / (double)seen,
                           h[1] / ((double)seen * t->labels_per), NAN, NAN, secs,
                           (double)seen / secs, lr, t->tokens, t->byte_tokens, t->regression,
-                          NAN, NAN, NAN, NAN, t->sc.on ? t->sc.scale : 0.0f, 0, 0 };
+                          NAN, NAN, NAN, NAN, t->sc.on ? t->sc.scale : 0.0f, 0, 0, ct_session_skipped(&t->s, t->ld, -1), t->s.norm_images };
     if (t->regression) {
         r.train_rmse = sqrt(r.train_loss);
         r.train_mae = r.train_accuracy;
@@ -741,6 +743,7 @@ static int finish_epoch(run *t, int epoch, size_t seen, float lr, double t0)
             return st;
         ct_finite_saved(&t->fin, o->out, epoch + 1, t->step, 0);
     }
+    ct_session_skipped(&t->s, t->ld, epoch + 1);
     ct_log_json(o->log, &r, "epoch");
     ct_tboard_epoch(&t->tb, &t->g, &t->s.net, &r);
     if (o->on_epoch)
