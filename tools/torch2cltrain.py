@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""torch2cltrain.py - a PyTorch image classifier as a cltrain model file and
-its weights, named so that the two load into each other.
+"""torch2cltrain.py - a PyTorch image classifier (a class per image, or per
+pixel) as a cltrain model file and its weights, named so that the two load
+into each other.
 
 usage:
   torch2cltrain.py MODULE:CALLABLE --input CxHxW --out MODEL_FILE
@@ -21,7 +22,8 @@ too (its metadata holds the model text), so `cltrain predict --weights`,
 `eval`, `export` and `train --init` take it directly. A layer without
 parameters that a module computes twice (one ReLU module after two
 convolutions) gets `_1`, `_2` appended to its later uses; functions get
-fx's node names (`add_3`, `flatten`).
+fx's node names (`add_3`, `flatten`); a position table added to a sequence
+takes its module's (`pos` for `pos.weight`).
 
 What maps onto what, and what is refused: tools/torch2cltrain_map.py.
 
@@ -35,7 +37,9 @@ float32 rounding accumulates in absolute terms, and a small logit of a deep
 network carries as much of it as a large one; resnet50's PyTorch float32
 logits are about 1e-4 from its float64 ones). Batch norm uses its running
 statistics in both (eval). The report gives PyTorch's own float32 error
-for scale. Exit status 1 on any disagreement.
+for scale. A model with a label per pixel is checked on its (K, H, W)
+logits, zero label planes beside the inputs. Exit status 1 on any
+disagreement.
 
 Not part of the library: Debian's /usr/bin/python3 with python3-torch
 (and python3-torchvision for its models).
@@ -157,17 +161,19 @@ def check(cltrain, device, weights, module, shape, count, work):
     """cltrain's logits against the module's on random inputs: the largest
     difference, the largest relative to its sample's largest logit, whether
     all are within tolerance, the largest logit, and how far PyTorch's own
-    float32 logits are from float64's."""
+    float32 logits are from float64's. A model scoring every pixel has
+    (K, H, W) logits per sample, which predict --logits prints in that
+    order, and the labels are a zero plane per sample."""
     import numpy as np
     gen = torch.Generator().manual_seed(1234)
     x = torch.randn((count,) + tuple(shape), generator=gen, dtype=torch.float32)
     with torch.no_grad():
         want = module(x).double()
         exact = copy.deepcopy(module).double()(x.double())  # float32's own rounding, for the report
-    k = want.shape[1]
+    k, per_sample = want.shape[1], tuple(want.shape[1:])
     xp, yp = os.path.join(work, "x.npy"), os.path.join(work, "y.npy")
     np.save(xp, x.numpy())
-    np.save(yp, np.zeros(count, dtype=np.int64))
+    np.save(yp, np.zeros((count,) + per_sample[1:], dtype=np.int64))  # (N), or (N, H, W) for a label per pixel
     cmd = [cltrain, "predict", "--weights", weights, "--data", f"npy:{xp},{yp}:test={xp},{yp}:classes={k}",
            "--count", str(count), "--logits"]
     if device:
@@ -185,15 +191,20 @@ def check(cltrain, device, weights, module, shape, count, work):
         if not torch.equal(got_x, x[i].flatten()):
             raise SystemExit(f"torch2cltrain: sample {i}: cltrain fed other inputs than the .npy holds "
                              f"(max difference {(got_x - x[i].flatten()).abs().max():.3g}); was it normalized?")
-        got = torch.tensor(row["logits"], dtype=torch.float64)
-        d = (got - want[i]).abs()
-        scale = want[i].abs().max()
+        got, w = torch.tensor(row["logits"], dtype=torch.float64), want[i].flatten()
+        if got.numel() != w.numel():
+            raise SystemExit(f"torch2cltrain: sample {i}: cltrain gave {got.numel()} logits, not {w.numel()} "
+                             f"{per_sample}")
+        d = (got - w).abs()
+        scale = w.abs().max()
         worst_abs = max(worst_abs, d.max().item())
         worst_rel = max(worst_rel, (d / scale.clamp_min(1e-30)).max().item())
         bad = d > ATOL + RTOL * scale
         if bad.any():
             j = int(bad.nonzero()[0])
-            print(f"sample {i} logit {j}: cltrain {got[j].item():.9g}, torch {want[i][j].item():.9g}", file=sys.stderr)
+            at = tuple(int(v) for v in np.unravel_index(j, per_sample))
+            print(f"sample {i} logit {at if len(at) > 1 else j}: cltrain {got[j].item():.9g}, "
+                  f"torch {w[j].item():.9g}", file=sys.stderr)
             ok = False
     return worst_abs, worst_rel, ok, float(want.abs().max()), float((want - exact).abs().max())
 

@@ -21,20 +21,36 @@ What maps onto what:
   torch.flatten(x, 1), nn.Flatten(), x.view(x.size(0), -1)
                                                          flatten (nothing
     after global_avgpool)
-  nn.Linear on feature vectors                           dense
+  nn.Linear on feature vectors, and on sequences (each step)
+                                                         dense
   nn.Dropout (p kept)                                    dropout
   x + y, torch.add                                       add
-  torch.cat(dim=1)                                       concat (over 8
+  torch.cat(dim=1) of images or vectors                  concat (over 8
     tensors: a chain of concats)
   x * gate, torch.mul (equal shapes, or a (C, 1, 1) gate) mul
   nn.Upsample, F.interpolate (integer scale, nearest or bilinear with
     align_corners=False)                                 upsample
-  nn.LayerNorm over feature vectors                      layernorm
-  nn.Identity                                            nothing
-The logits end in softmax_cross_entropy. Anything else (another module, a
-function, a method, a constant operand, a module with parameters called
-twice) is refused with the fx node's name and target and the module it sits
-in, and nothing is written.
+  nn.LayerNorm over feature vectors and over each step of a sequence
+                                                         layernorm
+  nn.Identity, x.contiguous()                            nothing
+Sequences, a vision transformer's (cltrain's are time-major, (T, N, E);
+PyTorch's either that or batch-first (N, T, E), tracked through the graph):
+  x.flatten(2) of an image (C, H, W), then .permute(2, 0, 1) or
+    .transpose(1, 2) (torch.* too)                       to_sequence
+  a sequence's transpose or permute to the other layout  nothing
+  x + m.weight[...] (a module's weight, indexed or reshaped to its first
+    T rows broadcast over the batch: m.weight[:, None, :], m.weight[:T][None])
+                                                         posembed, named m
+  nn.MultiheadAttention(x, x, x)[0] (self-attention, no mask, biases, no
+    dropout, batch_first as the sequence's layout)       attention
+                                                         causal=false
+  x.mean(0) (time-major) or x.mean(1) (batch-first)      seqpool mode=mean
+The logits, (K) per sample or K class planes (K, H, W) of the input's
+height and width (a label per pixel), end in softmax_cross_entropy.
+Anything else (another module, a function, a method, a constant operand, a
+module with parameters called twice, torch.cat of sequences: cltrain's
+concat joins their steps) is refused with the fx node's name and target and
+the module it sits in, and nothing is written.
 """
 import math
 import operator
@@ -81,7 +97,8 @@ FUSES = {"conv2d": set(ACTS.values()), "conv_transpose2d": set(ACTS.values()), "
          "batchnorm": {"relu"}}
 PARAMS = {  # the tensors a cltrain layer type saves, in order
     "conv2d": ["weight", "bias"], "conv_transpose2d": ["weight", "bias"], "dense": ["weight", "bias"],
-    "layernorm": ["weight", "bias"],
+    "layernorm": ["weight", "bias"], "posembed": ["weight"],
+    "attention": ["in_proj_weight", "in_proj_bias", "out_proj.weight", "out_proj.bias"],
     "batchnorm": ["weight", "bias", "running_mean", "running_var", "num_batches_tracked"],
 }
 
@@ -101,10 +118,14 @@ class Converter:
         self.mods = dict(module.named_modules())
         self.layers = []   # [name, type, keys (dict), inputs (names)]
         self.out = {}      # fx node -> (cltrain layer name, cltrain shape per sample)
+        self.axes = {}     # fx node of a sequence -> its PyTorch axes: ("T", "N", "E") or ("N", "T", "E")
+        self.pending = {}  # fx node of x.flatten(2) -> the image x, until a permute makes it a sequence
+        self.tables = {}   # fx node -> (module path, value, weight): a parameter `<path>.weight`, indexed
         self.node = None
         param_mods = {n.target for n in gm.graph.nodes if n.op == "call_module"
                       and any(True for _ in self.mods[n.target].parameters(recurse=False))}
-        self.taken = set(param_mods) | {"input", "loss"}
+        table_mods = {n.target.rpartition(".")[0] for n in gm.graph.nodes if n.op == "get_attr"}
+        self.taken = set(param_mods) | table_mods | {"input", "loss"}
         self.names = set()
 
     # ---- naming and emitting ----
@@ -143,14 +164,18 @@ class Converter:
         self.names.add(name)
         self.layers.append([name, ltype, keys, input_names])
 
-    def emit(self, ltype, keys, inputs, shape):
-        name = self.layer_name()
+    def emit(self, ltype, keys, inputs, shape, name=None):
+        name = name or self.layer_name()
         self.add_layer(name, ltype, keys, [self.out[i][0] for i in inputs])
         self.out[self.node] = (name, shape)
+        if len(shape) == 2 and inputs[0] in self.axes:  # a sequence keeps its input's PyTorch layout
+            self.axes[self.node] = self.axes[inputs[0]]
 
     def alias(self, src, shape=None):
         name, s = self.out[src]
         self.out[self.node] = (name, shape if shape is not None else s)
+        if src in self.axes:
+            self.axes[self.node] = self.axes[src]
 
     # ---- helpers ----
 
@@ -181,6 +206,12 @@ class Converter:
             self.refuse(f"needs an image (C, H, W), its input is {s}")
         return s
 
+    def seq_in(self, v):
+        s = self.cshape(v)
+        if len(s) != 2:
+            self.refuse(f"needs a sequence (T, E), its input is {s}")
+        return s
+
     def readers(self, name):
         """How many fx nodes read cltrain layer `name`'s output (through any alias)."""
         return sum(len(v.users) for v, (n, _) in self.out.items() if n == name and v.op != "placeholder")
@@ -201,8 +232,12 @@ class Converter:
                 if not isinstance(res, fx.Node) or res not in self.out:
                     self.refuse("the module must return one tensor of logits")
                 name, s = self.out[res]
-                if len(s) != 1:
-                    self.refuse(f"the output has shape {s} per sample; a classifier's logits are (K,)")
+                if len(s) == 3 and s[1:] != self.shape[1:]:
+                    self.refuse(f"the output has shape {s} per sample: class planes (K, H, W) score the "
+                                f"input's pixels, {self.shape[1]}x{self.shape[2]}")
+                if len(s) not in (1, 3):
+                    self.refuse(f"the output has shape {s} per sample; logits are (K,) for a class per "
+                                "sample, or (K, H, W) for a class per pixel")
                 self.layers.append(["loss", "softmax_cross_entropy", {}, [name]])
             elif node.op == "call_module":
                 self.call_module(self.mods[node.target])
@@ -210,11 +245,15 @@ class Converter:
                 self.call_function(node.target)
             elif node.op == "call_method":
                 self.call_method(node.target)
+            elif node.op == "get_attr":
+                self.get_attr(node.target)
             else:
                 self.refuse(f"{node.op} is not supported")
         return self.layers
 
     def call_module(self, m):
+        if type(m) is nn.MultiheadAttention:
+            return self.attention(m)
         x = self.tensor_in(self.node.args[0]) if self.node.args else self.refuse("no input")
         if len(self.node.args) != 1 or self.node.kwargs:
             self.refuse("more than one argument")
@@ -243,13 +282,13 @@ class Converter:
             return self.flatten(x)
         if t is nn.Linear:
             s = self.cshape(x)
-            if len(s) != 1:
+            if len(s) not in (1, 2):
                 self.refuse(f"Linear on a {s} tensor applies to its last dimension; cltrain's dense reads "
-                            "feature vectors (flatten first)")
+                            "feature vectors and each step of a sequence (flatten first)")
             keys = {"out": m.out_features}
             if m.bias is None:
                 keys["bias"] = "false"
-            return self.emit("dense", keys, [x], (m.out_features,))
+            return self.emit("dense", keys, [x], s[:-1] + (m.out_features,))
         if t is nn.Dropout:
             return self.emit("dropout", {"p": m.p}, [x], self.cshape(x))
         if t is nn.Identity:
@@ -258,14 +297,16 @@ class Converter:
             return self.upsample(x, m.mode, m.align_corners)
         if t is nn.LayerNorm:
             s = self.cshape(x)
-            if len(s) != 1 or tuple(m.normalized_shape) != s or not m.elementwise_affine:
+            if len(s) not in (1, 2) or tuple(m.normalized_shape) != s[-1:] or not m.elementwise_affine:
                 self.refuse(f"LayerNorm{tuple(m.normalized_shape)} on {s}: cltrain's layernorm normalizes "
-                            "feature vectors, with weight and bias")
+                            "feature vectors and each step of a sequence, with weight and bias")
             return self.emit("layernorm", {"eps": m.eps} if m.eps != 1e-5 else {}, [x], s)
         self.refuse(f"module type {t.__module__}.{t.__name__} has no cltrain layer")
 
     def call_function(self, f):
         n = self.node
+        if f not in (operator.add, torch.add) and self.table_op():
+            return
         if f in ACTS:
             if f is F.gelu and self.arg(1, "approximate", "none") != "none":
                 self.refuse("gelu approximate='tanh' (cltrain's gelu is erf's)")
@@ -281,9 +322,17 @@ class Converter:
         if f is torch.cat:
             return self.cat(self.arg(0, "tensors"), self.arg(1, "dim", 0))
         if f is torch.flatten:
-            if self.arg(1, "start_dim", 0) != 1 or self.arg(2, "end_dim", -1) != -1:
-                self.refuse("flatten other than flatten(x, 1)")
-            return self.flatten(self.tensor_in(n.args[0]))
+            return self.flatten_from(self.tensor_in(n.args[0]), self.arg(1, "start_dim", 0),
+                                     self.arg(2, "end_dim", -1))
+        if f is torch.permute:
+            return self.reorder(n.args[0], self.arg(1, "dims"))
+        if f is torch.transpose:
+            return self.reorder(n.args[0], None, (self.arg(1, "dim0"), self.arg(2, "dim1")))
+        if f is operator.getitem:
+            a = n.args[0]
+            if a in self.out and a.op == "call_module" and isinstance(self.mods[a.target], nn.MultiheadAttention):
+                return self.alias(a)  # [0], the attention's output: attention() checked its readers
+            self.refuse(f"indexing {n.args[1]!r} has no cltrain layer")
         if f in (F.adaptive_avg_pool2d,):
             return self.adaptive(self.tensor_in(n.args[0]), self.arg(1, "output_size"))
         if f in (F.max_pool2d, torch.max_pool2d):
@@ -308,7 +357,16 @@ class Converter:
 
     def call_method(self, meth):
         n = self.node
+        if meth not in ("add", "__add__", "__radd__") and self.table_op():
+            return
+        if meth == "permute":
+            dims = n.args[1:] if len(n.args) > 2 or not n.args[1:] else n.args[1]
+            return self.reorder(n.args[0], dims or self.arg(None, "dims"))
+        if meth == "transpose":
+            return self.reorder(n.args[0], None, (self.arg(1, "dim0"), self.arg(2, "dim1")))
         x = self.tensor_in(n.args[0])
+        if meth == "contiguous":
+            return self.alias(x)
         if meth in ACTS:
             return self.act(ACTS[meth], x)
         if meth in ("add", "add_", "__add__"):
@@ -316,9 +374,7 @@ class Converter:
         if meth in ("mul", "mul_", "__mul__"):
             return self.mul(x, n.args[1])
         if meth == "flatten":
-            if self.arg(1, "start_dim", 0) != 1 or self.arg(2, "end_dim", -1) != -1:
-                self.refuse("flatten other than x.flatten(1)")
-            return self.flatten(x)
+            return self.flatten_from(x, self.arg(1, "start_dim", 0), self.arg(2, "end_dim", -1))
         if meth == "mean":
             return self.mean(x, self.arg(1, "dim"), self.arg(2, "keepdim", False))
         if meth == "size" and all(u.op == "call_method" and u.target in ("view", "reshape") for u in n.users):
@@ -431,19 +487,46 @@ class Converter:
 
     def mean(self, x, dim, keepdim):
         dims = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+        if len(self.cshape(x)) == 2:  # a sequence: the mean over its steps
+            t = self.axes[x].index("T")
+            if len(dims) != 1 or not isinstance(dims[0], int) or dims[0] % 3 != t or keepdim:
+                self.refuse(f"mean over {dim} (keepdim={keepdim}) of a sequence {self.axes[x]}: only over "
+                            f"its steps, dimension {t}, has a cltrain layer (seqpool)")
+            return self.emit("seqpool", {"mode": "mean"}, [x], self.cshape(x)[1:])
         if len(self.cshape(x)) != 3 or sorted(d % 4 for d in dims) != [2, 3]:
             self.refuse(f"mean over {dim} (only over height and width, a global average pool)")
         return self.global_pool(x, keepdim)
+
+    def flatten_from(self, x, start, end):
+        if start == 2 and end == -1:  # a vision transformer's patches, on their way to a sequence
+            self.image_in(x)
+            for u in self.node.users:
+                if u.target not in ("permute", "transpose", torch.permute, torch.transpose):
+                    self.refuse(f"x.flatten(2) read by fx node '{u.name}': only a permute or transpose of "
+                                "it to a sequence, (H*W, N, C) or (N, H*W, C), has a cltrain layer (to_sequence)")
+            self.pending[self.node] = x
+            return
+        if start != 1 or end != -1:
+            self.refuse(f"flatten from dimension {start} to {end} (cltrain flattens from 1 on, or an "
+                        "image's pixels from 2 on into a sequence)")
+        self.flatten(x)
 
     def flatten(self, x):
         s = self.cshape(x)
         if len(s) == 1:
             return self.alias(x)
+        if len(s) == 2:
+            self.refuse(f"flatten of a sequence {self.axes[x]} (cltrain keeps sequences time-major; pool "
+                        "its steps first)")
         self.emit("flatten", {}, [x], (math.prod(s),))
 
     def add(self, a, b):
+        if b in self.tables:
+            a, b = b, a
+        if a in self.tables:
+            return self.posembed(self.tensor_in(b), a)
         a, b = self.tensor_in(a), self.tensor_in(b)
-        if self.cshape(a) != self.cshape(b):
+        if self.cshape(a) != self.cshape(b) or self.axes.get(a) != self.axes.get(b):
             self.refuse(f"add of {self.cshape(a)} and {self.cshape(b)} (cltrain adds equal shapes)")
         self.emit("add", {}, [a, b], self.cshape(a))
 
@@ -455,7 +538,7 @@ class Converter:
         if gates(sb, sa):
             a, b, sa, sb = b, a, sb, sa  # the image first, the gate second
         gate = gates(sa, sb)
-        if sa != sb and not gate:
+        if (sa != sb and not gate) or self.axes.get(a) != self.axes.get(b):
             self.refuse(f"mul of {sa} and {sb} (equal shapes, or an image and a per-channel gate)")
         self.emit("mul", {}, [a, b], sa)
 
@@ -465,6 +548,9 @@ class Converter:
             return self.alias(xs[0])
         shapes = [self.cshape(t) for t in xs]
         nd = len(shapes[0])
+        if nd == 2:
+            self.refuse(f"cat of sequences {shapes} (cltrain's concat gives sequences (sum T, E), not their "
+                        "steps' features joined)")
         if dim not in (1, 1 - (nd + 1)) or any(len(s) != nd or s[1:] != shapes[0][1:] for s in shapes):
             self.refuse(f"cat of {shapes} along {dim} (cltrain concatenates along the channels, the rest equal)")
         name, names, k = self.layer_name(), [self.out[t][0] for t in xs], 0
@@ -492,3 +578,99 @@ class Converter:
         if oh // h != 2:
             keys["scale"] = oh // h
         self.emit("upsample", keys, [x], (c, oh, ow))
+
+    # ---- sequences: a vision transformer's idioms ----
+
+    def reorder(self, v, dims, swap=None):
+        """x.permute(dims) or x.transpose(*swap): of x.flatten(2), a sequence
+        (to_sequence); of a sequence, the same one in the other layout."""
+        if v in self.pending:
+            axes = ("N", "E", "T")  # (N, C, H*W): the channels become the features, the pixels the steps
+        elif isinstance(v, fx.Node) and v in self.axes:
+            axes = self.axes[v]
+        else:
+            self.refuse(f"a permute or transpose of {self.cshape(self.tensor_in(v))} (only of sequences, and "
+                        "of an image's x.flatten(2))")
+        if swap is not None and all(isinstance(d, int) for d in swap):
+            dims = list(range(3))
+            dims[swap[0] % 3], dims[swap[1] % 3] = dims[swap[1] % 3], dims[swap[0] % 3]
+        if dims is None or not all(isinstance(d, int) for d in dims) or sorted(d % 3 for d in dims) != [0, 1, 2]:
+            self.refuse(f"dimensions {swap if swap is not None else dims} of a 3-dimensional tensor")
+        new = tuple(axes[d % 3] for d in dims)
+        if new not in (("T", "N", "E"), ("N", "T", "E")):
+            self.refuse(f"axes {new}: cltrain's sequences are (T, N, E) or batch-first (N, T, E), features last")
+        if v in self.pending:
+            c, h, w = self.cshape(self.pending[v])
+            self.emit("to_sequence", {}, [self.pending[v]], (h * w, c))
+        else:
+            self.alias(v)
+        self.axes[self.node] = new
+
+    def get_attr(self, target):
+        params = dict(self.module.named_parameters())
+        path, _, leaf = target.rpartition(".")
+        if target not in params or leaf != "weight" or params[target].dim() != 2:
+            self.refuse(f"the tensor '{target}' read directly: only a module's (max_len, E) weight added to a "
+                        "sequence as its position table has a cltrain layer (posembed, saving '<module>.weight')")
+        self.tables[self.node] = (path, params[target].detach(), params[target].detach())
+
+    def table_op(self):
+        """Indexing or reshaping a position table (`pos.weight[:, None, :]`):
+        computed here; posembed() checks that the rows are the table's."""
+        n, nodes = self.node, []
+        fx.node.map_arg((n.args, n.kwargs), nodes.append)
+        tables = [v for v in nodes if v in self.tables]
+        if not tables:
+            return False
+        if len(tables) != len(nodes) or len({self.tables[v][0] for v in tables}) > 1:
+            self.refuse(f"'{self.tables[tables[0]][0]}.weight' with other tensors: a position table only adds "
+                        "to a sequence (posembed)")
+        args, kwargs = fx.node.map_arg((n.args, n.kwargs), lambda v: self.tables[v][1])
+        with torch.no_grad():
+            val = n.target(*args, **kwargs) if n.op == "call_function" else getattr(args[0], n.target)(
+                *args[1:], **kwargs)
+        path, _, weight = self.tables[tables[0]]
+        self.tables[n] = (path, val, weight)
+        return True
+
+    def posembed(self, x, table):
+        """x + table: posembed named as the table's module, when the table
+        broadcast over the batch is the weight's first T rows, step by step."""
+        t, e = self.seq_in(x)
+        path, val, weight = self.tables[table]
+        want = (t, 1, e) if self.axes[x] == ("T", "N", "E") else (1, t, e)
+        v = val.reshape((1,) * (3 - val.dim()) + tuple(val.shape)) if val.dim() <= 3 else val
+        if (tuple(v.shape) != want or weight.shape[1] != e or weight.shape[0] < t
+                or not torch.equal(v.reshape(t, e), weight[:t])):
+            self.refuse(f"a sequence {self.axes[x]} {(t, e)} plus {tuple(val.shape)} from '{path}.weight' "
+                        f"{tuple(weight.shape)}: posembed adds the table's rows 0 to T-1 (row t to step t), "
+                        f"shaped {want}")
+        if path in self.names:
+            self.refuse(f"'{path}.weight' used twice: cltrain layers do not share parameters")
+        self.emit("posembed", {"max_len": weight.shape[0]}, [x], (t, e), name=path)
+
+    def attention(self, m):
+        """nn.MultiheadAttention(x, x, x)[0] on a sequence: attention causal=false."""
+        n = self.node
+        q, k, v = (self.arg(i, name) for i, name in enumerate(("query", "key", "value")))
+        if not (q is k is v):
+            self.refuse("query, key and value differ (cltrain's attention is self-attention: one sequence "
+                        "is all three)")
+        t, e = self.seq_in(self.tensor_in(q))
+        for i, name in ((3, "key_padding_mask"), (5, "attn_mask"), (7, "is_causal")):
+            if self.arg(i, name):
+                self.refuse(f"{name} given (cltrain's attention takes no mask; causal=true is its only one)")
+        why = [what for what, bad in (
+            (f"kdim/vdim {m.kdim}/{m.vdim}", not m._qkv_same_embed_dim), ("bias=False", m.in_proj_bias is None),
+            ("add_bias_kv", m.bias_k is not None), ("add_zero_attn", m.add_zero_attn),
+            (f"dropout {m.dropout}", m.dropout != 0),
+            (f"batch_first={m.batch_first} on a sequence {self.axes[q]}",
+             m.batch_first != (self.axes[q] == ("N", "T", "E")))) if bad]
+        if why:
+            self.refuse(f"MultiheadAttention with {', '.join(why)} (cltrain's attention has biases, one width, "
+                        "no dropout, and reads sequences in either layout)")
+        for u in n.users:
+            if u.target is not operator.getitem or u.args[1] != 0:
+                self.refuse(f"fx node '{u.name}' reads more than the attention's output [0] (cltrain's "
+                            "attention gives no weights)")
+        self.emit("attention", {"heads": m.num_heads, "causal": "false"}, [q], (t, e))

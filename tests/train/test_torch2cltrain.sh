@@ -2,7 +2,10 @@
 # test_torch2cltrain.sh CLTRAIN - tools/torch2cltrain.py on torchvision's
 # resnet18 (10 classes, 3x64x64 inputs, random batch-norm statistics:
 # tests/train/torch_models.py), resnet50 and mobilenet_v2 at 3x64x64, and
-# a small module holding the other idioms it maps: the converted models'
+# a small module holding the other idioms it maps, tools/pytorch_zoo.py's
+# twins of the zoo's unet (a label per pixel: (K, H, W) logits) and vit
+# (with randomized norms and biases), and a batch-first transformer's
+# idioms: the converted models'
 # logits agree with PyTorch's within 1e-4 + 1e-4 * max|torch| on random
 # inputs (the tool's check, through `cltrain predict --logits`), resnet18's
 # weights file loads into the module with load_state_dict(strict=True) and
@@ -22,7 +25,7 @@ if ! "$py" -c 'import torch, torchvision' 2>/dev/null; then
     echo "skip: $py cannot import torch and torchvision (python3-torch, python3-torchvision)"
     exit 77
 fi
-export PYTHONPATH="$here"
+export PYTHONPATH="$here:$here/../../tools"
 
 # 1. resnet18, converted and checked by the tool
 expect "resnet18 converts and its logits agree" 0 "^check: 4 samples, .*: ok$" -- "$py" "$tool" \
@@ -48,6 +51,35 @@ grep "^check:" "$tmp/out"
 expect "squeeze-and-excitation: convolutions on the pooled image, the gate second" 0 \
     "^se\.avgpool: avgpool kernel=16\$" -- grep -A3 "^se.avgpool:" "$tmp/idioms.model"
 expect "a gate multiplied in with the image first" 0 "^mul: mul from=up,se\.fc2\$" -- cat "$tmp/idioms.model"
+
+# the zoo's twins: per-pixel logits (K, H, W) and a vision transformer's sequences
+expect "the unet twin converts and its per-pixel logits agree" 0 "^check: 2 samples, .*: ok$" -- "$py" "$tool" \
+    torch_models:unet --input 1x32x32 --out "$tmp/unet.model" --weights "$tmp/unet.st" --cltrain "$cltrain"
+grep "^check:" "$tmp/out"
+expect "the unet's F.max_pool2d and its head of 4 class planes" 0 \
+    "^input shape=1x32x32 enc1a: .* max_pool2d: maxpool kernel=2 .*head: conv2d out=4 kernel=1 loss: softmax_cross_entropy\$" -- \
+    sh -c 'grep -v "^#" "$1" | paste -sd " " -' sh "$tmp/unet.model"
+expect "the vit twin converts and its logits agree" 0 "^check: 2 samples, .*: ok$" -- "$py" "$tool" \
+    torch_models:vit --input 1x28x28 --out "$tmp/vit.model" --weights "$tmp/vit.st" --cltrain "$cltrain"
+grep "^check:" "$tmp/out"
+expect "patches as a sequence, the position table named as the module" 0 \
+    "^permute: to_sequence pos: posembed max_len=49 b0_ln1: layernorm b0_attn: attention heads=4 causal=false\$" -- \
+    sh -c 'grep -A3 "^permute:" "$1" | paste -sd " " -' sh "$tmp/vit.model"
+expect "the mean over the steps is seqpool" 0 "^mean: seqpool mode=mean\$" -- cat "$tmp/vit.model"
+expect "the vit's weights load strictly into pytorch_zoo.ViT" 0 "^strict load of 55 tensors: ok\$" -- "$py" -c "
+import json, struct, sys, torch, pytorch_zoo
+data = open(sys.argv[1], 'rb').read()
+(n,) = struct.unpack('<Q', data[:8])
+header = json.loads(data[8:8 + n])
+header.pop('__metadata__')
+sd = {k: torch.frombuffer(bytearray(data[8 + n + t['data_offsets'][0]:8 + n + t['data_offsets'][1]]),
+                          dtype=torch.float32).reshape(t['shape']) for k, t in header.items()}
+pytorch_zoo.ViT().load_state_dict(sd, strict=True)
+print(f'strict load of {len(sd)} tensors: ok')" "$tmp/vit.st"
+expect "batch-first sequences, a sliced table and a time-major add convert and agree" 0 \
+    "^check: 2 samples, .*: ok$" -- "$py" "$tool" torch_models:SeqIdioms --input 3x8x8 --out "$tmp/seq.model" \
+    --weights "$tmp/seq.st" --cltrain "$cltrain"
+grep "^check:" "$tmp/out"
 
 # 2. the weights, and a checkpoint cltrain trains from them, load strictly
 "$py" - "$tmp" <<'PY'
@@ -120,6 +152,9 @@ expect "an unsupported function is refused" 1 \
 expect "an unsupported module is refused" 1 \
     "fx node 'block_act' \(call_module block.act\) in module 'block.act' \(ELU\): module type torch.nn.modules.activation.ELU has no cltrain layer" -- \
     "$py" "$tool" torch_models:RefusedModule --input 3x8x8 --out "$tmp/bad.model" --weights "$tmp/bad.st"
+expect "a position table that is no module's weight is refused" 1 \
+    "fx node 'pos_embed' \(get_attr pos_embed\) in module '<top>' \(RefusedTable\): the tensor 'pos_embed' read directly" -- \
+    "$py" "$tool" torch_models:RefusedTable --input 3x8x8 --out "$tmp/bad.model" --weights "$tmp/bad.st"
 if [ -e "$tmp/bad.model" ] || [ -e "$tmp/bad.st" ]; then bad "a refused module left files"; else ok "a refused module writes nothing"; fi
 
 finish test_torch2cltrain
