@@ -294,11 +294,13 @@ typedef struct ct_outputs {
     size_t input_n;        /* its elements */
     float *x;              /* (count, input_n) as the network got them (normalized), or NULL */
     int32_t *ids;          /* (count, input_n) token ids, or NULL */
-    int output_ndim;       /* one sample's output: (K), or (T, K) for a language model */
-    int output_shape[2];
+    int output_ndim;       /* one sample's output: (K), (T, K) for a language model, or
+                              (K, H, W) for a model scoring every pixel */
+    int output_shape[3];
     size_t output_n;       /* its elements */
     float *y;              /* (count, output_n) */
-    size_t label_n;        /* labels per sample: 1, or T of language-model data */
+    size_t label_n;        /* labels per sample: 1, T of language-model data, or H W
+                              with a label per pixel */
     int32_t *label;        /* (count, label_n) */
 } ct_outputs;
 

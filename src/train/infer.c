@@ -296,8 +296,10 @@ int ct_predict_outputs(ct_context *ctx, const char *model, const char *weights, 
     for (int d = 0; d < lgl->out.ndim; d++)
         out->output_shape[d] = lgl->out.d[d];
     out->output_n = per * K;
-    /* language-model data: a label per position (labels per sample > 1) */
-    out->label_n = per > 1 && ct_dataset_labels_per_sample(s.test) > 1 ? per : 1;
+    /* language-model data: a label per position (labels per sample > 1);
+     * a label per pixel: the sample's plane of them */
+    size_t px = ct_dataset_seq(s.test) ? 1 : (size_t)ct_dataset_labels_per_sample(s.test);
+    out->label_n = per > 1 && ct_dataset_labels_per_sample(s.test) > 1 ? per : px;
     z = malloc(lg->out_n * sizeof *z);
     out->index = malloc(n * sizeof *out->index);
     if (out->tokens)
@@ -328,7 +330,9 @@ int ct_predict_outputs(ct_context *ctx, const char *model, const char *weights, 
                 memcpy(out->x + at * out->input_n, b.x + i * out->input_n, out->input_n * sizeof(float));
             /* float targets (regression, multi-label) have no label: -1 */
             for (size_t t = 0; t < out->label_n; t++)
-                out->label[at * out->label_n + t] = !b.y ? -1 : out->label_n > 1 ? b.y[t * b.stride + i] : b.y[i];
+                out->label[at * out->label_n + t] = !b.y ? -1
+                                                    : px > 1 ? b.y[i * px + t]
+                                                    : out->label_n > 1 ? b.y[t * b.stride + i] : b.y[i];
             /* rows (t, i) of a sequence's scores are time-major: row t * batch + i */
             for (size_t t = 0; t < per; t++)
                 memcpy(out->y + at * out->output_n + t * K, z + (t * (size_t)batch + i) * K, K * sizeof(float));

@@ -175,6 +175,10 @@ pgru: seqpool mode=last from=gru
 s1: add from=pmax,plast
 s2: add from=s1,pmean
 s3: add from=s2,pgru
+cs: concat from=lstm,gru
+pcat: seqpool mode=mean
+pc: dense out=16
+s4: add from=s3,pc
 ln2: layernorm
 fc: dense out=16 act=gelu
 fc2: dense out=8

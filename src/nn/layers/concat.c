@@ -18,37 +18,43 @@ static int infer(ct_layer *l, const ct_shape *in, int nin, char *err, size_t n)
         return CT_ERR_PARSE;
     }
     ct_shape out = in[0];
+    int ax = in[0].sequence ? 1 : 0; /* a sequence (T, F) joins its steps' features */
     for (int i = 0; i < nin; i++) {
         int st = ct_need_floats(&in[i], err, n, "concat");
         if (st)
             return st;
-        int same = in[i].ndim == in[0].ndim && in[i].sequence == in[0].sequence && in[0].ndim >= 1;
-        for (int d = 1; same && d < in[0].ndim; d++)
-            same = in[i].d[d] == in[0].d[d];
+        int same = in[i].ndim == in[0].ndim && in[i].sequence == in[0].sequence && in[0].ndim > ax;
+        for (int d = 0; same && d < in[0].ndim; d++)
+            same = d == ax || in[i].d[d] == in[0].d[d];
         if (!same) {
             char a[64], b[64];
             ct_shape_str(&in[0], a, sizeof a);
             ct_shape_str(&in[i], b, sizeof b);
-            snprintf(err, n, "concat joins along the first dimension (channels or features); the others "
-                     "must agree, but input 1 is %s and input %d %s", a, i + 1, b);
+            snprintf(err, n, "concat joins channels, features or a sequence's steps' features; the other "
+                     "dimensions must agree, but input 1 is %s and input %d %s", a, i + 1, b);
             return CT_ERR_SHAPE;
         }
         if (i)
-            out.d[0] += in[i].d[0];
+            out.d[ax] += in[i].d[ax];
     }
     l->out = out;
     return CT_OK;
 }
 
-/* The floats of one row of input i, and the row's length of the output */
+/* The floats of one row (a sample, or a step of a sequence) of a shape */
+static size_t row_of(const ct_shape *s)
+{
+    return ct_shape_numel(s) / (s->sequence ? (size_t)s->d[0] : 1);
+}
+
 static size_t row_len(const ct_layer_call *c, int i)
 {
-    return ct_shape_numel(&c->net->model->layers[c->l->inputs[i]].out);
+    return row_of(&c->net->model->layers[c->l->inputs[i]].out);
 }
 
 static int forward(const ct_layer_call *c)
 {
-    size_t rows = c->r->rows, L = ct_shape_numel(&c->l->out), at = 0;
+    size_t rows = c->r->rows, L = row_of(&c->l->out), at = 0;
     for (int i = 0; i < c->l->ninputs; i++) {
         size_t len = row_len(c, i);
         int st = ct_copy_rows(c->ctx, ct_buf_at(c->r->out, at), L, c->net->rt[c->l->inputs[i]].out, len, len,
@@ -62,7 +68,7 @@ static int forward(const ct_layer_call *c)
 
 static int backward(const ct_layer_call *c)
 {
-    size_t rows = c->r->rows, L = ct_shape_numel(&c->l->out), at = 0;
+    size_t rows = c->r->rows, L = row_of(&c->l->out), at = 0;
     for (int i = 0; i < c->l->ninputs; i++) {
         size_t len = row_len(c, i);
         int acc; /* an input named twice: the first copy writes, the second adds */
