@@ -48,6 +48,12 @@ typedef struct ct_epoch_report {
      * scale 0 otherwise */
     float loss_scale;
     long skipped_steps, first_skipped;
+    /* data-parallel runs: the mean per step, over the run so far, of the
+     * milliseconds from the end of the last replica's backward (on its
+     * device) to the summed gradients being on every replica: the part of
+     * the reduction the backward did not hide. Negative with one device
+     * and one rank. */
+    double reduce_exposed_ms;
 } ct_epoch_report;
 
 typedef void (*ct_epoch_fn)(void *user, const ct_epoch_report *report);

@@ -22,6 +22,7 @@
 
 #include "cl/runtime.h"
 #include "core/error.h"
+#include "core/util.h"
 #include "train/bucket.h"
 #include "train/mpi.h"
 
@@ -179,6 +180,10 @@ static void *run_replica(void *arg)
     r->net->probe_user = NULL;
     while (!r->status && s->posted[w->i] < s->nb)
         r->status = post_next(s, w->i);
+    /* the backward done on the device: where the exposed part of the
+     * reduction starts (this thread has nothing else to do) */
+    if (!r->status && !(r->status = ct_context_finish(r->ctx)))
+        r->bwd_end = ct_now();
     pthread_mutex_lock(&s->mu);
     s->finished[w->i] = 1;
     pthread_cond_broadcast(&s->cv);
@@ -304,13 +309,16 @@ int ct_bucket_step(ct_group *g, int (*fn)(ct_replica *r, void *user), void *user
                 ct_count_h2d(r->ctx, g->bucket[k].n * sizeof(float));
                 wr[nw++] = wr[k];
             }
+        cl_int err = CL_SUCCESS;
         if (nw) {
-            cl_int err = clEnqueueBarrierWithWaitList(ct_context_queue(r->ctx), nw, wr, NULL);
+            err = clEnqueueBarrierWithWaitList(ct_context_queue(r->ctx), nw, wr, NULL);
             if (err == CL_SUCCESS)
                 err = clFlush(ct_context_queue(r->ctx));
             if (err != CL_SUCCESS && !st)
                 st = ct_fail(ctx, err, "waiting for the summed gradients: %s", ct_status_str(err));
         }
+        if (nw && !st && (err = clWaitForEvents(nw, wr)) != CL_SUCCESS)
+            st = ct_fail(ctx, err, "writing the summed gradients: %s", ct_status_str(err));
         for (size_t k = 0; k < nw; k++)
             clReleaseEvent(wr[k]);
         for (size_t k = 0; k < s.posted[i]; k++) {
@@ -319,6 +327,8 @@ int ct_bucket_step(ct_group *g, int (*fn)(ct_replica *r, void *user), void *user
             clReleaseEvent(s.read[i * nb + k]);
         }
     }
+    if (!st)
+        ct_group_count_exposed(g, ct_now());
     pthread_cond_destroy(&s.cv);
     pthread_mutex_destroy(&s.mu);
     free(s.read);

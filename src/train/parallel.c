@@ -19,6 +19,7 @@
 #include "cl/runtime.h"
 #include "cltrain/parallel.h"
 #include "core/sha256.h"
+#include "core/util.h"
 #include "train/bucket.h"
 #include "train/mpi.h"
 #include "train/parallel.h"
@@ -170,8 +171,9 @@ static void *run_job(void *arg)
     job *j = arg;
     ct_replica *r = j->r;
     r->status = j->fn(r, j->user);
-    if (!r->status && j->reduce) {
+    if (!r->status && j->reduce && !(r->status = ct_context_finish(r->ctx))) {
         const ct_net *net = r->net;
+        r->bwd_end = ct_now();
         r->status = ct_buffer_read(r->ctx, net->arena[CT_ARENA_GRADS].mem, 0,
                                    net->arena_size[CT_ARENA_PARAMS] * sizeof(float), r->host);
     }
@@ -232,9 +234,31 @@ static int reduce_grads(ct_group *g)
                                ct_context_device(r->ctx)->device_index, ct_status_str(err));
         }
     }
-    for (size_t i = 0; i < g->count; i++)
-        clFlush(ct_context_queue(g->rep[i].ctx));
+    /* the writes landed: the reduction's end (the update would wait for them) */
+    for (size_t i = 0; i < g->count; i++) {
+        int st = ct_context_finish(g->rep[i].ctx);
+        if (st)
+            return i ? ct_fail_keep(ctx, st) : st;
+    }
+    ct_group_count_exposed(g, ct_now());
     return CT_OK;
+}
+
+void ct_group_count_exposed(ct_group *g, double end)
+{
+    double last = 0;
+    for (size_t i = 0; i < g->count; i++)
+        if (g->rep[i].bwd_end > last)
+            last = g->rep[i].bwd_end;
+    g->exposed_s += end > last ? end - last : 0;
+    g->reductions++;
+}
+
+double ct_group_exposed_ms(const ct_group *g)
+{
+    if (!ct_group_parallel(g))
+        return -1;
+    return g->reductions ? 1e3 * g->exposed_s / (double)g->reductions : 0;
 }
 
 int ct_group_step(ct_group *g, int (*fn)(ct_replica *r, void *user), void *user, int reduce)

@@ -32,6 +32,7 @@ typedef struct ct_replica {
     float *host;           /* its gradients (or buffers) on the host, for the reduction */
     cl_mem pinned;         /* what host is mapped from, when pinned (NULL: malloc) */
     int status;            /* of its part of a step */
+    double bwd_end;        /* ct_now() when its last backward was done on the device */
 } ct_replica;
 
 /* A range of the gradient arena reduced as one piece: the parameter
@@ -53,6 +54,8 @@ typedef struct ct_group {
     ct_bucket *bucket;     /* in reduction order: the last layers' first */
     size_t nbuckets;
     int overlap;           /* reduce the buckets while the backward runs (CLTRAIN_REDUCE_OVERLAP) */
+    double exposed_s;      /* summed over the reductions: last backward's end to the sums written */
+    long reductions;
 } ct_group;
 
 /* Splits the batch: rows of this rank by `shares` (NULL: equal). Errors go
@@ -105,6 +108,12 @@ int ct_group_step(ct_group *g, int (*fn)(ct_replica *r, void *user), void *user,
 /* sum[off, off + n) := sum_i (rows_i / batch) * rep[i].host[off, ...), in
  * replica order, the same floats whatever range a caller takes */
 void ct_group_sum_range(ct_group *g, size_t off, size_t n);
+/* A reduction that ended (its writes done) at `end`: its exposed time, from
+ * the last replica's bwd_end, added to the group's. */
+void ct_group_count_exposed(ct_group *g, double end);
+/* The mean exposed ms per reduction so far (ct_epoch_report's
+ * reduce_exposed_ms); -1 without replicas or ranks. */
+double ct_group_exposed_ms(const ct_group *g);
 /* Replica i's failed status, its message moved to replica 0's context. */
 int ct_group_replica_fail(ct_group *g, size_t i);
 

@@ -573,7 +573,7 @@ static ct_epoch_report make_report(const run *t, int epoch, size_t seen, const d
     ct_epoch_report r = { epoch + 1, t->o.epochs, t->step, h[0] / (double)seen,
                           h[1] / ((double)seen * t->labels_per), NAN, NAN, secs,
                           (double)seen / secs, lr, t->tokens, t->byte_tokens, t->regression,
-                          NAN, NAN, NAN, NAN, t->sc.on ? t->sc.scale : 0.0f, 0, 0 };
+                          NAN, NAN, NAN, NAN, t->sc.on ? t->sc.scale : 0.0f, 0, 0, ct_group_exposed_ms(&t->g) };
     if (t->regression) {
         r.train_rmse = sqrt(r.train_loss);
         r.train_mae = r.train_accuracy;
