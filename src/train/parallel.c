@@ -4,9 +4,11 @@
  *
  * Gradients: each replica's are the gradient of the mean loss over its own
  * rows; the global batch's mean loss has the gradient sum_i (rows_i /
- * batch) g_i, which is what is summed here, in replica order and then by
- * MPI_Allreduce over the ranks, so every replica receives the same floats
- * and applies the same optimizer step. Contexts are never shared (devices
+ * batch) g_i, which is what is summed, in replica order and then over the
+ * ranks, so every replica receives the same floats and applies the same
+ * optimizer step: by default in buckets while the backward runs
+ * (src/train/bucket.c), here after it (CLTRAIN_REDUCE_OVERLAP=0), with the
+ * same per-element sum (ct_group_sum_range). Contexts are never shared (devices
  * of different vendors), so everything crosses the host. Each replica's
  * forward and backward run on a thread of their own: host-path GEMMs block
  * their caller, and one thread driving two devices would serialize them.
