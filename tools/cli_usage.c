@@ -65,7 +65,9 @@ const char cli_usage_text[] =
     "        Data-parallel: --device A,B (or all-gpu) trains one replica per device on\n"
     "        its share of each batch (--shares, default equal; text: its columns of the\n"
     "        (T, N) token batches); `mpirun -np N cltrain train ...` one per rank (the\n"
-    "        batch is the global batch; rank 0 writes).\n"
+    "        batch is the global batch; rank 0 writes). The gradients are summed in\n"
+    "        buckets while the backward runs (CLTRAIN_REDUCE_OVERLAP=0: after it); the\n"
+    "        --log lines' reduce_exposed_ms is the time the backward did not hide.\n"
     "        --init WEIGHTS: start from a checkpoint's (or any safetensors file's) tensors\n"
     "        where their names (LAYER.weight, ...) and shapes are the model's; the others\n"
     "        (a new head) start as usual; the log says which. --freeze LAYER,... (a\n"
@@ -194,5 +196,7 @@ const char cli_usage_text[] =
     "  CLTRAIN_HOST_GEMM   blas: every host matrix product through the host BLAS (default:\n"
     "                      cltrain's AVX-512 SGEMM for the larger ones where the CPU has it)\n"
     "  CLTRAIN_THREADS     threads of host-side work in the CPU class (default: compute units)\n"
+    "  CLTRAIN_REDUCE_OVERLAP 0 | 1: data-parallel gradients reduced after the whole backward,\n"
+    "                      or (1, default) in buckets while it runs; the same floats either way\n"
     "  CLTRAIN_MEM_LIMIT   cap the device memory the plan may use (bytes, or 512M, 2G)\n"
     "  CLTRAIN_MAX_ALLOC   cap one allocation (bytes, or 512M, 2G)\n";

@@ -54,6 +54,12 @@ typedef struct ct_epoch_report {
     long norm_images;      /* an image folder: the images its mean and std came from in this
                               run (its stats= sample); -1 for other data, or when they came
                               from the checkpoint resumed */
+    /* data-parallel runs: the mean per step, over the run so far, of the
+     * milliseconds from the end of the last replica's backward (on its
+     * device) to the summed gradients being on every replica: the part of
+     * the reduction the backward did not hide. Negative with one device
+     * and one rank. */
+    double reduce_exposed_ms;
 } ct_epoch_report;
 
 typedef void (*ct_epoch_fn)(void *user, const ct_epoch_report *report);

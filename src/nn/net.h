@@ -91,9 +91,11 @@ typedef struct ct_net {
     /* when profiling (NULL: off): per layer seconds [0, count), then kernel
      * launches [count, 2 count), summed over the profiled passes */
     double *prof_fwd, *prof_bwd;
-    /* diagnostics (NULL: off): called in ct_net_backward just before layer
-     * i's backward, the one moment its output gradient is complete and still
-     * in its memory (the plan lets later gradients reuse it) */
+    /* called in ct_net_backward just before layer i's backward (NULL: off),
+     * the one moment its output gradient is complete and still in its memory
+     * (the plan lets later gradients reuse it), and when the parameter
+     * gradients of every layer above i are final: the non-finite diagnosis
+     * (src/train/finite.c) and the bucketed reduction (src/train/bucket.c) */
     int (*probe)(void *user, struct ct_net *net, size_t i);
     void *probe_user;
 } ct_net;

@@ -33,6 +33,8 @@ void ct_log_json(const char *path, const ct_epoch_report *r, const char *kind)
     if (n > 0 && (size_t)n < sizeof line && r->loss_scale > 0) /* fp16 */
         n += snprintf(line + n, sizeof line - (size_t)n, ", \"loss_scale\": %.0f, \"skipped_steps\": %ld",
                       (double)r->loss_scale, r->skipped_steps);
+    if (n > 0 && (size_t)n < sizeof line && r->reduce_exposed_ms >= 0) /* data-parallel */
+        n += snprintf(line + n, sizeof line - (size_t)n, ", \"reduce_exposed_ms\": %.2f", r->reduce_exposed_ms);
     if (n > 0 && (size_t)n < sizeof line && r->tokens) {
         /* language models: the test loss's (else the training loss's)
          * perplexity and, for byte tokens, bits per byte */

@@ -93,6 +93,55 @@ int ct_mpi_sum_f32(ct_context *ctx, float *buf, size_t n)
     return CT_OK;
 }
 
+struct ct_mpi_pending {
+    size_t count;
+    MPI_Request req[]; /* MPI_REQUEST_NULL: nothing in flight */
+};
+
+int ct_mpi_pending_new(ct_context *ctx, size_t count, ct_mpi_pending **out)
+{
+    ct_mpi_pending *p = malloc(sizeof *p + count * sizeof(MPI_Request));
+    *out = p;
+    if (!p)
+        return ct_fail(ctx, CT_ERR_NO_MEMORY, "out of host memory");
+    p->count = count;
+    for (size_t i = 0; i < count; i++)
+        p->req[i] = MPI_REQUEST_NULL;
+    return CT_OK;
+}
+
+void ct_mpi_pending_free(ct_mpi_pending *p)
+{
+    free(p);
+}
+
+int ct_mpi_isum_f32(ct_context *ctx, ct_mpi_pending *p, size_t slot, float *buf, size_t n)
+{
+    if (size <= 1)
+        return CT_OK;
+    if (slot >= p->count || n > INT_MAX || p->req[slot] != MPI_REQUEST_NULL)
+        return ct_fail(ctx, CT_ERR_INTERNAL, "ct_mpi_isum_f32: slot %zu of %zu, %zu floats", slot, p->count, n);
+    int err = MPI_Iallreduce(MPI_IN_PLACE, buf, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &p->req[slot]);
+    return err == MPI_SUCCESS ? CT_OK : mpi_fail(ctx, err, "MPI_Iallreduce of a gradient bucket");
+}
+
+int ct_mpi_test(ct_context *ctx, ct_mpi_pending *p, size_t slot, int *done)
+{
+    *done = 1;
+    if (size <= 1 || p->req[slot] == MPI_REQUEST_NULL)
+        return CT_OK;
+    int err = MPI_Test(&p->req[slot], done, MPI_STATUS_IGNORE);
+    return err == MPI_SUCCESS ? CT_OK : mpi_fail(ctx, err, "MPI_Test of a gradient bucket's sum");
+}
+
+int ct_mpi_wait(ct_context *ctx, ct_mpi_pending *p, size_t slot)
+{
+    if (size <= 1 || p->req[slot] == MPI_REQUEST_NULL)
+        return CT_OK;
+    int err = MPI_Wait(&p->req[slot], MPI_STATUS_IGNORE);
+    return err == MPI_SUCCESS ? CT_OK : mpi_fail(ctx, err, "MPI_Wait for a gradient bucket's sum");
+}
+
 int ct_mpi_sum_f64(ct_context *ctx, double *buf, size_t n)
 {
     if (size <= 1)

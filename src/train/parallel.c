@@ -4,9 +4,11 @@
  *
  * Gradients: each replica's are the gradient of the mean loss over its own
  * rows; the global batch's mean loss has the gradient sum_i (rows_i /
- * batch) g_i, which is what is summed here, in replica order and then by
- * MPI_Allreduce over the ranks, so every replica receives the same floats
- * and applies the same optimizer step. Contexts are never shared (devices
+ * batch) g_i, which is what is summed, in replica order and then over the
+ * ranks, so every replica receives the same floats and applies the same
+ * optimizer step: by default in buckets while the backward runs
+ * (src/train/bucket.c), here after it (CLTRAIN_REDUCE_OVERLAP=0), with the
+ * same per-element sum (ct_group_sum_range). Contexts are never shared (devices
  * of different vendors), so everything crosses the host. Each replica's
  * forward and backward run on a thread of their own: host-path GEMMs block
  * their caller, and one thread driving two devices would serialize them.
@@ -19,6 +21,8 @@
 #include "cl/runtime.h"
 #include "cltrain/parallel.h"
 #include "core/sha256.h"
+#include "core/util.h"
+#include "train/bucket.h"
 #include "train/mpi.h"
 #include "train/parallel.h"
 
@@ -109,12 +113,13 @@ void ct_group_free(ct_group *g)
         ct_buffer_release(&r->state);
         ct_buffer_release(&r->norm_ws);
         ct_buffer_release(&r->acc);
+        ct_bucket_host_free(r);
         if (i > 0 && r->planned)
             ct_net_release(&r->own);
-        free(r->host);
     }
     free(g->rep);
     free(g->sum);
+    free(g->bucket);
     memset(g, 0, sizeof *g);
 }
 
@@ -142,13 +147,15 @@ int ct_group_plan(ct_group *g, const ct_model *m, int bn_groups)
     size_t n = net0->arena_size[CT_ARENA_PARAMS];
     if (net0->arena_size[CT_ARENA_BUFFERS] > n)
         n = net0->arena_size[CT_ARENA_BUFFERS];
-    for (size_t i = 0; i < g->count; i++)
-        if (!(g->rep[i].host = malloc(n * sizeof(float))))
-            return ct_fail(g->rep[0].ctx, CT_ERR_NO_MEMORY, "out of host memory for the gradients");
+    for (size_t i = 0; i < g->count; i++) {
+        int st = ct_bucket_host_alloc(&g->rep[i], n);
+        if (st)
+            return i ? ct_fail_keep(g->rep[0].ctx, st) : st;
+    }
     g->sum_n = n;
     if (!(g->sum = malloc(n * sizeof(float))))
         return ct_fail(g->rep[0].ctx, CT_ERR_NO_MEMORY, "out of host memory for the gradients");
-    return CT_OK;
+    return ct_bucket_plan(g);
 }
 
 /* ---- one step on every replica ---- */
@@ -166,21 +173,37 @@ static void *run_job(void *arg)
     job *j = arg;
     ct_replica *r = j->r;
     r->status = j->fn(r, j->user);
-    if (!r->status && j->reduce) {
+    if (!r->status && j->reduce && !(r->status = ct_context_finish(r->ctx))) {
         const ct_net *net = r->net;
+        r->bwd_end = ct_now();
         r->status = ct_buffer_read(r->ctx, net->arena[CT_ARENA_GRADS].mem, 0,
                                    net->arena_size[CT_ARENA_PARAMS] * sizeof(float), r->host);
     }
     return NULL;
 }
 
-static int replica_fail(ct_group *g, size_t i)
+int ct_group_replica_fail(ct_group *g, size_t i)
 {
     const ct_device_info *d = ct_context_device(g->rep[i].ctx);
     if (i == 0)
         return g->rep[0].status;
     return ct_fail(g->rep[0].ctx, g->rep[i].status, "device %u:%u (%s): %s", d->platform_index,
                    d->device_index, d->name, ct_context_last_error(g->rep[i].ctx));
+}
+
+void ct_group_sum_range(ct_group *g, size_t off, size_t n)
+{
+    float *sum = g->sum + off;
+    for (size_t i = 0; i < g->count; i++) {
+        float w = (float)((double)g->rep[i].rows / (double)g->batch);
+        const float *h = g->rep[i].host + off;
+        if (i == 0)
+            for (size_t k = 0; k < n; k++)
+                sum[k] = w * h[k];
+        else
+            for (size_t k = 0; k < n; k++)
+                sum[k] += w * h[k];
+    }
 }
 
 /* the weighted sum over replicas into g->sum, then over the ranks, and the
@@ -190,16 +213,7 @@ static int reduce_grads(ct_group *g)
     ct_context *ctx = g->rep[0].ctx;
     size_t n = g->rep[0].net->arena_size[CT_ARENA_PARAMS];
     float *sum = g->sum;
-    for (size_t i = 0; i < g->count; i++) {
-        float w = (float)((double)g->rep[i].rows / (double)g->batch);
-        const float *h = g->rep[i].host;
-        if (i == 0)
-            for (size_t k = 0; k < n; k++)
-                sum[k] = w * h[k];
-        else
-            for (size_t k = 0; k < n; k++)
-                sum[k] += w * h[k];
-    }
+    ct_group_sum_range(g, 0, n);
     for (size_t at = 0; at < n; at += PIECE) {
         size_t len = n - at < PIECE ? n - at : PIECE;
         int st = ct_mpi_sum_f32(ctx, sum + at, len);
@@ -222,13 +236,37 @@ static int reduce_grads(ct_group *g)
                                ct_context_device(r->ctx)->device_index, ct_status_str(err));
         }
     }
-    for (size_t i = 0; i < g->count; i++)
-        clFlush(ct_context_queue(g->rep[i].ctx));
+    /* the writes landed: the reduction's end (the update would wait for them) */
+    for (size_t i = 0; i < g->count; i++) {
+        int st = ct_context_finish(g->rep[i].ctx);
+        if (st)
+            return i ? ct_fail_keep(ctx, st) : st;
+    }
+    ct_group_count_exposed(g, ct_now());
     return CT_OK;
+}
+
+void ct_group_count_exposed(ct_group *g, double end)
+{
+    double last = 0;
+    for (size_t i = 0; i < g->count; i++)
+        if (g->rep[i].bwd_end > last)
+            last = g->rep[i].bwd_end;
+    g->exposed_s += end > last ? end - last : 0;
+    g->reductions++;
+}
+
+double ct_group_exposed_ms(const ct_group *g)
+{
+    if (!ct_group_parallel(g))
+        return -1;
+    return g->reductions ? 1e3 * g->exposed_s / (double)g->reductions : 0;
 }
 
 int ct_group_step(ct_group *g, int (*fn)(ct_replica *r, void *user), void *user, int reduce)
 {
+    if (reduce && g->overlap)
+        return ct_bucket_step(g, fn, user);
     job jobs[64];
     pthread_t th[64];
     int started[64] = { 0 };
@@ -251,7 +289,7 @@ int ct_group_step(ct_group *g, int (*fn)(ct_replica *r, void *user), void *user,
             pthread_join(th[i], NULL);
     for (size_t i = 0; i < n; i++)
         if (g->rep[i].status)
-            return replica_fail(g, i);
+            return ct_group_replica_fail(g, i);
     return reduce ? reduce_grads(g) : CT_OK;
 }
 

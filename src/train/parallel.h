@@ -30,8 +30,18 @@ typedef struct ct_replica {
     size_t base;           /* its first row in the global batch */
     cl_event wrote[2], used[2]; /* per batch slot: upload done, last step that read it */
     float *host;           /* its gradients (or buffers) on the host, for the reduction */
+    cl_mem pinned;         /* what host is mapped from, when pinned (NULL: malloc) */
     int status;            /* of its part of a step */
+    double bwd_end;        /* ct_now() when its last backward was done on the device */
 } ct_replica;
+
+/* A range of the gradient arena reduced as one piece: the parameter
+ * gradients of consecutive layers [layer, ...), complete once the backward
+ * has passed below `layer` (src/train/bucket.c). */
+typedef struct ct_bucket {
+    size_t layer;          /* its lowest layer */
+    size_t off, n;         /* floats */
+} ct_bucket;
 
 typedef struct ct_group {
     ct_replica *rep;
@@ -41,6 +51,11 @@ typedef struct ct_group {
     size_t local;          /* this process's rows per step: batch / world */
     float *sum;            /* the reduction buffer */
     size_t sum_n;
+    ct_bucket *bucket;     /* in reduction order: the last layers' first */
+    size_t nbuckets;
+    int overlap;           /* reduce the buckets while the backward runs (CLTRAIN_REDUCE_OVERLAP) */
+    double exposed_s;      /* summed over the reductions: last backward's end to the sums written */
+    long reductions;
 } ct_group;
 
 /* Splits the batch: rows of this rank by `shares` (NULL: equal). Errors go
@@ -79,12 +94,28 @@ int ct_group_plan(ct_group *g, const ct_model *m, int bn_groups);
 
 /* Runs fn on every replica at once, replica 0 on this thread and each other
  * on its own, and returns the first failure (its message moved to replica
- * 0's context). With reduce, each replica then reads its gradients back on
- * its own thread, and this thread sums them weighted by rows / batch in
- * replica order, sums them over the ranks and writes the result to every
- * replica (non-blocking, in pieces, so the writes of one piece overlap the
- * MPI sum of the next). */
+ * 0's context). With reduce, the gradients are summed over the replicas,
+ * weighted by rows / batch in replica order, then over the ranks, and the
+ * result is written to every replica (non-blocking; what the caller
+ * enqueues next on a replica's queue comes after it). With g->overlap the
+ * buckets are reduced while fn's backward runs (ct_bucket_step, every
+ * replica then on a thread of its own and this thread summing); without,
+ * each replica reads its whole gradient arena back on its thread after fn,
+ * and this thread sums in pieces, so the writes of one piece overlap the
+ * MPI sum of the next. Both give the same floats. */
 int ct_group_step(ct_group *g, int (*fn)(ct_replica *r, void *user), void *user, int reduce);
+
+/* sum[off, off + n) := sum_i (rows_i / batch) * rep[i].host[off, ...), in
+ * replica order, the same floats whatever range a caller takes */
+void ct_group_sum_range(ct_group *g, size_t off, size_t n);
+/* A reduction that ended (its writes done) at `end`: its exposed time, from
+ * the last replica's bwd_end, added to the group's. */
+void ct_group_count_exposed(ct_group *g, double end);
+/* The mean exposed ms per reduction so far (ct_epoch_report's
+ * reduce_exposed_ms); -1 without replicas or ranks. */
+double ct_group_exposed_ms(const ct_group *g);
+/* Replica i's failed status, its message moved to replica 0's context. */
+int ct_group_replica_fail(ct_group *g, size_t i);
 
 /* Replica 0 of rank 0's parameters, running statistics and optimizer state
  * (state_n floats) to every replica of every rank. */

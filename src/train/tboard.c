@@ -21,7 +21,8 @@
 /* Every per-epoch scalar: its tag and its value from the report `r`. A NaN
  * is not written (no test split; the per-token metrics of other data;
  * metrics a task does not have). A metric added to ct_epoch_report gets its
- * line here. */
+ * line here; reduce_exposed_ms, a measurement of the data-parallel
+ * reduction rather than of training, stays in the --log JSON. */
 #define TB_EPOCH_SCALARS(X)                                                        \
     X("train/loss", r->train_loss)                                                 \
     X("train/accuracy", r->train_accuracy)                                         \

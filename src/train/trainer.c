@@ -43,6 +43,7 @@
 #include "train/finetune.h"
 #include "train/checkpoint.h"
 #include "train/finite.h"
+#include "train/options.h"
 #include "train/scaler.h"
 #include "train/jsonlog.h"
 #include "train/mpi.h"
@@ -50,27 +51,6 @@
 #include "train/session.h"
 #include "train/tboard.h"
 #include "train/verify.h"
-
-void ct_train_defaults(ct_train_options *o)
-{
-    memset(o, 0, sizeof *o);
-    o->model = "cnn";
-    o->data = "fashion-mnist";
-    o->epochs = 5;
-    o->batch = 64;
-    o->optimizer = "adam";
-    o->lr = 0; /* by optimizer */
-    o->momentum = 0.9f;
-    o->schedule = "cosine";
-    o->step_epochs = 1;
-    o->gamma = 0.1f;
-    o->seed = 1;
-    o->check_finite = 100;
-    o->augment = -1;
-    o->progress_interval = 0.5;
-    o->tensorboard_every = 10;
-    o->precision = -1;
-}
 
 static int optim_from(ct_context *ctx, const ct_train_options *o, ct_optim_desc *d)
 {
@@ -337,25 +317,6 @@ typedef struct run {
     freeze_plan fz;            /* --freeze */
 } run;
 
-static int check_options(ct_context *ctx, const ct_train_options *o)
-{
-    if (o->epochs < 1 || o->epochs > 100000)
-        return ct_fail(ctx, CT_ERR_INVALID_ARG, "epochs must be in [1, 100000], not %d", o->epochs);
-    if (o->batch < 1)
-        return ct_fail(ctx, CT_ERR_INVALID_ARG, "the batch must be at least 1, not %d", o->batch);
-    if (o->accumulate < 0 || o->accumulate > CT_TRAIN_ACCUMULATE_MAX)
-        return ct_fail(ctx, CT_ERR_INVALID_ARG, "accumulate must be in [1, %d] micro-batches per step, not "
-                       "%d", CT_TRAIN_ACCUMULATE_MAX, o->accumulate);
-    if (o->init && o->resume)
-        return ct_fail(ctx, CT_ERR_INVALID_ARG, "--init %s and --resume %s: a resumed run continues its own "
-                       "weights. HINT: --init starts a new run from other weights; drop one", o->init, o->resume);
-    if (o->loss_scale != 0 && (o->loss_scale < 1 || o->loss_scale > CT_SCALER_MAX ||
-                               frexpf(o->loss_scale, &(int){ 0 }) != 0.5f))
-        return ct_fail(ctx, CT_ERR_INVALID_ARG, "the loss scale must be a power of two in [1, 2^24], not %g",
-                       (double)o->loss_scale);
-    return CT_OK;
-}
-
 /* The replicas, the model (or the checkpoint's) and the first replica's plan. */
 static int open_and_plan(run *t, ct_context *const *ctxs, size_t count, const double *shares)
 {
@@ -575,7 +536,8 @@ static ct_epoch_report make_report(const run *t, int epoch, size_t seen, const d
     ct_epoch_report r = { epoch + 1, t->o.epochs, t->step, h[0] / (double)seen,
                           h[1] / ((double)seen * t->labels_per), NAN, NAN, secs,
                           (double)seen / secs, lr, t->tokens, t->byte_tokens, t->regression,
-                          NAN, NAN, NAN, NAN, t->sc.on ? t->sc.scale : 0.0f, 0, 0, ct_session_skipped(&t->s, t->ld, -1), t->s.norm_images };
+                          NAN, NAN, NAN, NAN, t->sc.on ? t->sc.scale : 0.0f, 0, 0, ct_session_skipped(&t->s, t->ld, -1), t->s.norm_images,
+                          ct_group_exposed_ms(&t->g) };
     if (t->regression) {
         r.train_rmse = sqrt(r.train_loss);
         r.train_mae = r.train_accuracy;
@@ -757,7 +719,7 @@ int ct_train_parallel(ct_context *const *ctxs, size_t count, const double *share
     CT_VALIDATE(NULL, ctxs && count >= 1 && ctxs[0] && opt);
     for (size_t i = 1; i < count; i++)
         CT_VALIDATE(ctxs[0], ctxs[i]);
-    int st = check_options(ctxs[0], opt);
+    int st = ct_train_options_check(ctxs[0], opt);
     if (st)
         return st;
     run t;

@@ -89,12 +89,37 @@ run cnn2 --model "$cnnd" --device 0:0,0:1 &&
 check "cnn+bn, 2 devices vs 1 device with --bn-groups 2" cnn1g cnn2
 run cnn1 --model "$cnnd" --device 0:0 && check "cnn+bn, 2 devices vs 1 device without groups differ (control)" cnn1 cnn2 differ
 
+# 3. the reduction overlapped with the backward (buckets, the default) and
+#    after it (CLTRAIN_REDUCE_OVERLAP=0) sum the same floats in the same
+#    order: the same losses and checkpoints, bit for bit (the cnn's
+#    gradients are 3 buckets, the mlp's 2: src/train/bucket.c)
+same_bits() { # same_bits NAME A B: A's and B's step losses and checkpoints are identical
+    if cmp -s <(grep '"step"' "$tmp/$2.jsonl" | sed 's/, "seconds".*//') \
+              <(grep '"step"' "$tmp/$3.jsonl" | sed 's/, "seconds".*//') &&
+       cmp -s "$tmp/$2.ckpt" "$tmp/$3.ckpt"; then
+        ok "$1: the same losses and checkpoint, bit for bit"
+    else
+        bad "$1: the losses or checkpoints differ"
+    fi
+}
+run cnn2o --model "$cnnd" --device 0:0,0:1 --out "$tmp/cnn2o.ckpt" &&
+CLTRAIN_REDUCE_OVERLAP=0 run cnn2s --model "$cnnd" --device 0:0,0:1 --out "$tmp/cnn2s.ckpt" &&
+same_bits "cnn+bn, 2 devices, reduction overlapped vs after the backward" cnn2o cnn2s
+CLTRAIN_REDUCE_OVERLAP=0 run mlp2s --model mlp --device 0:0,0:1 --out "$tmp/mlp2s.ckpt" &&
+same_bits "mlp, 2 devices, reduction overlapped vs after the backward" mlp2 mlp2s
+if CLTRAIN_REDUCE_OVERLAP=yes "$cltrain" train "${common[@]}" --model mlp --device 0:0,0:1 >"$tmp/env.out" 2>&1 ||
+   ! grep -q "CLTRAIN_REDUCE_OVERLAP=yes: not 0 or 1" "$tmp/env.out"; then
+    bad "CLTRAIN_REDUCE_OVERLAP=yes: not refused"; tail -3 "$tmp/env.out"
+else
+    ok "CLTRAIN_REDUCE_OVERLAP=yes: refused with a message"
+fi
+
 if [ -z "$mpirun" ]; then
     echo "$checks checks, $fails failed (no MPI: the mpirun cases are not built)"
     [ "$fails" -eq 0 ]; exit
 fi
 
-# 3. MPI on localhost: two ranks of one device each == one process
+# 4. MPI on localhost: two ranks of one device each == one process
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mpi=("$mpirun" -np 2 --oversubscribe)
 mrun() { # mrun NAME ARGS...
@@ -105,11 +130,15 @@ mrun() { # mrun NAME ARGS...
 }
 mrun mpi_mlp --model mlp --device 0:0 --out "$tmp/mpi.ckpt" && check "mlp, mpirun -np 2 vs 1 process" mlp1 mpi_mlp
 mrun mpi_cnn --model "$cnnd" --device 0:0 && check "cnn+bn, mpirun -np 2 vs 1 device with --bn-groups 2" cnn1g mpi_cnn
-mrun mpi_cnn4 --model "$cnnd" --device 0:0,0:1 --bn-groups 1 &&
+mrun mpi_cnn4 --model "$cnnd" --device 0:0,0:1 --bn-groups 1 --out "$tmp/mpi_cnn4.ckpt" &&
 run cnn1g4 --model "$cnnd" --device 0:0 --bn-groups 4 &&
 check "cnn+bn, mpirun -np 2 x 2 devices vs 1 device with --bn-groups 4" cnn1g4 mpi_cnn4
+# each bucket one MPI_Iallreduce as the backward runs, against the whole
+# arena's sum after it
+CLTRAIN_REDUCE_OVERLAP=0 mrun mpi_cnn4s --model "$cnnd" --device 0:0,0:1 --bn-groups 1 --out "$tmp/mpi_cnn4s.ckpt" &&
+same_bits "cnn+bn, mpirun -np 2 x 2 devices, reduction overlapped vs after the backward" mpi_cnn4 mpi_cnn4s
 
-# 4. ranks with different models: an error, not a hang and not a run. Every
+# 5. ranks with different models: an error, not a hang and not a run. Every
 #    rank gathers all ranks' model hashes, finds that rank 1 differs, prints
 #    so and calls MPI_Abort; Open MPI then kills the other rank, which may not
 #    have printed yet (under load it often has not). So the error must come
@@ -128,7 +157,7 @@ else
     bad "model mismatch: exit $rc, $n ranks said so"; sed 's/^/  | /' "$tmp/mismatch.out" | tail -8
 fi
 
-# 5. a rank killed mid-run: the job ends non-zero (bound: 60 s, a hang guard)
+# 6. a rank killed mid-run: the job ends non-zero (bound: 60 s, a hang guard)
 "${mpi[@]}" "$cltrain" train --model mlp --device 0:0 --limit 4096 --test-limit 128 --batch 64 --epochs 1000 \
     --log-every 1 --no-progress --log "$tmp/kill.jsonl" >"$tmp/kill.out" 2>&1 &
 job=$!
