@@ -19,7 +19,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 rate() { # rate FILE BATCH: samples/s and ms/step between step 2 and the last
     python3 - "$1" "$2" <<'PY'
 import json, sys
-s = [json.loads(l) for l in open(sys.argv[1]) if '"step"' in l]
+s = [r for r in (json.loads(l) for l in open(sys.argv[1]) if l.strip()) if r.get("event") == "step"]
 b = int(sys.argv[2])
 if len(s) < 3:
     print("n/a n/a"); sys.exit()

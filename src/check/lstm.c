@@ -1,6 +1,7 @@
 /*
  * lstm.c - checks of the multi-layer LSTM (src/ops/lstm.c) against
- * src/ref/lstm.c, on both GEMM paths.
+ * src/ref/lstm.c, on both GEMM paths and in both device classes (each case
+ * runs its launchers in the CPU class, then in the GPU class).
  *
  * Tolerances (u = 2^-24, float's unit roundoff). Every gate pre-activation
  * is a float dot product of K = in + H + 2 terms (in = max(input, H)), and
@@ -48,13 +49,40 @@ static int forward_y(ct_context *ctx, const ct_rnn_desc *d, ct_buf y, ct_buf x, 
     return ct_lstm_forward(ctx, d, y, none, none, x, params, ws);
 }
 
-static void one_case(ct_check *c, const ct_lstm_desc *d)
+/* The launchers in the context's current class against the reference's
+ * y, h_n, c_n, dx and accumulated dparams (dp). */
+static void run_device(ct_check *c, const ct_lstm_desc *d, const ck_rnn_data *r, const double *y, const double *hn,
+                       const double *cn, const double *dx, const double *dp)
 {
     ct_context *ctx = ck_ctx(c);
+    size_t ns = (size_t)d->layers * (size_t)d->N * (size_t)d->hidden, np = ct_lstm_param_count(d);
+    size_t nws = ct_lstm_workspace_size(d) / sizeof(float), nx = r->nx, ny = r->ny;
+    double tol_f = ck_rnn_tol(d, 4, 0), tol_b = ck_rnn_tol(d, 4, 1);
+    ct_buf d_x = ck_dev_in(c, r->x, nx), d_p = ck_dev_in(c, r->p, np), d_dy = ck_dev_in(c, r->dy, ny);
+    ct_buf d_y = ck_dev_out(c, ny), d_hn = ck_dev_out(c, ns), d_cn = ck_dev_out(c, ns);
+    ct_buf d_ws = ck_dev_out(c, nws), d_dx = ck_dev_out(c, nx);
+    ct_buf d_dp0 = ck_dev_in(c, r->dp0, np), d_dp = ck_dev_out(c, np);
+    if (ck_failed(c))
+        return;
+    /* the accumulated gradient goes to a buffer with output guards */
+    if (ck_status(c, ct_copy(ctx, d_dp, d_dp0, np), "copy") ||
+        ck_status(c, ct_lstm_forward(ctx, d, d_y, d_hn, d_cn, d_x, d_p, d_ws), "lstm forward"))
+        return;
+    ck_expect(c, "forward y", d_y, ny, y, tol_f, tol_f);
+    ck_expect(c, "forward h_n", d_hn, ns, hn, tol_f, tol_f);
+    ck_expect(c, "forward c_n", d_cn, ns, cn, tol_f, tol_f);
+    if (ck_status(c, ct_lstm_backward(ctx, d, d_dx, d_dp, d_dy, d_x, d_p, d_ws), "lstm backward"))
+        return;
+    ck_expect(c, "backward dx", d_dx, nx, dx, tol_b, tol_b);
+    ck_expect(c, "backward dparams (accumulated)", d_dp, np, dp, tol_b, tol_b);
+}
+
+static void one_case(ct_check *c, const ct_lstm_desc *d)
+{
     ck_case(c, "T=%d N=%d input=%d hidden=%d layers=%d", d->T, d->N, d->input, d->hidden,
             d->layers);
     size_t N = (size_t)d->N, H = (size_t)d->hidden, L = (size_t)d->layers, ns = L * N * H;
-    size_t np = ct_lstm_param_count(d), nws = ct_lstm_workspace_size(d) / sizeof(float);
+    size_t np = ct_lstm_param_count(d);
     ck_rnn_data r;
     if (!ck_rnn_data_make(c, d, np, &r))
         return;
@@ -69,27 +97,13 @@ static void one_case(ct_check *c, const ct_lstm_desc *d)
         return;
     for (size_t i = 0; i < np; i++)
         dp[i] = r.dp0[i] + g[i];
-
-    double tol_f = ck_rnn_tol(d, 4, 0), tol_b = ck_rnn_tol(d, 4, 1);
-
-    ct_buf d_x = ck_dev_in(c, x, nx), d_p = ck_dev_in(c, p, np), d_dy = ck_dev_in(c, dy, ny);
-    ct_buf d_y = ck_dev_out(c, ny), d_hn = ck_dev_out(c, ns), d_cn = ck_dev_out(c, ns);
-    ct_buf d_ws = ck_dev_out(c, nws), d_dx = ck_dev_out(c, nx);
-    ct_buf d_dp0 = ck_dev_in(c, r.dp0, np), d_dp = ck_dev_out(c, np);
-    if (ck_failed(c))
-        return;
-    /* the accumulated gradient goes to a buffer with output guards */
-    if (ck_status(c, ct_copy(ctx, d_dp, d_dp0, np), "copy") ||
-        ck_status(c, ct_lstm_forward(ctx, d, d_y, d_hn, d_cn, d_x, d_p, d_ws), "lstm forward"))
-        return;
-    ck_expect(c, "forward y", d_y, ny, y, tol_f, tol_f);
-    ck_expect(c, "forward h_n", d_hn, ns, hn, tol_f, tol_f);
-    ck_expect(c, "forward c_n", d_cn, ns, cn, tol_f, tol_f);
-    if (ck_status(c, ct_lstm_backward(ctx, d, d_dx, d_dp, d_dy, d_x, d_p, d_ws), "lstm backward"))
-        return;
-    ck_expect(c, "backward dx", d_dx, nx, dx, tol_b, tol_b);
-    ck_expect(c, "backward dparams (accumulated)", d_dp, np, dp, tol_b, tol_b);
-
+    /* each case in the CPU class, then in the GPU class (ck_use_class) */
+    for (int cls = 0; cls < 2 && !ck_failed(c); cls++) {
+        ct_kernels real = ck_use_class(c, cls ? CT_KERNELS_GPU : CT_KERNELS_CPU);
+        if (!ck_failed(c))
+            run_device(c, d, &r, y, hn, cn, dx, dp);
+        ck_use_class(c, real);
+    }
     lstm_loss l = { d, x, p, dy, ck_host(c, ny) };
     ck_gradcheck(c, "reference dx", loss, &l, x, nx, dx, 24);
     ck_rnn_gradcheck_params(c, d, 4, loss, &l, p, g);
