@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ref/conv.h"
+#include "ref/dense.h"
 
 /* Calls the body for every in-bounds term of output pixel (i, o, oy, ox);
  * xi, wi, yi are the flat indices of its x, w and y elements. */
@@ -75,13 +76,8 @@ void ct_ref_gconv2d_backward(const ct_conv2d_desc *d, int groups, double *dx, do
             if (dw)
                 dw[wi] += x[xi] * dy[yi];
         });
-    if (db) {
-        size_t P = (size_t)oh * ow;
-        for (int i = 0; i < d->n; i++)
-            for (int o = 0; o < d->c_out; o++)
-                for (size_t p = 0; p < P; p++)
-                    db[o] += dy[((size_t)i * d->c_out + o) * P + p];
-    }
+    if (db)
+        ct_ref_bias_backward(db, dy, d->n, d->c_out, oh * ow);
 }
 
 void ct_ref_conv2d_backward(const ct_conv2d_desc *d, double *dx, double *dw, double *db,

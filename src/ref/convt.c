@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ref/convt.h"
+#include "ref/dense.h"
 
 #define CONVT_TERMS(d, oh, ow, body)                                                                   \
     for (int i = 0; i < (d)->n; i++)                                                                   \
@@ -52,11 +53,6 @@ void ct_ref_convt2d_backward(const ct_convt2d_desc *d, int oh, int ow, double *d
             if (dw)
                 dw[wi] += x[xi] * dy[yi];
         });
-    if (db) {
-        size_t P = (size_t)oh * ow;
-        for (int i = 0; i < d->n; i++)
-            for (int o = 0; o < d->c_out; o++)
-                for (size_t p = 0; p < P; p++)
-                    db[o] += dy[((size_t)i * d->c_out + o) * P + p];
-    }
+    if (db)
+        ct_ref_bias_backward(db, dy, d->n, d->c_out, oh * ow);
 }
