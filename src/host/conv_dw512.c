@@ -30,8 +30,17 @@
  * sums; dw += the groups' sums in group order. The items and groups depend
  * on the shapes alone, and each sum's order on neither the items nor the
  * threads: the bits do not depend on the thread count.
+ *
+ * bf16 and fp16 operands (the context's precision): the preparation
+ * rounds what it writes (gemm512.h's rounding), and an operand that would
+ * be read in place is copied, rounded, first (x as an unpadded "padded"
+ * copy; dy whole, for lanes on c_in); the tiles are the float32 ones: each
+ * product exact in float32, the sums in float32. (Pairs for AVX512_BF16's
+ * dot products would run along the pixels, and a pixel pair's inputs lie
+ * side by side only at stride 1: not built.)
  */
 #include "host/conv_dw512.h"
+#include "host/gemm512.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -70,6 +79,8 @@ typedef struct dwp {
     float *part;
     float *dw;
     ct_host_work *hw;
+    int mode;  /* CT_GEMM512_*: the operands' precision (float32, or rounded to bf16 / fp16) */
+    int xcopy; /* lanes on c_out: x is read from the copy xpad (padding, or rounding) */
 } dwp;
 
 /* A tile's operands: vectors from the pointer the tile is given,
@@ -106,6 +117,30 @@ static CT_AVX512 inline void transpose16(__m512 *r)
     }
 }
 
+/* The rounding modes: v rounded to bf16 (to nearest even, NaNs kept) or
+ * to IEEE half (F16C) and back; float32: v */
+static CT_AVX512 inline __m512 round16(__m512 v, int mode)
+{
+    if (mode == CT_GEMM512_F32)
+        return v;
+    if (mode == CT_GEMM512_FP16_ROUND)
+        return _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    __m512i u = _mm512_castps_si512(v);
+    __m512i odd = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+    __m512i r = _mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), odd));
+    r = _mm512_and_si512(r, _mm512_set1_epi32((int)0xffff0000u));
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), _mm512_castsi512_ps(r), v);
+}
+
+/* n floats from src rounded (round16) into dst */
+static CT_AVX512 void round_copy(float *dst, const float *src, size_t n, int mode)
+{
+    for (size_t e = 0; e < n; e += 16) {
+        __mmask16 m = (__mmask16)(n - e < 16 ? (1u << (n - e)) - 1 : 0xffffu);
+        _mm512_mask_storeu_ps(dst + e, m, round16(_mm512_maskz_loadu_ps(m, src + e), mode));
+    }
+}
+
 /* One image's dy (co, P) -> dst (P, L): channel blocks [cb0, cb0 + ncb) to
  * lanes [0, 16 ncb) of each row of L floats, 16 x 16 blocks transposed in
  * registers; channels past co read as 0. */
@@ -124,7 +159,7 @@ static CT_AVX512 void tr_dy(const dwp *p, const float *dy, float *dst, size_t L,
                               : _mm512_setzero_ps();
             transpose16(r);
             for (size_t k = 0; k < qn; k++)
-                _mm512_store_ps(o + (q0 + k) * L, r[k]);
+                _mm512_store_ps(o + (q0 + k) * L, round16(r[k], p->mode));
         }
     }
 }
@@ -164,7 +199,7 @@ static CT_AVX512 void tr_x(const dwp *p, const float *x, float *dst, size_t L, i
                                   : _mm512_setzero_ps();
                 transpose16(r);
                 for (int k = 0; k < cnt; k++)
-                    _mm512_store_ps(drow + (size_t)(C0 + k) * L, r[k]);
+                    _mm512_store_ps(drow + (size_t)(C0 + k) * L, round16(r[k], p->mode));
             }
         }
     }
@@ -183,7 +218,10 @@ static void pad_x(const dwp *p, const float *x, float *o)
             const float *xr = x + ((size_t)c * p->h + (size_t)yy) * p->w;
             int c0 = p->pw, c1 = p->pw + p->w < p->wp ? p->pw + p->w : p->wp;
             memset(o, 0, (size_t)c0 * sizeof(float));
-            memcpy(o + c0, xr, (size_t)(c1 - c0) * sizeof(float));
+            if (p->mode == CT_GEMM512_F32)
+                memcpy(o + c0, xr, (size_t)(c1 - c0) * sizeof(float));
+            else
+                round_copy(o + c0, xr, (size_t)(c1 - c0), p->mode);
             if (c1 < p->wp)
                 memset(o + c1, 0, (size_t)(p->wp - c1) * sizeof(float));
         }
@@ -203,6 +241,22 @@ static void prep_item(void *arg, size_t item, int thread)
     else
         tr_dy(p, p->dy + m * (size_t)p->co * p->P, p->dyt + m * p->P * p->cop + (size_t)cb * 16,
               (size_t)p->cop, cb, 1);
+}
+
+/* dy of image m rounded into the copy the tiles broadcast from (lanes on
+ * c_in in a rounding mode) */
+typedef struct rcopy {
+    float *dst;
+    const float *src;
+    size_t per;
+    int mode;
+} rcopy;
+
+static void round_item(void *arg, size_t m, int thread)
+{
+    (void)thread;
+    const rcopy *r = arg;
+    round_copy(r->dst + m * r->per, r->src + m * r->per, r->per, r->mode);
 }
 
 static void pad_item(void *arg, size_t m, int thread)
@@ -408,7 +462,7 @@ static CT_AVX512 void dw_local_item(void *arg, size_t it, int thread)
     size_t lanes_img = (p->by_ci ? p->xs_plane : p->P) * L;
     float *xpad = lanes + (size_t)p->chunk_imgs * lanes_img;
     size_t x_img = (size_t)p->ci * p->h * p->w;
-    int padded = p->ph || p->pw;
+    int padded = p->xcopy;
     long off[24];
     size_t vo;
     for (int m0 = m_begin; m0 < m_end; m0 += p->chunk_imgs) {
@@ -534,6 +588,8 @@ int ct_conv512_dw(ct_context *ctx, const ct_conv2d_desc *d, float *dw, const flo
      * within 5% either way. */
     size_t prep_co = p.P * p.cop + (padded ? p.xs_img : 0), prep_ci = p.xs_plane * p.cip;
     p.by_ci = p.ci >= 32 && prep_ci <= prep_co;
+    p.mode = ct_gemm512_mode(ctx);
+    p.xcopy = padded || (p.mode != CT_GEMM512_F32 && !p.by_ci);
     /* about 512 output pixels per chunk */
     p.rows = p.ow >= 512 ? 1 : 512 / p.ow;
     p.nvec = p.by_ci ? p.cip / 16 : p.cop / 16;
@@ -564,7 +620,7 @@ int ct_conv512_dw(ct_context *ctx, const ct_conv2d_desc *d, float *dw, const flo
         p.groups = chunks / 4 < 1 ? 1 : chunks / 4 > 16 ? 16 : chunks / 4;
         size_t lanes_img = (p.by_ci ? p.xs_plane : p.P) * 48;
         per_thread = p.max_sums * 16 + (size_t)p.chunk_imgs * lanes_img +
-                     (!p.by_ci && padded ? (size_t)p.chunk_imgs * p.xs_img : 0) + 16;
+                     (!p.by_ci && p.xcopy ? (size_t)p.chunk_imgs * p.xs_img : 0) + 16;
     }
 
     ct_host_work *hw;
@@ -574,14 +630,20 @@ int ct_conv512_dw(ct_context *ctx, const ct_conv2d_desc *d, float *dw, const flo
     else if (!st && p.by_ci)
         st = ct_host_work_big(ctx, hw, 0, (size_t)p.n * p.xs_plane * p.cip, &p.xt);
     else if (!st && ((st = ct_host_work_big(ctx, hw, 0, (size_t)p.n * p.P * p.cop, &p.dyt)) == CT_OK) &&
-             padded)
+             p.xcopy)
         st = ct_host_work_big(ctx, hw, 1, (size_t)p.n * p.xs_img, &p.xpad);
+    rcopy rc = { NULL, dy, (size_t)p.co * p.P, p.mode };
+    if (!st && p.by_ci && p.mode != CT_GEMM512_F32 &&
+        !(st = ct_host_work_big(ctx, hw, 3, (size_t)p.n * rc.per, &rc.dst))) {
+        ct_pool_run(hw->pool, (size_t)p.n, round_item, &rc);
+        p.dy = rc.dst;
+    }
     if (st) {
         free(p.tiles);
         return st;
     }
     p.hw = hw;
-    p.xs = padded ? p.xpad : x;
+    p.xs = p.xcopy ? p.xpad : x;
     if ((!p.local && make_items(&p, hw->threads) < 0) ||
         (!p.by_ci && !(p.koff = malloc(((size_t)p.K + 24) * sizeof *p.koff)))) {
         free(p.tiles);
@@ -601,7 +663,7 @@ int ct_conv512_dw(ct_context *ctx, const ct_conv2d_desc *d, float *dw, const flo
         ct_pool_run(hw->pool, ((size_t)p.co * p.K + 4095) / 4096, reduce_item, &p);
     } else {
         ct_pool_run(hw->pool, (size_t)p.n * (size_t)p.nvec, prep_item, &p);
-        if (!p.by_ci && padded)
+        if (!p.by_ci && p.xcopy)
             ct_pool_run(hw->pool, (size_t)p.n, pad_item, &p);
         ct_pool_run(hw->pool, (size_t)p.nitems, dw_item, &p);
     }

@@ -394,6 +394,10 @@ int ct_conv2d_host_ok(const ct_context *ctx, const ct_conv2d_desc *d)
     if (d->stride_h != 1 || d->stride_w != 1 || d->dil_h != 1 || d->dil_w != 1 ||
         d->pad_h >= d->kh || d->pad_w >= d->kw)
         return 0;
+    /* 16-bit operands: only the AVX-512 forms round them; the others take
+     * im2col and the host GEMM, which does */
+    if (ctx->precision != CT_PRECISION_FP32 && !(ct_host_avx512() && ct_conv512_applies(d)))
+        return 0;
     int oh = 0, ow = 0;
     if (ct_conv2d_out_shape(NULL, d, &oh, &ow))
         return 0;

@@ -22,8 +22,20 @@
  * vectors, 24 sums in registers; per tap, 3 masked loads and 8 weight
  * broadcasts (folded into the FMAs) feed 24 FMAs. Weights are packed as
  * (ceil(c_out / 8), c_in, kh, kw, 8), zeros past c_out.
+ *
+ * bf16 and fp16 operands (the context's precision, gemm512.h's modes):
+ * with AVX512_BF16 the image copy is made of bf16 pairs of input channels
+ * (a 32-bit lane holds channels 2c and 2c + 1 of one pixel, so the pair
+ * planes have the float planes' addresses and masks) and the weights are
+ * packed as the same pairs; a tap is then 8 vdpbf16ps per vector, each
+ * lane adding both channels' products in float32: half the instructions
+ * and half the bytes of the float32 tiles. Without it (and for fp16) the
+ * image copy and the packed weights are rounded in place and the float32
+ * tiles run on them: the same products, exact in float32, summed in
+ * float32 (in another order than the pairs).
  */
 #include "host/conv_same512.h"
+#include "host/gemm512.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -56,6 +68,8 @@ typedef struct sconv {
     const size_t *wofs;   /* with rng_by_block: each block's packed weights' offset */
     size_t wblock;        /* else: floats of packed weights per block */
     ct_host_work *hw_;
+    int mode;             /* CT_GEMM512_*: the operands' precision */
+    int cu;               /* channel units the tiles walk: ci, or ceil(ci / 2) bf16 pairs */
 } sconv;
 
 static void geometry(sconv *p, int n, int ci, int h, int w, int co, int kh, int kw, int ph, int pw)
@@ -104,40 +118,98 @@ static inline const int *tap_range(const sconv *p, int cb, int c, const int *ful
     return !p->rng ? full : p->rng + 4 * (p->rng_by_block ? cb : c);
 }
 
-/* forward weights (co, ci, kh, kw) -> (ceil(co / 8), ci, kh, kw, 8), the
- * taps in p's ranges only */
-static void pack_forward(const sconv *p, const float *w, int co, int ci, int kh, int kw, float *out)
+/* v's bf16 bits, rounded to nearest even (a NaN stays a quiet NaN) */
+static uint32_t bf16_bits(float v)
 {
-    int ncb = (co + 7) / 8, taps = kh * kw, full[4] = { 0, kh, 0, kw };
-    for (int cb = 0; cb < ncb; cb++)
-        for (int c = 0; c < ci; c++) {
+    uint32_t u;
+    memcpy(&u, &v, sizeof u);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        return (u >> 16) | 0x40u;
+    return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+}
+
+/* The packed weight of output lane q of a tile for tap (i, j) of channel
+ * unit c: in the float32 modes weight (o, c), in the pair mode the bf16
+ * pair of channels 2c (low half) and 2c + 1. wt(o, c) reads the weight of
+ * the convolution the tiles compute (forward or flipped), zero outside. */
+typedef struct wsrc {
+    const float *w;
+    int co, ci, kh, kw, flip; /* flip: the input gradient's w(c, o, kh-1-i, kw-1-j) */
+} wsrc;
+
+static float wt(const wsrc *s, int o, int c, int i, int j)
+{
+    if (!s->flip)
+        return o < s->co && c < s->ci ? s->w[((size_t)o * s->ci + c) * s->kh * s->kw + (size_t)i * s->kw + j]
+                                      : 0.0f;
+    /* tiles' output channel o is the forward's input channel, c its output channel */
+    return o < s->ci && c < s->co
+               ? s->w[((size_t)c * s->ci + o) * s->kh * s->kw + (size_t)(s->kh - 1 - i) * s->kw + (s->kw - 1 - j)]
+               : 0.0f;
+}
+
+/* The tiles' weights as (blocks of 8 output lanes, channel units, the taps
+ * in p's ranges, 8), floats or (pair mode) bf16 pairs, rounded in the
+ * rounding modes. */
+static void pack_weights(const sconv *p, const wsrc *s, float *out)
+{
+    int full[4] = { 0, p->kh, 0, p->kw }, pairs = p->mode == CT_GEMM512_BF16_DOT;
+    uint32_t *q32 = (uint32_t *)out;
+    for (int cb = 0; cb < p->ncb; cb++)
+        for (int c = 0; c < p->cu; c++) {
             const int *r = tap_range(p, cb, c, full);
             for (int i = r[0]; i < r[1]; i++)
                 for (int j = r[2]; j < r[3]; j++)
                     for (int q = 0; q < 8; q++) {
                         int o = 8 * cb + q;
-                        *out++ = o < co ? w[((size_t)o * ci + c) * taps + (size_t)i * kw + j] : 0.0f;
+                        if (pairs) {
+                            *q32++ = bf16_bits(wt(s, o, 2 * c, i, j)) |
+                                     bf16_bits(wt(s, o, 2 * c + 1, i, j)) << 16;
+                            continue;
+                        }
+                        *out++ = wt(s, o, c, i, j);
                     }
         }
 }
 
-/* the input gradient's: w'(ci, co, i, j) = w(co, ci, kh-1-i, kw-1-j), as
- * (ceil(ci / 8), co, kh, kw, 8), the taps in g's ranges only */
-static void pack_backward(const sconv *g, const float *w, int co, int ci, int kh, int kw, float *out)
+/* The rounding modes: v rounded to bf16 (to nearest even, NaNs kept) or to
+ * IEEE half (F16C's conversion) and back */
+static CT_AVX512 __m512 round16(__m512 v, int mode)
 {
-    int ncb = (ci + 7) / 8, taps = kh * kw, full[4] = { 0, kh, 0, kw };
-    for (int cb = 0; cb < ncb; cb++)
-        for (int o = 0; o < co; o++) {
-            const int *r = tap_range(g, cb, o, full);
-            for (int i = r[0]; i < r[1]; i++)
-                for (int j = r[2]; j < r[3]; j++)
-                    for (int q = 0; q < 8; q++) {
-                        int c = 8 * cb + q;
-                        *out++ = c < ci ? w[((size_t)o * ci + c) * taps +
-                                            (size_t)(kh - 1 - i) * kw + (kw - 1 - j)]
-                                        : 0.0f;
-                    }
+    if (mode == CT_GEMM512_FP16_ROUND)
+        return _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    __m512i u = _mm512_castps_si512(v);
+    __m512i odd = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+    __m512i r = _mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), odd));
+    r = _mm512_and_si512(r, _mm512_set1_epi32((int)0xffff0000u));
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), _mm512_castsi512_ps(r), v);
+}
+
+/* n floats at v rounded in place (round16) */
+static CT_AVX512 void round_floats(float *v, size_t n, int mode)
+{
+    for (size_t e = 0; e < n; e += 16) {
+        __mmask16 m = ct_tail16(n - e < 16 ? n - e : 16);
+        _mm512_mask_storeu_ps(v + e, m, round16(_mm512_maskz_loadu_ps(m, v + e), mode));
+    }
+}
+
+/* The pair mode's image copy: planes c of x (ci, hw) as ceil(ci / 2) pair
+ * planes, lane p of pair plane c holding channels 2c (low half) and
+ * 2c + 1 (zero past ci) of pixel p, rounded to nearest even. */
+static CT_AVX512BF16 void pair_image(const float *x, int ci, size_t hw, uint32_t *d)
+{
+    for (int c = 0; c < ci; c += 2, d += hw) {
+        const float *lo = x + (size_t)c * hw, *hi = c + 1 < ci ? lo + hw : NULL;
+        for (size_t e = 0; e < hw; e += 16) {
+            __mmask16 m = ct_tail16(hw - e < 16 ? hw - e : 16);
+            __m512 a = _mm512_maskz_loadu_ps(m, lo + e);
+            __m512 b = hi ? _mm512_maskz_loadu_ps(m, hi + e) : _mm512_setzero_ps();
+            __m512i l16 = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(a));
+            __m512i h16 = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(b));
+            _mm512_mask_storeu_epi32(d + e, m, _mm512_or_si512(l16, _mm512_slli_epi32(h16, 16)));
         }
+    }
 }
 
 static CT_AVX512 inline __mmask16 tail_mask(const sconv *p, int v)
@@ -191,7 +263,7 @@ static CT_AVX512 inline __mmask16 tail_mask(const sconv *p, int v)
         const uint16_t *m0 = p->mask + (size_t)v0 * p->taps;                                      \
         const uint16_t *m1 = nv > 1 ? m0 + p->taps : m0, *m2 = nv > 2 ? m0 + 2 * p->taps : m0;    \
         uintptr_t xb = addr(ximg, (long)v0 * 16 - (long)p->ph * p->w - p->pw);                    \
-        for (int c = 0; c < p->ci; c++) {                                                         \
+        for (int c = 0; c < p->cu; c++) {                                                         \
             int i0 = 0, i1 = p->kh, j0 = 0, j1 = kw;                                              \
             if (ranged) {                                                                         \
                 const int *r = tap_range(p, cb, c, NULL);                                         \
@@ -249,20 +321,121 @@ DEF_TILE_AS(tile_1_r, 1, 0, 1)
 DEF_TILE_AS(tile_2_r, 2, 0, 1)
 DEF_TILE_AS(tile_3_r, 3, 0, 1)
 
+/* The pair mode's tiles: the same loops over pair planes (p->cu of them),
+ * a tap of a pair one masked 32-bit load per vector (16 pixels, two
+ * channels each) and a vdpbf16ps per output channel and vector against the
+ * broadcast weight pair. */
+#define B_CH(Q)                                                                                   \
+    do {                                                                                          \
+        __m512bh wq = (__m512bh)_mm512_set1_epi32((int)wk[Q]);                                     \
+        a##Q##0 = _mm512_dpbf16_ps(a##Q##0, (__m512bh)x0, wq);                                    \
+        if (nv > 1)                                                                               \
+            a##Q##1 = _mm512_dpbf16_ps(a##Q##1, (__m512bh)x1, wq);                                \
+        if (nv > 2)                                                                               \
+            a##Q##2 = _mm512_dpbf16_ps(a##Q##2, (__m512bh)x2, wq);                                \
+    } while (0)
+
+#define LDM32(m, a) _mm512_maskz_loadu_epi32((m), (const void *)(a))
+
+#define DEF_BTILE_AS(NAME, NV, KW, RANGED)                                                        \
+    static CT_AVX512BF16 void NAME(const sconv *p, const float *ximg_, int v0, const float *wk_,  \
+                                   float *yc, int cvalid, const float *b8, int cb)                \
+    {                                                                                             \
+        const int ranged = RANGED;                                                                \
+        const int kw = KW ? KW : p->kw, nv = NV;                                                  \
+        const uint32_t *wk = (const uint32_t *)(const void *)wk_;                                 \
+        T_INIT(0);                                                                                \
+        T_INIT(1);                                                                                \
+        T_INIT(2);                                                                                \
+        T_INIT(3);                                                                                \
+        T_INIT(4);                                                                                \
+        T_INIT(5);                                                                                \
+        T_INIT(6);                                                                                \
+        T_INIT(7);                                                                                \
+        const uint16_t *m0 = p->mask + (size_t)v0 * p->taps;                                      \
+        const uint16_t *m1 = nv > 1 ? m0 + p->taps : m0, *m2 = nv > 2 ? m0 + 2 * p->taps : m0;    \
+        uintptr_t xb = addr(ximg_, (long)v0 * 16 - (long)p->ph * p->w - p->pw);                   \
+        for (int c = 0; c < p->cu; c++) {                                                         \
+            int i0 = 0, i1 = p->kh, j0 = 0, j1 = kw;                                              \
+            if (ranged) {                                                                         \
+                const int *r = tap_range(p, cb, c, NULL);                                         \
+                i0 = r[0], i1 = r[1], j0 = r[2], j1 = r[3];                                       \
+            }                                                                                     \
+            for (int i = i0; i < i1; i++) {                                                       \
+                uintptr_t xr = xb + ((size_t)c * p->hw + (size_t)i * p->w) * sizeof(uint32_t);    \
+                int t = i * kw;                                                                   \
+                for (int j = j0; j < j1; j++, wk += 8) {                                          \
+                    uintptr_t xa = xr + (size_t)j * sizeof(uint32_t);                             \
+                    __m512i x0 = LDM32(m0[t + j], xa), x1 = x0, x2 = x0;                          \
+                    if (nv > 1)                                                                   \
+                        x1 = LDM32(m1[t + j], xa + 64);                                           \
+                    if (nv > 2)                                                                   \
+                        x2 = LDM32(m2[t + j], xa + 128);                                          \
+                    B_CH(0);                                                                      \
+                    B_CH(1);                                                                      \
+                    B_CH(2);                                                                      \
+                    B_CH(3);                                                                      \
+                    B_CH(4);                                                                      \
+                    B_CH(5);                                                                      \
+                    B_CH(6);                                                                      \
+                    B_CH(7);                                                                      \
+                }                                                                                 \
+            }                                                                                     \
+        }                                                                                         \
+        __mmask16 t0 = tail_mask(p, v0), t1 = nv > 1 ? tail_mask(p, v0 + 1) : t0;                 \
+        __mmask16 t2 = nv > 2 ? tail_mask(p, v0 + 2) : t0;                                        \
+        (void)t1, (void)t2;                                                                       \
+        T_STORE(0);                                                                               \
+        T_STORE(1);                                                                               \
+        T_STORE(2);                                                                               \
+        T_STORE(3);                                                                               \
+        T_STORE(4);                                                                               \
+        T_STORE(5);                                                                               \
+        T_STORE(6);                                                                               \
+        T_STORE(7);                                                                               \
+    }
+
+#define DEF_BTILE(NV, KW) DEF_BTILE_AS(btile_##NV##_##KW, NV, KW, 0)
+
+DEF_BTILE(1, 0)
+DEF_BTILE(2, 0)
+DEF_BTILE(3, 0)
+DEF_BTILE(1, 1)
+DEF_BTILE(2, 1)
+DEF_BTILE(3, 1)
+DEF_BTILE(1, 3)
+DEF_BTILE(2, 3)
+DEF_BTILE(3, 3)
+DEF_BTILE(1, 5)
+DEF_BTILE(2, 5)
+DEF_BTILE(3, 5)
+DEF_BTILE_AS(btile_1_r, 1, 0, 1)
+DEF_BTILE_AS(btile_2_r, 2, 0, 1)
+DEF_BTILE_AS(btile_3_r, 3, 0, 1)
+
 typedef void (*tile_fn)(const sconv *, const float *, int, const float *, float *, int,
                         const float *, int);
 
 static tile_fn pick_tile(const sconv *p, int nv)
 {
-    static const tile_fn t[5][3] = {
-        { tile_1_0, tile_2_0, tile_3_0 },
-        { tile_1_1, tile_2_1, tile_3_1 },
-        { tile_1_3, tile_2_3, tile_3_3 },
-        { tile_1_5, tile_2_5, tile_3_5 },
-        { tile_1_r, tile_2_r, tile_3_r },
+    static const tile_fn t[2][5][3] = {
+        {
+            { tile_1_0, tile_2_0, tile_3_0 },
+            { tile_1_1, tile_2_1, tile_3_1 },
+            { tile_1_3, tile_2_3, tile_3_3 },
+            { tile_1_5, tile_2_5, tile_3_5 },
+            { tile_1_r, tile_2_r, tile_3_r },
+        },
+        {
+            { btile_1_0, btile_2_0, btile_3_0 },
+            { btile_1_1, btile_2_1, btile_3_1 },
+            { btile_1_3, btile_2_3, btile_3_3 },
+            { btile_1_5, btile_2_5, btile_3_5 },
+            { btile_1_r, btile_2_r, btile_3_r },
+        },
     };
     int kw = p->kw, k = p->rng ? 4 : kw == 1 ? 1 : kw == 3 ? 2 : kw == 5 ? 3 : 0;
-    return t[k][nv - 1];
+    return t[p->mode == CT_GEMM512_BF16_DOT][k][nv - 1];
 }
 
 /* Channel blocks [cb0, cb1) of image n: its vectors in tiles of 3, the
@@ -278,7 +451,14 @@ static void forward_item(void *arg, size_t item, int thread)
      * copy streams it once (ResNet-50's 56x56 convolutions: 1.4x faster) */
     const float *ximg = p->hw_->scratch[thread];
     if (p->hw_->cached[thread] != n) {
-        memcpy(p->hw_->scratch[thread], p->x + (size_t)n * p->x_img, p->x_img * sizeof(float));
+        const float *xn = p->x + (size_t)n * p->x_img;
+        if (p->mode == CT_GEMM512_BF16_DOT) {
+            pair_image(xn, p->ci, p->hw, (uint32_t *)(void *)p->hw_->scratch[thread]);
+        } else {
+            memcpy(p->hw_->scratch[thread], xn, p->x_img * sizeof(float));
+            if (p->mode != CT_GEMM512_F32)
+                round_floats(p->hw_->scratch[thread], p->x_img, p->mode);
+        }
         p->hw_->cached[thread] = n;
     }
     float *yimg = p->y + (size_t)n * p->y_img;
@@ -312,16 +492,48 @@ static int masks_for(ct_context *ctx, const sconv *p, uint16_t **m)
     return CT_OK;
 }
 
+/* The operands' precision (ctx's, gemm512.h's modes) and the channel
+ * units the tiles walk */
+static void set_mode(sconv *p, const ct_context *ctx)
+{
+    p->mode = ct_gemm512_mode(ctx);
+    p->cu = p->mode == CT_GEMM512_BF16_DOT ? (p->ci + 1) / 2 : p->ci;
+}
+
+/* Floats of scratch per thread: the image copy (pairs: the odd channel
+ * count's last pair plane) and the masked loads' slack */
+static size_t scratch_floats(const sconv *p)
+{
+    return (size_t)p->cu * p->hw + p->hw + 16;
+}
+
 /* Floats of packed weights per output block of f, whose ranges (if any)
- * are per input channel. */
+ * are per channel unit. */
 static size_t forward_wblock(const sconv *f)
 {
     if (!f->rng)
-        return (size_t)f->ci * f->taps * 8;
+        return (size_t)f->cu * f->taps * 8;
     size_t t = 0;
-    for (int c = 0; c < f->ci; c++)
+    for (int c = 0; c < f->cu; c++)
         t += (size_t)(f->rng[4 * c + 1] - f->rng[4 * c]) * (size_t)(f->rng[4 * c + 3] - f->rng[4 * c + 2]);
     return t * 8;
+}
+
+/* The pair mode's ranges: per pair, the union of its channels' (rc's) */
+static int *pair_ranges(const sconv *p, const int *rc)
+{
+    int *r = malloc((size_t)p->cu * 4 * sizeof *r);
+    for (int c = 0; r && c < p->cu; c++) {
+        const int *a = rc + 8 * c, *b = 2 * c + 1 < p->ci ? a + 4 : a;
+        int ea = a[0] >= a[1] || a[2] >= a[3], eb = b[0] >= b[1] || b[2] >= b[3];
+        if (ea)
+            a = b;
+        if (eb)
+            b = a;
+        r[4 * c] = a[0] < b[0] ? a[0] : b[0], r[4 * c + 1] = a[1] > b[1] ? a[1] : b[1];
+        r[4 * c + 2] = a[2] < b[2] ? a[2] : b[2], r[4 * c + 3] = a[3] > b[3] ? a[3] : b[3];
+    }
+    return r;
 }
 
 /* y = x * w + b; rc: NULL, or the taps of each input channel that are not
@@ -332,19 +544,27 @@ int ct_conv512_same_forward(ct_context *ctx, const ct_conv2d_desc *d, float *y, 
     sconv f;
     memset(&f, 0, sizeof f);
     geometry(&f, d->n, d->c_in, d->h, d->w, d->c_out, d->kh, d->kw, d->pad_h, d->pad_w);
-    f.rng = rc;
+    set_mode(&f, ctx);
+    int *prng = NULL;
+    if (rc && f.mode == CT_GEMM512_BF16_DOT && !(prng = pair_ranges(&f, rc)))
+        return ct_fail(ctx, CT_ERR_NO_MEMORY, "conv2d host path: out of host memory");
+    f.rng = prng ? prng : rc;
     f.wblock = forward_wblock(&f);
     ct_host_work *hw;
-    int st = ct_host_work_get(ctx, f.x_img + 16, (size_t)f.ncb * f.wblock, 1, &hw);
     uint16_t *fm = NULL;
-    if (st || (st = masks_for(ctx, &f, &fm)))
-        return st;
-    pack_forward(&f, w, d->c_out, d->c_in, d->kh, d->kw, hw->wpack);
-    f.x = x, f.y = y, f.bias = b, f.wpk = hw->wpack, f.mask = fm, f.hw_ = hw;
-    set_items(&f, hw->threads);
-    ct_pool_run(hw->pool, (size_t)f.n * f.items_per_img, forward_item, &f);
+    int st = ct_host_work_get(ctx, scratch_floats(&f), (size_t)f.ncb * f.wblock, 1, &hw);
+    if (!st && !(st = masks_for(ctx, &f, &fm))) {
+        wsrc ws = { w, d->c_out, d->c_in, d->kh, d->kw, 0 };
+        pack_weights(&f, &ws, hw->wpack);
+        if (f.mode == CT_GEMM512_BF16_ROUND || f.mode == CT_GEMM512_FP16_ROUND)
+            round_floats(hw->wpack, (size_t)f.ncb * f.wblock, f.mode);
+        f.x = x, f.y = y, f.bias = b, f.wpk = hw->wpack, f.mask = fm, f.hw_ = hw;
+        set_items(&f, hw->threads);
+        ct_pool_run(hw->pool, (size_t)f.n * f.items_per_img, forward_item, &f);
+    }
     free(fm);
-    return CT_OK;
+    free(prng);
+    return st;
 }
 
 /* The input gradient's tap ranges per block of its output channels (the
@@ -363,7 +583,7 @@ static size_t backward_ranges(const sconv *g, const int *rc, int *rng, size_t *w
             r[2] = j0 < r[2] ? j0 : r[2], r[3] = j1 > r[3] ? j1 : r[3];
         }
         wofs[cb] = off;
-        off += (size_t)g->ci * (size_t)(r[1] - r[0]) * (size_t)(r[3] - r[2]) * 8;
+        off += (size_t)g->cu * (size_t)(r[1] - r[0]) * (size_t)(r[3] - r[2]) * 8;
     }
     return off;
 }
@@ -379,8 +599,9 @@ int ct_conv512_same_dx(ct_context *ctx, const ct_conv2d_desc *d, float *dx, cons
     geometry(&f, d->n, d->c_in, d->h, d->w, d->c_out, d->kh, d->kw, d->pad_h, d->pad_w);
     geometry(&g, d->n, d->c_out, f.oh, d->w, d->c_in, d->kh, d->kw, d->kh - 1 - d->pad_h,
              d->kw - 1 - d->pad_w);
+    set_mode(&g, ctx);
     int *grng = NULL;
-    size_t *gofs = NULL, npack = (size_t)g.ncb * 8 * g.ci * g.taps;
+    size_t *gofs = NULL, npack = (size_t)g.ncb * 8 * g.cu * g.taps;
     if (rc) {
         grng = malloc((size_t)g.ncb * 4 * sizeof *grng);
         gofs = malloc((size_t)g.ncb * sizeof *gofs);
@@ -392,12 +613,15 @@ int ct_conv512_same_dx(ct_context *ctx, const ct_conv2d_desc *d, float *dx, cons
         npack = backward_ranges(&g, rc, grng, gofs);
         g.rng = grng, g.rng_by_block = 1, g.wofs = gofs;
     }
-    g.wblock = (size_t)g.ci * g.taps * 8;
+    g.wblock = (size_t)g.cu * g.taps * 8;
     ct_host_work *hw;
     uint16_t *gm = NULL;
-    int st = ct_host_work_get(ctx, g.x_img + 16, npack, 1, &hw);
+    int st = ct_host_work_get(ctx, scratch_floats(&g), npack, 1, &hw);
     if (!st && !(st = masks_for(ctx, &g, &gm))) {
-        pack_backward(&g, w, d->c_out, d->c_in, d->kh, d->kw, hw->wpack);
+        wsrc ws = { w, d->c_out, d->c_in, d->kh, d->kw, 1 };
+        pack_weights(&g, &ws, hw->wpack);
+        if (g.mode == CT_GEMM512_BF16_ROUND || g.mode == CT_GEMM512_FP16_ROUND)
+            round_floats(hw->wpack, npack, g.mode);
         g.x = dy, g.y = dx, g.wpk = hw->wpack, g.mask = gm, g.hw_ = hw;
         set_items(&g, hw->threads);
         ct_pool_run(hw->pool, (size_t)g.n * g.items_per_img, forward_item, &g);

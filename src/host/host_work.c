@@ -148,7 +148,9 @@ int ct_host_avx512_bf16(void)
     const char *isa = getenv("CLTRAIN_HOST_ISA");
     if (isa && !strcmp(isa, "avx512"))
         return 0;
-    return ct_host_avx512() && __builtin_cpu_supports("avx512bf16");
+    if (!ct_host_avx512() || !__builtin_cpu_supports("avx512bf16"))
+        return 0;
+    return (isa && !strcmp(isa, "avx512bf16")) || ct_host_bf16_dot_speed() >= CT_BF16_DOT_PAYS;
 }
 #else
 int ct_host_avx2_fma(void)

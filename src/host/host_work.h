@@ -75,8 +75,19 @@ int ct_host_avx2_fma(void);
 int ct_host_avx512(void);
 
 /* Whether bf16 products use the CPU's AVX512_BF16 dot products (vdpbf16ps):
- * ct_host_avx512(), the CPU has them, and CLTRAIN_HOST_ISA is not "avx512"
- * (which keeps AVX-512 without them: bf16 operands, float32 FMAs). */
+ * ct_host_avx512(), the CPU has them, and they pay here
+ * (ct_host_bf16_dot_speed() >= CT_BF16_DOT_PAYS) or CLTRAIN_HOST_ISA is
+ * "avx512bf16" (which takes them whatever they cost); CLTRAIN_HOST_ISA
+ * "avx512" keeps AVX-512 without them. Without them bf16 operands are
+ * rounded and run through the float32 FMAs. */
 int ct_host_avx512_bf16(void);
+
+/* Multiply-adds per second of vdpbf16ps over those of the FMA on this
+ * core, measured once per process (isa_probe.c): about 2 where the dot
+ * products run at the FMA's rate (Zen 4), about 1 where at half of it
+ * (Sapphire Rapids); 0 without AVX512_BF16 or AVX-512. The pair packing
+ * costs, so they are taken from 1.25. */
+double ct_host_bf16_dot_speed(void);
+#define CT_BF16_DOT_PAYS 1.25
 
 #endif /* CT_HOST_HOST_WORK_H */
