@@ -133,6 +133,8 @@ static int parse_tune(int argc, char **argv, cli_args *a, char *err, size_t errl
     return 0;
 }
 
+static int parse_precision(const char *f, const char *val, int *out, char *err, size_t errlen);
+
 static int parse_selftest(int argc, char **argv, cli_args *a, char *err, size_t errlen)
 {
     ct_selftest_options *so = &a->selftest;
@@ -157,6 +159,10 @@ static int parse_selftest(int argc, char **argv, cli_args *a, char *err, size_t 
             i++;
         } else if (!strcmp(f, "--bench")) {
             so->bench = 1;
+        } else if (!strcmp(f, "--precision")) {
+            if (parse_precision(f, val, &so->precision, err, errlen))
+                return 2;
+            i++;
         } else {
             return usage(err, errlen, "selftest: unknown or incomplete option '%s'", f);
         }
@@ -184,7 +190,7 @@ static int parse_shares(const char *val, cli_args *a, char *err, size_t errlen)
     }
 }
 
-/* --precision fp32|bf16 */
+/* --precision fp32|bf16|fp16 */
 static int parse_precision(const char *f, const char *val, int *out, char *err, size_t errlen)
 {
     if (val && !strcmp(val, "fp32"))

@@ -27,6 +27,11 @@ typedef struct ct_selftest_options {
     int plant_bug;        /* corrupt one output element per op: every op must then FAIL */
     int finite_diff;      /* also check the reference backward against finite differences (default 1) */
     int small;            /* simulator-sized (Oclgrind): fewer fixed cases, smaller large cases */
+    int precision;        /* ct_precision of the matrix products and convolutions while the checks
+                             run (the context's is given back after): default CT_PRECISION_FP32;
+                             bf16 and fp16 hold their products to the formats' bounds, and
+                             leave out the ops with no 16-bit bound yet (lstm, gru,
+                             attention) */
 } ct_selftest_options;
 
 typedef struct ct_selftest_result {

@@ -93,6 +93,17 @@ int ck_finite_diff(const ct_check *c); /* finite-difference checks are on */
  * n entries); the +2 covers a bias add or `+=` and the final store. */
 double ck_sum_atol(size_t terms, const double *abs_ref, size_t n);
 
+/* The same for sums of products whose operands the context's precision
+ * rounds (ct_context_set_precision: matrix products and convolutions): in
+ * float32 ck_sum_atol; with bf16 (or fp16) operands each operand is off by
+ * at most u = 2^-8 (2^-11) of itself, so each product by 2u + u^2 of
+ * itself and the sum by 2.03 u times the sum of absolute products, on top
+ * of the float32 bound of the sum of the rounded products; fp16's
+ * subnormals (below 2^-14, steps of 2^-24) add at most 2^-25 per operand,
+ * 2^-24 per product where the checks' operands lie in [-1, 1] (those that
+ * call this draw them so). */
+double ck_prod_atol(ct_check *c, size_t terms, const double *abs_ref, size_t n);
+
 /* sum(y * w): the usual scalar loss whose gradient w.r.t. y is w. */
 double ck_dot(const double *y, const double *w, size_t n);
 

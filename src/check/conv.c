@@ -157,7 +157,7 @@ static void conv_case_on(ct_check *c, const ct_conv2d_desc *d, int has_bias, int
     if (ck_status(c, ct_conv2d_forward(ctx, d, d_y, d_x, d_w, d_b, d_ws, ws_elems),
                   "conv2d forward"))
         return;
-    ck_expect(c, "forward y", d_y, ny, y, ck_sum_atol(K, ay, ny), 0);
+    ck_expect(c, "forward y", d_y, ny, y, ck_prod_atol(c, K, ay, ny), 0);
     if (ck_status(c, ct_conv2d_backward(ctx, d, d_dx, d_dw, has_bias ? d_db : (ct_buf){ NULL, 0 },
                                         d_dy, d_x, d_w, d_ws, ws_elems), "conv2d backward"))
         return;
@@ -166,8 +166,8 @@ static void conv_case_on(ct_check *c, const ct_conv2d_desc *d, int has_bias, int
     size_t khw = (size_t)d->kh * d->kw;
     size_t k_dx = ct_conv2d_igemm_ok(ctx, d) && ct_conv2d_igemm_dx_ok(d) ? (size_t)d->c_out * khw
                                                                    : (size_t)d->c_out + khw;
-    ck_expect(c, "backward dx", d_dx, nx, dx, ck_sum_atol(k_dx, adx, nx), 0);
-    ck_expect(c, "backward dw", d_dw, nw, dw, ck_sum_atol((size_t)d->n * (P + 1), adw, nw), 0);
+    ck_expect(c, "backward dx", d_dx, nx, dx, ck_prod_atol(c, k_dx, adx, nx), 0);
+    ck_expect(c, "backward dw", d_dw, nw, dw, ck_prod_atol(c, (size_t)d->n * (P + 1), adw, nw), 0);
     if (has_bias)
         ck_expect(c, "backward db", d_db, nb, db, ck_sum_atol((size_t)d->n * P, adb, nb), 0);
 

@@ -82,12 +82,12 @@ static void one_case(ct_check *c, const ct_convt2d_desc *d, int has_bias, int sm
         if (!ck_failed(c) &&
             !ck_status(c, ct_convt2d_forward(ctx, d, d_y, d_x, d_w, has_bias ? d_b : none, d_ws, ws_n),
                        "forward")) {
-            ck_expect(c, "forward y", d_y, ny, y, ck_sum_atol((size_t)d->c_in * kk + kk + 1, ay, ny), 0);
+            ck_expect(c, "forward y", d_y, ny, y, ck_prod_atol(c, (size_t)d->c_in * kk + kk + 1, ay, ny), 0);
             if (!ck_status(c, ct_convt2d_backward(ctx, d, d_dx, d_dw, d_db, d_dy, d_x, d_w, d_ws, ws_n),
                            "backward")) {
-                ck_expect(c, "backward dx", d_dx, nx, dx, ck_sum_atol((size_t)d->c_out * kk, adx, nx), 0);
+                ck_expect(c, "backward dx", d_dx, nx, dx, ck_prod_atol(c, (size_t)d->c_out * kk, adx, nx), 0);
                 ck_expect(c, "backward dw", d_dw, nw, dw,
-                          ck_sum_atol((size_t)d->n * d->h * d->w + (size_t)d->n, adw, nw), 0);
+                          ck_prod_atol(c, (size_t)d->n * d->h * d->w + (size_t)d->n, adw, nw), 0);
                 ck_expect(c, "backward db", d_db, nb, db, ck_sum_atol((size_t)d->n * oh * ow, adb, nb), 0);
             }
             ct_loss l = { d, oh, ow, x, w, bias, dy, ck_host(c, ny), ny };

@@ -82,12 +82,12 @@ static void dense_case(ct_check *c, int n, int in, int out, int has_bias)
         return;
     if (ck_status(c, ct_dense_forward(ctx, d_y, d_x, d_w, d_b, n, in, out), "dense forward"))
         return;
-    ck_expect(c, "forward y", d_y, ny, y, ck_sum_atol((size_t)in, ay, ny), 0);
+    ck_expect(c, "forward y", d_y, ny, y, ck_prod_atol(c, (size_t)in, ay, ny), 0);
     if (ck_status(c, ct_dense_backward(ctx, d_dx, d_dw, has_bias ? d_db : (ct_buf){ NULL, 0 },
                                        d_dy, d_x, d_w, n, in, out), "dense backward"))
         return;
-    ck_expect(c, "backward dx", d_dx, nx, dx, ck_sum_atol((size_t)out, adx, nx), 0);
-    ck_expect(c, "backward dw", d_dw, nw, dw, ck_sum_atol((size_t)n, adw, nw), 0);
+    ck_expect(c, "backward dx", d_dx, nx, dx, ck_prod_atol(c, (size_t)out, adx, nx), 0);
+    ck_expect(c, "backward dw", d_dw, nw, dw, ck_prod_atol(c, (size_t)n, adw, nw), 0);
     if (has_bias)
         ck_expect(c, "backward db", d_db, nb, db, ck_sum_atol((size_t)n, adb, nb), 0);
 

@@ -73,6 +73,19 @@ int ct_bias_backward(ct_context *ctx, ct_buf db, ct_buf dy, int n, int c, int hw
 static int bias_backward(ct_context *ctx, ct_buf db, ct_buf dy, ct_act act, ct_buf x, ct_buf y, int n,
                          int c, int hw, size_t skip_at, size_t skip_len);
 
+/* A product with the ones vector (a bias broadcast or summed): in float32
+ * whatever the context's precision, as every bias and its gradient are
+ * (16-bit operands would round the bias and dy before the sum) */
+static int ones_gemm(ct_context *ctx, size_t m, size_t n, size_t k, cl_mem a, size_t a_off, size_t lda,
+                     cl_mem b, size_t b_off, size_t ldb, float beta, cl_mem c, size_t c_off, size_t ldc)
+{
+    int precision = ctx->precision;
+    ctx->precision = CT_PRECISION_FP32;
+    int st = ct_gemm(ctx, 0, 0, m, n, k, 1.0f, a, a_off, lda, b, b_off, ldb, beta, c, c_off, ldc);
+    ctx->precision = precision;
+    return st;
+}
+
 int ct_bias_act_backward(ct_context *ctx, ct_buf db, ct_buf dy, ct_act act, ct_buf x, ct_buf y, int n,
                          int c, int hw)
 {
@@ -120,12 +133,12 @@ static int bias_backward(ct_context *ctx, ct_buf db, ct_buf dy, ct_act act, ct_b
             return st;
         /* the columns before the skipped ones, then those after */
         size_t after = skip_at + skip_len;
-        if (skip_at && (st = ct_gemm(ctx, 0, 0, 1, skip_at, (size_t)n, 1.0f, ones.mem, ones.off, (size_t)n,
-                                     dy.mem, dy.off, (size_t)c, 1.0f, db.mem, db.off, (size_t)c)))
+        if (skip_at && (st = ones_gemm(ctx, 1, skip_at, (size_t)n, ones.mem, ones.off, (size_t)n, dy.mem, dy.off,
+                                       (size_t)c, 1.0f, db.mem, db.off, (size_t)c)))
             return st;
         if (after < (size_t)c)
-            st = ct_gemm(ctx, 0, 0, 1, (size_t)c - after, (size_t)n, 1.0f, ones.mem, ones.off, (size_t)n,
-                         dy.mem, dy.off + after, (size_t)c, 1.0f, db.mem, db.off + after, (size_t)c);
+            st = ones_gemm(ctx, 1, (size_t)c - after, (size_t)n, ones.mem, ones.off, (size_t)n, dy.mem,
+                           dy.off + after, (size_t)c, 1.0f, db.mem, db.off + after, (size_t)c);
         return st;
     }
     /* C: the columns summed (skipped ones left out; cc, the row, keeps them) */
@@ -237,8 +250,7 @@ int ct_dense_forward_act(ct_context *ctx, ct_buf y, ct_buf x, ct_buf w, ct_buf b
          * two GEMMs instead of a GEMM and a slower bias kernel */
         ct_buf ones;
         if ((st = ct_ones(ctx, N, &ones)) ||
-            (st = ct_gemm(ctx, 0, 0, N, O, 1, 1.0f, ones.mem, ones.off, 1, b.mem, b.off, O, 0.0f,
-                          y.mem, y.off, O)) ||
+            (st = ones_gemm(ctx, N, O, 1, ones.mem, ones.off, 1, b.mem, b.off, O, 0.0f, y.mem, y.off, O)) ||
             (st = ct_gemm(ctx, 0, 1, N, O, I, 1.0f, x.mem, x.off, I, w.mem, w.off, I, 1.0f, y.mem, y.off, O)))
             return st;
         return act ? ct_act_forward(ctx, act, y, y, N * O) : CT_OK;

@@ -4,13 +4,15 @@
  *
  *   checkcl [--gemm host|clblast] [--seed N] [--iterations N] [--filter OP]
  *           [--bench] [--plant-bug] [--no-finite-diff] [--small] [--device SEL]
- *           [--build-options OPTS]
+ *           [--build-options OPTS] [--precision fp32|bf16|fp16]
  *   checkcl --list
  *
  * --small runs simulator-sized cases and --build-options adds compiler
  * options to cltrain's kernels (not CLBlast's), both for Oclgrind
  * (tests/oclgrind/run_oclgrind.sh); --list prints the op names --filter
- * matches against, one a line.
+ * matches against, one a line. --precision runs the products in bf16 or
+ * fp16 (the CPU class's host path), held to the formats' bounds (check.h,
+ * ck_prod_atol); it skips (77) where the device cannot.
  * Exits 1 if any op fails. With --plant-bug the harness corrupts one output
  * element per op and the exit status is inverted: every op must be caught.
  */
@@ -61,6 +63,10 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--plant-bug")) so.plant_bug = 1;
         else if (!strcmp(a, "--no-finite-diff")) so.finite_diff = 0;
         else if (!strcmp(a, "--small")) so.small = 1;
+        else if (!strcmp(a, "--precision") && v) {
+            so.precision = !strcmp(v, "bf16") ? CT_PRECISION_BF16 : !strcmp(v, "fp16") ? CT_PRECISION_FP16 : CT_PRECISION_FP32;
+            i++;
+        }
         else if (!strcmp(a, "--list")) {
             for (const char *const *op = ct_selftest_ops(); *op; op++)
                 printf("%s\n", *op);
@@ -90,6 +96,15 @@ int main(int argc, char **argv)
             ct_context_free(&ctx);
             return 2;
         }
+    }
+    if (so.precision != CT_PRECISION_FP32) {
+        /* 16-bit products need the CPU class's host GEMM on an AVX-512 CPU */
+        if (ct_context_set_precision(ctx, (ct_precision)so.precision)) {
+            printf("checkcl: %s: skipped\n", ct_context_last_error(ctx));
+            ct_context_free(&ctx);
+            return 77;
+        }
+        ct_context_set_precision(ctx, CT_PRECISION_FP32);
     }
     printf("checkcl on %s, GEMM path %s, seed %llu, %d iterations%s\n",
            ct_context_device(ctx)->name, ct_gemm_path_str(ct_gemm_get_path(ctx)),
