@@ -51,6 +51,10 @@ static void grouped(golden *g, const ct_conv2d_desc *d, int groups, const double
     double ty = golden_sum_bound((size_t)(d->c_in / groups) * kk, ay, ny);
     double tdx = golden_sum_bound((size_t)(d->c_out / groups) * kk, adx, nx);
     double tdw = golden_sum_bound(m, adw, nw), tdb = golden_sum_bound(m, adb, nb);
+    double amax = fmax(fmax(golden_amax(x, nx), golden_amax(w, nw)), golden_amax(dy, ny));
+    double py = golden_prec_bound(g, (size_t)(d->c_in / groups) * kk, ay, ny, amax);
+    double pdx = golden_prec_bound(g, (size_t)(d->c_out / groups) * kk, adx, nx, amax);
+    double pdw = golden_prec_bound(g, m, adw, nw, amax);
     golden_expect_host(g, "y", y, "y", ty, 0);
     golden_expect_host(g, "dx", dx, "dx", tdx, 0);
     golden_expect_host(g, "dweight", dw, "dweight", tdw, 0);
@@ -66,9 +70,9 @@ static void grouped(golden *g, const ct_conv2d_desc *d, int groups, const double
         golden_status(g, ct_gconv2d_backward(ctx, d, groups, d_dx, d_dw, b ? d_db : (ct_buf){ NULL, 0 }, d_dy,
                                              d_x, d_w), "grouped conv2d backward"))
         return;
-    golden_expect_dev(g, "y (grouped)", d_y, "y", 2 * ty, 0);
-    golden_expect_dev(g, "dx (grouped)", d_dx, "dx", 2 * tdx, 0);
-    golden_expect_dev(g, "dweight (grouped)", d_dw, "dweight", 2 * tdw, 0);
+    golden_expect_dev(g, "y (grouped)", d_y, "y", 2 * ty + py, 0);
+    golden_expect_dev(g, "dx (grouped)", d_dx, "dx", 2 * tdx + pdx, 0);
+    golden_expect_dev(g, "dweight (grouped)", d_dw, "dweight", 2 * tdw + pdw, 0);
     if (b)
         golden_expect_dev(g, "dbias (grouped)", d_db, "dbias", 2 * tdb, 0);
 }
@@ -126,6 +130,9 @@ void golden_conv(golden *g)
     size_t kk = (size_t)d.kh * d.kw;
     double ty = golden_sum_bound((size_t)d.c_in * kk, ay, ny), tdx = golden_sum_bound(nb * kk, adx, nx);
     double tdw = golden_sum_bound((size_t)d.n * P, adw, nw), tdb = golden_sum_bound((size_t)d.n * P, adb, nb);
+    double amax = fmax(fmax(golden_amax(x, nx), golden_amax(w, nw)), golden_amax(dy, ny));
+    double py = golden_prec_bound(g, (size_t)d.c_in * kk, ay, ny, amax);
+    double pdx = golden_prec_bound(g, nb * kk, adx, nx, amax), pdw = golden_prec_bound(g, (size_t)d.n * P, adw, nw, amax);
     golden_expect_host(g, "y", y, "y", ty, 0);
     golden_expect_host(g, "dx", dx, "dx", tdx, 0);
     golden_expect_host(g, "dweight", dw, "dweight", tdw, 0);
@@ -151,11 +158,11 @@ void golden_conv(golden *g)
         const char *tag = r == 0 ? " (one image per GEMM)" : " (batched GEMM)";
         char what[64];
         snprintf(what, sizeof what, "y%s", tag);
-        golden_expect_dev(g, what, d_y, "y", 2 * ty, 0);
+        golden_expect_dev(g, what, d_y, "y", 2 * ty + py, 0);
         snprintf(what, sizeof what, "dx%s", tag);
-        golden_expect_dev(g, what, d_dx, "dx", 2 * tdx, 0);
+        golden_expect_dev(g, what, d_dx, "dx", 2 * tdx + pdx, 0);
         snprintf(what, sizeof what, "dweight%s", tag);
-        golden_expect_dev(g, what, d_dw, "dweight", 2 * tdw, 0);
+        golden_expect_dev(g, what, d_dw, "dweight", 2 * tdw + pdw, 0);
         if (has_bias) {
             snprintf(what, sizeof what, "dbias%s", tag);
             golden_expect_dev(g, what, d_db, "dbias", 2 * tdb, 0);

@@ -10,6 +10,8 @@
  * for dbias; the device is held to 2 (T + 2) u max sum|products| (PyTorch's
  * error and ours), the double reference to (T + 2) u max sum|products|.
  */
+#include <math.h>
+
 #include "golden.h"
 #include "ops/convt.h"
 #include "ref/convt.h"
@@ -54,6 +56,10 @@ void golden_convt(golden *g)
     double ty = golden_sum_bound((size_t)d.c_in * kk + kk, ay, ny), tdx = golden_sum_bound(nb * kk, adx, nx);
     double tdw = golden_sum_bound((size_t)d.n * d.h * d.w + (size_t)d.n, adw, nw);
     double tdb = golden_sum_bound((size_t)d.n * oh * ow, adb, nb);
+    double amax = fmax(fmax(golden_amax(x, nx), golden_amax(w, nw)), golden_amax(dy, ny));
+    double py = golden_prec_bound(g, (size_t)d.c_in * kk + kk, ay, ny, amax);
+    double pdx = golden_prec_bound(g, nb * kk, adx, nx, amax);
+    double pdw = golden_prec_bound(g, (size_t)d.n * d.h * d.w + (size_t)d.n, adw, nw, amax);
     golden_expect_host(g, "y", y, "y", ty, 0);
     golden_expect_host(g, "dx", dx, "dx", tdx, 0);
     golden_expect_host(g, "dweight", dw, "dweight", tdw, 0);
@@ -72,9 +78,9 @@ void golden_convt(golden *g)
         golden_status(g, ct_convt2d_backward(ctx, &d, d_dx, d_dw, has_bias ? d_db : none, d_dy, d_x, d_w, d_ws,
                                              ws_n), "conv_transpose2d backward"))
         return;
-    golden_expect_dev(g, "y", d_y, "y", 2 * ty, 0);
-    golden_expect_dev(g, "dx", d_dx, "dx", 2 * tdx, 0);
-    golden_expect_dev(g, "dweight", d_dw, "dweight", 2 * tdw, 0);
+    golden_expect_dev(g, "y", d_y, "y", 2 * ty + py, 0);
+    golden_expect_dev(g, "dx", d_dx, "dx", 2 * tdx + pdx, 0);
+    golden_expect_dev(g, "dweight", d_dw, "dweight", 2 * tdw + pdw, 0);
     if (has_bias)
         golden_expect_dev(g, "dbias", d_db, "dbias", 2 * tdb, 0);
 }

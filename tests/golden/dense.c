@@ -51,6 +51,9 @@ void golden_dense(golden *g)
     ct_ref_dense_backward(adx, adw, adb, ady, ax, aw, n, in, out);
     double ty = golden_sum_bound((size_t)in, ay, ny), tdx = golden_sum_bound((size_t)out, adx, nx);
     double tdw = golden_sum_bound((size_t)n, adw, nw), tdb = golden_sum_bound((size_t)n, adb, nb);
+    double amax = fmax(fmax(golden_amax(x, nx), golden_amax(w, nw)), golden_amax(dy, ny));
+    double py = golden_prec_bound(g, (size_t)in, ay, ny, amax), pdx = golden_prec_bound(g, (size_t)out, adx, nx, amax);
+    double pdw = golden_prec_bound(g, (size_t)n, adw, nw, amax);
     golden_expect_host(g, "y", y, "y", ty, 0);
     golden_expect_host(g, "dx", dx, "dx", tdx, 0);
     golden_expect_host(g, "dweight", dw, "dweight", tdw, 0);
@@ -68,9 +71,9 @@ void golden_dense(golden *g)
         golden_status(g, ct_dense_backward(ctx, d_dx, d_dw, has_bias ? d_db : (ct_buf){ NULL, 0 },
                                            d_dy, d_x, d_w, n, in, out), "dense backward"))
         return;
-    golden_expect_dev(g, "y", d_y, "y", 2 * ty, 0);
-    golden_expect_dev(g, "dx", d_dx, "dx", 2 * tdx, 0);
-    golden_expect_dev(g, "dweight", d_dw, "dweight", 2 * tdw, 0);
+    golden_expect_dev(g, "y", d_y, "y", 2 * ty + py, 0);
+    golden_expect_dev(g, "dx", d_dx, "dx", 2 * tdx + pdx, 0);
+    golden_expect_dev(g, "dweight", d_dw, "dweight", 2 * tdw + pdw, 0);
     if (has_bias)
         golden_expect_dev(g, "dbias", d_db, "dbias", 2 * tdb, 0);
 }
