@@ -299,6 +299,9 @@ static void selected(doctor *d, const char *sel)
         return;
     }
     const ct_device_info *v = ct_context_device(ctx);
+    int host = ct_gemm_get_path(ctx) == CT_GEMM_HOST;
+    double bf16_speed = 0;
+    int bf16_dot = host && ct_host_bf16_dot(&bf16_speed);
     ct_verify_result r;
     int vst = ct_verify(ctx, NULL, CT_VERIFY_READ, &r);
     char err[1024] = "";
@@ -345,11 +348,24 @@ static void selected(doctor *d, const char *sel)
                files, mib, ts.found ? "true" : "false", ts.shapes, ts.unchecked, ts.clblast ? "true" : "false",
                (long long)ts.tuned);
         json_string(ts.models);
-        printf(", \"gemm_gflops\": %.1f, \"copy_gbps\": %.1f, \"nominal_tflops\": %.1f, \"nominal_tbps\": %.2f}, ",
+        printf(", \"gemm_gflops\": %.1f, \"copy_gbps\": %.1f, \"nominal_tflops\": %.1f, \"nominal_tbps\": %.2f",
                gflops, gbps, nt, nb);
+        if (host)
+            printf(", \"host_gemm\": \"%s\", \"host_gemm_all\": %s, \"host_blas\": \"%s\", \"bf16_dot\": %s, "
+                   "\"bf16_dot_speed\": %.2f", ct_host_gemm_str(), ct_host_gemm_all() ? "true" : "false",
+                   ct_host_blas_core(), bf16_dot ? "true" : "false", bf16_speed);
+        printf("}, ");
     } else {
         printf("Device %u:%u %s: kernels %s, GEMM %s\n", v->platform_index, v->device_index, v->name,
                ct_kernels_str(ct_context_kernels(ctx)), ct_gemm_path_str(ct_gemm_get_path(ctx)));
+        if (host && !strcmp(ct_host_gemm_str(), "avx512"))
+            printf("  host products: cltrain's AVX-512 SGEMM for %s (OpenBLAS's kernels: %s)\n"
+                   "  bf16 products: %s (AVX512_BF16 dot products at %.2fx the FMA's multiply-adds here)\n",
+                   ct_host_gemm_all() ? "all of them" : "the larger ones, the host BLAS for the rest",
+                   ct_host_blas_core(), bf16_dot ? "AVX512_BF16 dot products" : "rounded operands on the FMAs",
+                   bf16_speed);
+        else if (host)
+            printf("  host products: the host BLAS (OpenBLAS's kernels: %s)\n", ct_host_blas_core());
         printf("  verified op families: %s%s%s%s\n", r.cached[0] ? r.cached : "none",
                r.cached[0] ? " (since " : "", r.cached[0] ? since : "", r.cached[0] ? ")" : "");
         printf("  not verified yet: %s%s\n", r.unverified[0] ? r.unverified : "none",

@@ -57,9 +57,20 @@ CT_API const char *ct_host_blas_core(void);
 
 /* What runs the host path's larger products (CPU devices): "avx512"
  * (cltrain's own SGEMM, on a CPU with AVX-512; products under 256 rows, 64
- * columns or depth 16 still go to the host BLAS) or "blas" (all of them;
- * also forced by CLTRAIN_HOST_GEMM=blas). */
+ * columns or depth 16 still go to the host BLAS unless ct_host_gemm_all)
+ * or "blas" (all of them; also forced by CLTRAIN_HOST_GEMM=blas). */
 CT_API const char *ct_host_gemm_str(void);
+
+/* 1 when every host product runs cltrain's own SGEMM, the small ones too:
+ * CLTRAIN_HOST_GEMM=avx512, or the host BLAS runs kernels without AVX2
+ * (ct_host_blas_core names an SSE-era or AVX1 core). */
+CT_API int ct_host_gemm_all(void);
+
+/* Whether bf16 products use AVX512_BF16's dot products on this CPU (1) or
+ * the FMAs on rounded operands (0); *speed (may be NULL): the dot
+ * products' multiply-adds per second over the FMA's, measured once per
+ * process (0 where the CPU has no AVX512_BF16). */
+CT_API int ct_host_bf16_dot(double *speed);
 
 #ifdef __cplusplus
 }

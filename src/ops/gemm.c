@@ -157,6 +157,18 @@ int ct_context_set_precision(ct_context *ctx, ct_precision precision)
     return CT_OK;
 }
 
+int ct_host_gemm_all(void)
+{
+    return own_gemm_on() && own_gemm_all();
+}
+
+int ct_host_bf16_dot(double *speed)
+{
+    if (speed)
+        *speed = ct_host_bf16_dot_speed();
+    return own_gemm_on() && ct_host_avx512_bf16();
+}
+
 const char *ct_host_gemm_str(void)
 {
     return own_gemm_on() ? "avx512" : "blas";
