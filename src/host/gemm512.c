@@ -9,13 +9,14 @@
  * C in slice order; deeper slices mean fewer passes over C, which is what
  * they were measured to save (docs/BENCHMARKS.md).
  *
- * bf16 operands (CT_GEMM512_BF16_*): the panels are packed as above, then
- * rounded to bf16 (round to nearest even). With AVX512_BF16 they are
- * repacked as pairs of k values (kp = ceil(kc / 2) rows of bf16 pairs, a
- * pair per 32-bit lane, an odd kc's last pair padded with a zero) and a tile
- * is 24 vdpbf16ps per k pair (each lane two products added in float32), the
- * 12 broadcasts being pairs of A; without, the rounded panels go through
- * the float32 tiles. Either way every product is exact (a bf16 product fits
+ * bf16 operands (CT_GEMM512_BF16_*): with AVX512_BF16's dot products (where
+ * they pay, host_work.h) the panels are packed straight from the operands
+ * as pairs of k values (kp = ceil(kc / 2) rows of bf16 pairs, a pair per
+ * 32-bit lane, rounded to nearest even, an odd kc's last pair padded with a
+ * zero; no float32 panel) and a tile is 24 vdpbf16ps per k pair (each lane
+ * two products added in float32), the 12 broadcasts being pairs of A;
+ * without, the panels are packed as above, rounded in place (bf16, or fp16
+ * through F16C) and run through the float32 tiles. Either way every product is exact (a bf16 product fits
  * a float32) and the sums are float32: products of bf16 operands,
  * accumulated in float32, as PyTorch's bf16 autocast computes them. A is
  * always packed then (in place, it would be rounded at every use).
@@ -65,17 +66,15 @@ static size_t ceil_div(size_t a, size_t b)
     return (a + b - 1) / b;
 }
 
-/* floats of the float32 panels, to a 64-byte boundary (the pairs follow) */
-static size_t panels_f32(size_t panels, size_t width, size_t kc)
-{
-    return (panels * width * kc + 15) / 16 * 16;
-}
-
+/* Floats (or, with the dot products, 32-bit bf16 pairs) of the packed
+ * panels: float32 panels of kc rows, or pair panels of ceil(kc / 2) rows
+ * (the pairs are packed straight from the operands, no float32 panel). */
 void ct_gemm512_pack_size(size_t m, size_t n, size_t k, int mode, size_t *na, size_t *nb)
 {
-    size_t kc = ceil_div(k, ceil_div(k, KC)), nc = n < NC ? n : NC, kp = mode == CT_GEMM512_BF16_DOT ? (kc + 1) / 2 : 0;
-    *na = panels_f32(ceil_div(m, MR), MR, kc) + ceil_div(m, MR) * MR * kp;
-    *nb = panels_f32(ceil_div(nc, NR), NR, kc) + ceil_div(nc, NR) * NR * kp;
+    size_t kc = ceil_div(k, ceil_div(k, KC)), nc = n < NC ? n : NC;
+    size_t rows = mode == CT_GEMM512_BF16_DOT ? (kc + 1) / 2 : kc;
+    *na = ceil_div(m, MR) * MR * rows;
+    *nb = ceil_div(nc, NR) * NR * rows;
 }
 
 typedef struct gemm {
@@ -83,8 +82,8 @@ typedef struct gemm {
     size_t m, n, k, lda, ldb, ldc;
     float alpha, beta;
     const float *a, *b;
-    float *c, *pa, *pb;
-    uint32_t *qa, *qb; /* CT_GEMM512_BF16_DOT: the panels as bf16 pairs */
+    float *c, *pa, *pb; /* the float32 panels (NULL with the dot products) */
+    uint32_t *qa, *qb;  /* CT_GEMM512_BF16_DOT: the panels as bf16 pairs (else NULL) */
     /* the slice: columns [j0, j0 + nc), k values [p0, p0 + kc) */
     size_t j0, nc, p0, kc;
     size_t a_panels, b_panels, a_items, b_items, m_items, n_items;
@@ -203,28 +202,11 @@ static CT_AVX512 void round_panel(float *p, size_t rows, size_t w, int half)
     }
 }
 
-/* The float32 panel p (kc rows of w lanes, w <= 32) as kp rows of w bf16
- * pairs at q: lane l of pair row r holds rows 2r (low half) and 2r + 1. */
-static CT_AVX512BF16 void pair_panel(const float *p, size_t kc, size_t w, uint32_t *q)
-{
-    for (size_t r = 0; 2 * r < kc; r++, q += w)
-        for (size_t h = 0; h < w; h += 16) {
-            __mmask16 m = ct_tail16(w - h < 16 ? w - h : 16);
-            __m512 lo = _mm512_maskz_loadu_ps(m, p + 2 * r * w + h);
-            __m512 hi = 2 * r + 1 < kc ? _mm512_maskz_loadu_ps(m, p + (2 * r + 1) * w + h) : _mm512_setzero_ps();
-            __m512i l16 = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(lo));
-            __m512i h16 = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(hi));
-            _mm512_mask_storeu_epi32(q + h, m, _mm512_or_si512(l16, _mm512_slli_epi32(h16, 16)));
-        }
-}
-
-/* After packing panel `at` (of width w): the bf16 modes' rounding or pairs */
-static void to_bf16(const gemm *g, float *p, uint32_t *q, size_t w)
+/* After packing a float32 panel p (of width w): the rounding modes' rounding */
+static void to_16bit(const gemm *g, float *p, size_t w)
 {
     if (g->mode == CT_GEMM512_BF16_ROUND || g->mode == CT_GEMM512_FP16_ROUND)
         round_panel(p, g->kc, w, g->mode == CT_GEMM512_FP16_ROUND);
-    else if (g->mode == CT_GEMM512_BF16_DOT)
-        pair_panel(p, g->kc, w, q);
 }
 
 /* Pairs straight from the operand, in one pass (CT_GEMM512_BF16_DOT).
@@ -313,7 +295,7 @@ static void pack_item(void *arg, size_t item, int thread)
                 continue;
             }
             pack_b(g, jp);
-            to_bf16(g, g->pb + jp * NR * g->kc, g->qb + jp * NR * kp, NR);
+            to_16bit(g, g->pb + jp * NR * g->kc, NR);
         }
         return;
     }
@@ -327,7 +309,7 @@ static void pack_item(void *arg, size_t item, int thread)
             continue;
         }
         pack_a(g, ip);
-        to_bf16(g, g->pa + ip * MR * g->kc, g->qa + ip * MR * kp, MR);
+        to_16bit(g, g->pa + ip * MR * g->kc, MR);
     }
 }
 
@@ -448,7 +430,6 @@ static CT_AVX512 void compute_item(void *arg, size_t item, int thread)
     size_t jp0 = jb * NP, jp1 = jp0 + NP < g->b_panels ? jp0 + NP : g->b_panels;
     _Alignas(64) float t[MR * NR];
     for (size_t jp = jp0; jp < jp1; jp++) {
-        const float *pb = g->pb + jp * NR * g->kc;
         size_t col = g->j0 + jp * NR, cols = g->nc - jp * NR < NR ? g->nc - jp * NR : NR;
         for (size_t ip = ip0; ip < ip1; ip++) {
             size_t row = ip * MR, rows = g->m - row < MR ? g->m - row : MR;
@@ -460,10 +441,11 @@ static CT_AVX512 void compute_item(void *arg, size_t item, int thread)
             if (g->mode == CT_GEMM512_BF16_DOT) {
                 size_t kp = (g->kc + 1) / 2;
                 tile_bf16(kp, g->qa + ip * MR * kp, g->qb + jp * NR * kp, t);
-            } else if (g->ta || g->mode != CT_GEMM512_F32)
-                tile(g->kc, g->pa + ip * MR * g->kc, pb, t);
-            else
-                tile_rows(g->kc, g->a + row * g->lda + g->p0, g->lda, rows, pb, t);
+            } else if (g->ta || g->mode != CT_GEMM512_F32) {
+                tile(g->kc, g->pa + ip * MR * g->kc, g->pb + jp * NR * g->kc, t);
+            } else {
+                tile_rows(g->kc, g->a + row * g->lda + g->p0, g->lda, rows, g->pb + jp * NR * g->kc, t);
+            }
             add_tile(g, t, cr, rows, cols);
         }
     }
@@ -486,9 +468,10 @@ void ct_gemm512_run(ct_pool *pool, int mode, int ta, int tb, size_t m, size_t n,
 {
     gemm g = { .ta = ta, .tb = tb, .mode = mode, .m = m, .n = n, .k = k, .lda = lda, .ldb = ldb, .ldc = ldc,
                .alpha = alpha, .beta = beta, .a = a, .b = b, .c = c, .pa = pa, .pb = pb };
-    size_t kc0 = ceil_div(k, ceil_div(k, KC));
-    g.qa = (uint32_t *)(pa + panels_f32(ceil_div(m, MR), MR, kc0));
-    g.qb = (uint32_t *)(pb + panels_f32(ceil_div(n < NC ? n : NC, NR), NR, kc0));
+    if (mode == CT_GEMM512_BF16_DOT) {
+        g.qa = (uint32_t *)(void *)pa, g.qb = (uint32_t *)(void *)pb;
+        g.pa = g.pb = NULL;
+    }
     g.a_panels = ceil_div(m, MR);
     g.a_items = ceil_div(g.a_panels, PACK_PANELS);
     g.m_items = ceil_div(g.a_panels, MP);
