@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,42 +24,55 @@ char *ct_strdup(const char *s)
     return d;
 }
 
-char *ct_read_file(const char *path, size_t *size)
+char *ct_read_file_max(const char *path, size_t max, size_t *size)
 {
+    errno = 0;
     FILE *f = fopen(path, "rb");
     if (!f)
         return NULL;
     char *buf = NULL;
     size_t cap = 0, n = 0;
+    int fail = 0;
     for (;;) {
         if (cap - n < 65536) {
-            size_t ncap = cap ? cap * 2 : 65536;
+            size_t ncap = cap ? (cap <= SIZE_MAX / 4 ? cap * 2 : SIZE_MAX / 2) : 65536;
             char *nb = realloc(buf, ncap + 1);
             if (!nb) {
-                free(buf);
-                fclose(f);
-                errno = ENOMEM;
-                return NULL;
+                fail = ENOMEM;
+                break;
             }
             buf = nb;
             cap = ncap;
         }
-        size_t r = fread(buf + n, 1, cap - n, f);
+        size_t want = cap - n; /* n <= max here: at most one byte past max is read */
+        if (max - n < want)
+            want = max - n + 1;
+        size_t r = fread(buf + n, 1, want, f);
         n += r;
         if (r == 0)
             break;
+        if (n > max) {
+            fail = EFBIG;
+            break;
+        }
     }
-    int bad = ferror(f);
+    if (!fail && ferror(f))
+        fail = EIO;
     fclose(f);
-    if (bad) {
+    if (fail) {
         free(buf);
-        errno = EIO;
+        errno = fail;
         return NULL;
     }
     buf[n] = '\0';
     if (size)
         *size = n;
     return buf;
+}
+
+char *ct_read_file(const char *path, size_t *size)
+{
+    return ct_read_file_max(path, SIZE_MAX, size);
 }
 
 int ct_make_dirs(const char *path)

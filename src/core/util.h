@@ -11,6 +11,12 @@ char *ct_strdup(const char *s);
 /* The whole file, NUL-terminated (the NUL is not counted in *size); NULL
  * with errno set on failure. */
 char *ct_read_file(const char *path, size_t *size);
+/* The same for files of at most `max` bytes: a longer one is NULL with
+ * errno EFBIG after reading max + 1 bytes (the size is learnt by reading,
+ * the buffer grows as data arrives, so a growing file or a lying header
+ * cannot make it allocate much more). errno: fopen's, ENOMEM, EIO or
+ * EFBIG. */
+char *ct_read_file_max(const char *path, size_t max, size_t *size);
 /* mkdir -p: creates `path` and its missing parents (0755). 0, or -1 with
  * errno set; an existing path is not an error. */
 int ct_make_dirs(const char *path);

@@ -18,6 +18,7 @@
 #include <png.h>
 
 #include "core/error.h"
+#include "core/util.h"
 #include "data/image.h"
 
 #define MAX_FILE_BYTES ((size_t)1 << 30)
@@ -353,39 +354,13 @@ int ct_image_read_file(const char *path, uint8_t **data, size_t *size)
 {
     *data = NULL;
     *size = 0;
-    errno = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return ct_fail(NULL, CT_ERR_IO, "cannot open %s: %s", path, strerror(errno));
-    size_t cap = 1 << 16, n = 0;
-    uint8_t *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap || cap >= MAX_FILE_BYTES)
-            break;
-        uint8_t *nb = realloc(buf, cap * 2);
-        if (!nb) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = nb;
-        cap *= 2;
-    }
-    int err = ferror(f);
-    fclose(f);
+    char *buf = ct_read_file_max(path, MAX_FILE_BYTES, size);
     if (!buf)
-        return ct_fail(NULL, CT_ERR_NO_MEMORY, "out of memory reading %s", path);
-    if (err) {
-        free(buf);
-        return ct_fail(NULL, CT_ERR_IO, "cannot read %s", path);
-    }
-    if (n == cap) {
-        free(buf);
-        return ct_fail(NULL, CT_ERR_UNSUPPORTED, "%s: larger than %zu bytes", path, MAX_FILE_BYTES);
-    }
-    *data = buf;
-    *size = n;
+        return errno == ENOMEM ? ct_fail(NULL, CT_ERR_NO_MEMORY, "out of memory reading %s", path)
+               : errno == EFBIG ? ct_fail(NULL, CT_ERR_UNSUPPORTED, "%s: larger than %zu bytes", path, MAX_FILE_BYTES)
+               : errno == EIO   ? ct_fail(NULL, CT_ERR_IO, "cannot read %s", path)
+                                : ct_fail(NULL, CT_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    *data = (uint8_t *)buf;
     return CT_OK;
 }
 

@@ -336,34 +336,17 @@ int ct_imgindex_format(const ct_imgindex *ix, char **text, size_t *len)
 int ct_imgindex_read(const char *path, ct_imgindex *out, int *errno_out)
 {
     memset(out, 0, sizeof *out);
-    errno = 0;
-    FILE *f = fopen(path, "rb");
+    size_t n = 0;
+    char *buf = ct_read_file_max(path, MAX_INDEX_BYTES, &n);
+    int e = buf ? 0 : errno;
     if (errno_out)
-        *errno_out = f ? 0 : errno;
-    if (!f)
-        return ct_fail(NULL, CT_ERR_IO, "cannot open the index %s: %s", path, strerror(errno));
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap || cap >= MAX_INDEX_BYTES)
-            break;
-        char *nb = realloc(buf, cap * 2);
-        if (!nb) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = nb;
-        cap *= 2;
-    }
-    int err = ferror(f);
-    fclose(f);
-    int st = !buf ? ct_fail(NULL, CT_ERR_NO_MEMORY, "out of memory reading %s", path)
-             : err ? ct_fail(NULL, CT_ERR_IO, "cannot read the index %s", path)
-             : n == cap ? ct_fail(NULL, CT_ERR_UNSUPPORTED, "the index %s is larger than %zu bytes", path,
-                                  MAX_INDEX_BYTES)
-                        : ct_imgindex_parse(buf, n, path, out);
+        *errno_out = e == ENOMEM || e == EIO || e == EFBIG ? 0 : e;
+    int st = buf ? ct_imgindex_parse(buf, n, path, out)
+             : e == ENOMEM ? ct_fail(NULL, CT_ERR_NO_MEMORY, "out of memory reading %s", path)
+             : e == EIO ? ct_fail(NULL, CT_ERR_IO, "cannot read the index %s", path)
+             : e == EFBIG ? ct_fail(NULL, CT_ERR_UNSUPPORTED, "the index %s is larger than %zu bytes", path,
+                                    MAX_INDEX_BYTES)
+                          : ct_fail(NULL, CT_ERR_IO, "cannot open the index %s: %s", path, strerror(e));
     free(buf);
     return st;
 }
