@@ -29,6 +29,7 @@
 #include "host/host_work.h"
 #include "ops/conv.h"
 #include "tcheck.h"
+#include "tround16.h"
 
 static uint64_t rng = 11;
 static float frand(void)
@@ -41,22 +42,7 @@ static int half; /* fp16, else bf16 */
 
 static double r16(float x)
 {
-    if (half) {
-        double a = fabs((double)x);
-        if (a >= 65520.0)
-            return copysign(INFINITY, x);
-        int e;
-        frexp(a, &e);
-        double step = a < 0x1p-14 ? 0x1p-24 : ldexp(1.0, e - 11);
-        return copysign(nearbyint(a / step) * step, x);
-    }
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    u += 0x7fffu + ((u >> 16) & 1u);
-    u &= 0xffff0000u;
-    float r;
-    memcpy(&r, &u, 4);
-    return r;
+    return tround16(x, half);
 }
 
 /* one output's three sums: of the rounded products, of their magnitudes,

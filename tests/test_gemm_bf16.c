@@ -30,6 +30,7 @@
 
 #include "cl/runtime.h"
 #include "tcheck.h"
+#include "tround16.h"
 
 static uint64_t rng = 7;
 static float frand(void)
@@ -40,25 +41,9 @@ static float frand(void)
 
 static int half; /* the operands' format: fp16, else bf16 */
 
-/* x rounded to bf16 (or fp16 with `half`), to nearest even (finite x) */
 static double bf16(float x)
 {
-    if (half) { /* IEEE half, by its definition: 11 significant bits, subnormal steps of 2^-24 */
-        double a = fabs((double)x);
-        if (a >= 65520.0) /* 65504 and half a step: rounds to Inf */
-            return copysign(INFINITY, x);
-        int e;
-        frexp(a, &e);
-        double step = a < 0x1p-14 ? 0x1p-24 : ldexp(1.0, e - 11);
-        return copysign(nearbyint(a / step) * step, x);
-    }
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    u += 0x7fffu + ((u >> 16) & 1u);
-    u &= 0xffff0000u;
-    float r;
-    memcpy(&r, &u, 4);
-    return r;
+    return tround16(x, half);
 }
 
 /* element (i, j) of op(X) for X stored rows x cols row-major */

@@ -49,6 +49,8 @@
 #ifdef CT_HOST_X86
 #include <immintrin.h>
 
+#include "host/vmath512.h"
+
 typedef struct dwtile {
     int v0, nv, mr; /* first vector along the lanes, vectors, broadcasts per tap tile */
 } dwtile;
@@ -121,22 +123,16 @@ static CT_AVX512 inline void transpose16(__m512 *r)
  * to IEEE half (F16C) and back; float32: v */
 static CT_AVX512 inline __m512 round16(__m512 v, int mode)
 {
-    if (mode == CT_GEMM512_F32)
-        return v;
-    if (mode == CT_GEMM512_FP16_ROUND)
-        return _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-    __m512i u = _mm512_castps_si512(v);
-    __m512i odd = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
-    __m512i r = _mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), odd));
-    r = _mm512_and_si512(r, _mm512_set1_epi32((int)0xffff0000u));
-    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), _mm512_castsi512_ps(r), v);
+    return mode == CT_GEMM512_F32          ? v
+           : mode == CT_GEMM512_FP16_ROUND ? ct_v_round_fp16(v)
+                                           : ct_v_round_bf16(v);
 }
 
 /* n floats from src rounded (round16) into dst */
 static CT_AVX512 void round_copy(float *dst, const float *src, size_t n, int mode)
 {
     for (size_t e = 0; e < n; e += 16) {
-        __mmask16 m = (__mmask16)(n - e < 16 ? (1u << (n - e)) - 1 : 0xffffu);
+        __mmask16 m = ct_tail16(n - e);
         _mm512_mask_storeu_ps(dst + e, m, round16(_mm512_maskz_loadu_ps(m, src + e), mode));
     }
 }

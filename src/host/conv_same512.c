@@ -176,13 +176,7 @@ static void pack_weights(const sconv *p, const wsrc *s, float *out)
  * IEEE half (F16C's conversion) and back */
 static CT_AVX512 __m512 round16(__m512 v, int mode)
 {
-    if (mode == CT_GEMM512_FP16_ROUND)
-        return _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-    __m512i u = _mm512_castps_si512(v);
-    __m512i odd = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
-    __m512i r = _mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), odd));
-    r = _mm512_and_si512(r, _mm512_set1_epi32((int)0xffff0000u));
-    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), _mm512_castsi512_ps(r), v);
+    return mode == CT_GEMM512_FP16_ROUND ? ct_v_round_fp16(v) : ct_v_round_bf16(v);
 }
 
 /* n floats at v rounded in place (round16) */
@@ -242,15 +236,35 @@ static CT_AVX512 inline __mmask16 tail_mask(const sconv *p, int v)
         }                                                                                         \
     } while (0)
 
+/* The pair mode's part of a tap for one output channel: a vdpbf16ps per
+ * vector against the broadcast weight pair (each lane adds both channels'
+ * products in float32). */
+#define B_CH(Q)                                                                                   \
+    do {                                                                                          \
+        __m512bh wq = (__m512bh)_mm512_set1_epi32((int)wk[Q]);                                     \
+        a##Q##0 = _mm512_dpbf16_ps(a##Q##0, (__m512bh)x0, wq);                                    \
+        if (nv > 1)                                                                               \
+            a##Q##1 = _mm512_dpbf16_ps(a##Q##1, (__m512bh)x1, wq);                                \
+        if (nv > 2)                                                                               \
+            a##Q##2 = _mm512_dpbf16_ps(a##Q##2, (__m512bh)x2, wq);                                \
+    } while (0)
+
+#define LDM32(m, a) _mm512_maskz_loadu_epi32((m), (const void *)(a))
+
 /* 8 output channels (cvalid of them stored) x NV vectors from v0, kernel
  * width KW (0: p->kw; R: p->kw and p's tap ranges). ximg: the image's
- * input; wk: the block's (cb's) packed weights; yc: its first output plane. */
-#define DEF_TILE_AS(NAME, NV, KW, RANGED)                                                         \
-    static CT_AVX512 void NAME(const sconv *p, const float *ximg, int v0, const float *wk,        \
-                               float *yc, int cvalid, const float *b8, int cb)                    \
+ * input; wk: the block's (cb's) packed weights; yc: its first output plane.
+ * The float32 tiles (ATTR CT_AVX512, WT float, VT __m512, LD LDM, CH T_CH)
+ * and the pair tiles (CT_AVX512BF16, uint32_t pairs, __m512i, LDM32, B_CH)
+ * walk the same loops: a 32-bit lane is a float or a pair of bf16
+ * channels of one pixel, p->cu channel units. */
+#define DEF_TILE_GEN(NAME, NV, KW, RANGED, ATTR, WT, VT, LD, CH)                                  \
+    static ATTR void NAME(const sconv *p, const float *ximg, int v0, const float *wk_, float *yc, \
+                          int cvalid, const float *b8, int cb)                                    \
     {                                                                                             \
         const int ranged = RANGED;                                                                \
         const int kw = KW ? KW : p->kw, nv = NV;                                                  \
+        const WT *wk = (const WT *)(const void *)wk_;                                             \
         /* named sums, not arrays: GCC keeps arrays of vectors in memory */                       \
         T_INIT(0);                                                                                \
         T_INIT(1);                                                                                \
@@ -274,19 +288,19 @@ static CT_AVX512 inline __mmask16 tail_mask(const sconv *p, int v)
                 int t = i * kw;                                                                   \
                 for (int j = j0; j < j1; j++, wk += 8) {                                          \
                     uintptr_t xa = xr + (size_t)j * sizeof(float);                                \
-                    __m512 x0 = LDM(m0[t + j], xa), x1 = x0, x2 = x0;                             \
+                    VT x0 = LD(m0[t + j], xa), x1 = x0, x2 = x0;                                  \
                     if (nv > 1)                                                                   \
-                        x1 = LDM(m1[t + j], xa + 64);                                             \
+                        x1 = LD(m1[t + j], xa + 64);                                              \
                     if (nv > 2)                                                                   \
-                        x2 = LDM(m2[t + j], xa + 128);                                            \
-                    T_CH(0);                                                                      \
-                    T_CH(1);                                                                      \
-                    T_CH(2);                                                                      \
-                    T_CH(3);                                                                      \
-                    T_CH(4);                                                                      \
-                    T_CH(5);                                                                      \
-                    T_CH(6);                                                                      \
-                    T_CH(7);                                                                      \
+                        x2 = LD(m2[t + j], xa + 128);                                             \
+                    CH(0);                                                                        \
+                    CH(1);                                                                        \
+                    CH(2);                                                                        \
+                    CH(3);                                                                        \
+                    CH(4);                                                                        \
+                    CH(5);                                                                        \
+                    CH(6);                                                                        \
+                    CH(7);                                                                        \
                 }                                                                                 \
             }                                                                                     \
         }                                                                                         \
@@ -303,7 +317,11 @@ static CT_AVX512 inline __mmask16 tail_mask(const sconv *p, int v)
         T_STORE(7);                                                                               \
     }
 
+#define DEF_TILE_AS(NAME, NV, KW, RANGED) DEF_TILE_GEN(NAME, NV, KW, RANGED, CT_AVX512, float, __m512, LDM, T_CH)
+#define DEF_BTILE_AS(NAME, NV, KW, RANGED)                                                        \
+    DEF_TILE_GEN(NAME, NV, KW, RANGED, CT_AVX512BF16, uint32_t, __m512i, LDM32, B_CH)
 #define DEF_TILE(NV, KW) DEF_TILE_AS(tile_##NV##_##KW, NV, KW, 0)
+#define DEF_BTILE(NV, KW) DEF_BTILE_AS(btile_##NV##_##KW, NV, KW, 0)
 
 DEF_TILE(1, 0)
 DEF_TILE(2, 0)
@@ -320,83 +338,6 @@ DEF_TILE(3, 5)
 DEF_TILE_AS(tile_1_r, 1, 0, 1)
 DEF_TILE_AS(tile_2_r, 2, 0, 1)
 DEF_TILE_AS(tile_3_r, 3, 0, 1)
-
-/* The pair mode's tiles: the same loops over pair planes (p->cu of them),
- * a tap of a pair one masked 32-bit load per vector (16 pixels, two
- * channels each) and a vdpbf16ps per output channel and vector against the
- * broadcast weight pair. */
-#define B_CH(Q)                                                                                   \
-    do {                                                                                          \
-        __m512bh wq = (__m512bh)_mm512_set1_epi32((int)wk[Q]);                                     \
-        a##Q##0 = _mm512_dpbf16_ps(a##Q##0, (__m512bh)x0, wq);                                    \
-        if (nv > 1)                                                                               \
-            a##Q##1 = _mm512_dpbf16_ps(a##Q##1, (__m512bh)x1, wq);                                \
-        if (nv > 2)                                                                               \
-            a##Q##2 = _mm512_dpbf16_ps(a##Q##2, (__m512bh)x2, wq);                                \
-    } while (0)
-
-#define LDM32(m, a) _mm512_maskz_loadu_epi32((m), (const void *)(a))
-
-#define DEF_BTILE_AS(NAME, NV, KW, RANGED)                                                        \
-    static CT_AVX512BF16 void NAME(const sconv *p, const float *ximg_, int v0, const float *wk_,  \
-                                   float *yc, int cvalid, const float *b8, int cb)                \
-    {                                                                                             \
-        const int ranged = RANGED;                                                                \
-        const int kw = KW ? KW : p->kw, nv = NV;                                                  \
-        const uint32_t *wk = (const uint32_t *)(const void *)wk_;                                 \
-        T_INIT(0);                                                                                \
-        T_INIT(1);                                                                                \
-        T_INIT(2);                                                                                \
-        T_INIT(3);                                                                                \
-        T_INIT(4);                                                                                \
-        T_INIT(5);                                                                                \
-        T_INIT(6);                                                                                \
-        T_INIT(7);                                                                                \
-        const uint16_t *m0 = p->mask + (size_t)v0 * p->taps;                                      \
-        const uint16_t *m1 = nv > 1 ? m0 + p->taps : m0, *m2 = nv > 2 ? m0 + 2 * p->taps : m0;    \
-        uintptr_t xb = addr(ximg_, (long)v0 * 16 - (long)p->ph * p->w - p->pw);                   \
-        for (int c = 0; c < p->cu; c++) {                                                         \
-            int i0 = 0, i1 = p->kh, j0 = 0, j1 = kw;                                              \
-            if (ranged) {                                                                         \
-                const int *r = tap_range(p, cb, c, NULL);                                         \
-                i0 = r[0], i1 = r[1], j0 = r[2], j1 = r[3];                                       \
-            }                                                                                     \
-            for (int i = i0; i < i1; i++) {                                                       \
-                uintptr_t xr = xb + ((size_t)c * p->hw + (size_t)i * p->w) * sizeof(uint32_t);    \
-                int t = i * kw;                                                                   \
-                for (int j = j0; j < j1; j++, wk += 8) {                                          \
-                    uintptr_t xa = xr + (size_t)j * sizeof(uint32_t);                             \
-                    __m512i x0 = LDM32(m0[t + j], xa), x1 = x0, x2 = x0;                          \
-                    if (nv > 1)                                                                   \
-                        x1 = LDM32(m1[t + j], xa + 64);                                           \
-                    if (nv > 2)                                                                   \
-                        x2 = LDM32(m2[t + j], xa + 128);                                          \
-                    B_CH(0);                                                                      \
-                    B_CH(1);                                                                      \
-                    B_CH(2);                                                                      \
-                    B_CH(3);                                                                      \
-                    B_CH(4);                                                                      \
-                    B_CH(5);                                                                      \
-                    B_CH(6);                                                                      \
-                    B_CH(7);                                                                      \
-                }                                                                                 \
-            }                                                                                     \
-        }                                                                                         \
-        __mmask16 t0 = tail_mask(p, v0), t1 = nv > 1 ? tail_mask(p, v0 + 1) : t0;                 \
-        __mmask16 t2 = nv > 2 ? tail_mask(p, v0 + 2) : t0;                                        \
-        (void)t1, (void)t2;                                                                       \
-        T_STORE(0);                                                                               \
-        T_STORE(1);                                                                               \
-        T_STORE(2);                                                                               \
-        T_STORE(3);                                                                               \
-        T_STORE(4);                                                                               \
-        T_STORE(5);                                                                               \
-        T_STORE(6);                                                                               \
-        T_STORE(7);                                                                               \
-    }
-
-#define DEF_BTILE(NV, KW) DEF_BTILE_AS(btile_##NV##_##KW, NV, KW, 0)
-
 DEF_BTILE(1, 0)
 DEF_BTILE(2, 0)
 DEF_BTILE(3, 0)

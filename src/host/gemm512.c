@@ -174,23 +174,6 @@ static CT_AVX512 void pack_b(const gemm *g, size_t jp)
     }
 }
 
-/* v rounded to bf16's 8 significant bits, to nearest even (NaNs kept) */
-static CT_AVX512 __m512 round_bf16(__m512 v)
-{
-    __m512i u = _mm512_castps_si512(v);
-    __m512i odd = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
-    __m512i r = _mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), odd));
-    r = _mm512_and_si512(r, _mm512_set1_epi32((int)0xffff0000u));
-    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), _mm512_castsi512_ps(r), v);
-}
-
-/* v rounded to IEEE half (F16C's conversion, to nearest even; beyond 65504
- * Inf) and back */
-static CT_AVX512 __m512 round_fp16(__m512 v)
-{
-    return _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-}
-
 /* The panel at p, rows of w floats (w 12 or 32), rounded in place to bf16
  * or (half) fp16 */
 static CT_AVX512 void round_panel(float *p, size_t rows, size_t w, int half)
@@ -198,7 +181,7 @@ static CT_AVX512 void round_panel(float *p, size_t rows, size_t w, int half)
     for (size_t e = 0; e < rows * w; e += 16) {
         __mmask16 m = ct_tail16(rows * w - e < 16 ? rows * w - e : 16);
         __m512 v = _mm512_maskz_loadu_ps(m, p + e);
-        _mm512_mask_storeu_ps(p + e, m, half ? round_fp16(v) : round_bf16(v));
+        _mm512_mask_storeu_ps(p + e, m, half ? ct_v_round_fp16(v) : ct_v_round_bf16(v));
     }
 }
 

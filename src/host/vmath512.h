@@ -30,6 +30,23 @@ static CT_AVX512 inline __mmask16 ct_tail16(size_t left)
     return left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
 }
 
+/* v rounded to bf16's 8 significant bits, to nearest even (NaNs kept) */
+static CT_AVX512 inline __m512 ct_v_round_bf16(__m512 v)
+{
+    __m512i u = _mm512_castps_si512(v);
+    __m512i odd = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+    __m512i r = _mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), odd));
+    r = _mm512_and_si512(r, _mm512_set1_epi32((int)0xffff0000u));
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), _mm512_castsi512_ps(r), v);
+}
+
+/* v rounded to IEEE half (F16C's conversion, to nearest even; beyond
+ * 65504 Inf) and back */
+static CT_AVX512 inline __m512 ct_v_round_fp16(__m512 v)
+{
+    return _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
 static CT_AVX512 inline __m512 ct_v_exp(__m512 x)
 {
     const __m512 log2e = _mm512_set1_ps(1.44269504088896341f);
