@@ -128,7 +128,7 @@ const char cli_usage_text[] =
     "        sample N tokens (default 200) from a language model's checkpoint after the\n"
     "        prompt; temperature 0: always the most probable token\n"
     "  bench [--model NAME|FILE]... [--batch N] [--steps N] [--warmup N] [--device SEL]...\n"
-    "        [--json] [--profile] [--precision fp32|bf16]\n"
+    "        [--json] [--profile] [--precision fp32|bf16|fp16]\n"
     "        time full training steps (forward, backward, SGD) on synthetic data; per model\n"
     "        and device the median and min ms per mini-batch, samples/s, GFLOP/s and the\n"
     "        plan's memory. Default: the seven seed benchmark networks at their batch sizes\n"
