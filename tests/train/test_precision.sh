@@ -6,8 +6,9 @@
 # the scale to 2^21, says so in the epoch line and the --log, and trains on;
 # the checkpoint records the precision and the scale, and --resume keeps
 # both; fp16 with a learning rate that blows the forward up is a divergence
-# (--check-finite's report), not an overflow; the GPU class and bad values
-# are refused by name.
+# (--check-finite's report), not an overflow; the cnn's convolutions in bf16
+# (dot-product pairs forced, and rounded operands) train as fp32 does within
+# 1.5 points; the GPU class and bad values are refused by name.
 set -u
 cltrain=$1
 . "$(dirname "$0")/../lib.sh"
@@ -30,6 +31,27 @@ for p in bf16 fp16; do
     fi
 done
 grep -q "bf16 products" "$tmp/bf16.out" && ok "bf16: the run says so" || bad "bf16: no word of it"
+# the cnn (its convolutions take bf16 too: the direct host tiles' pairs or
+# rounded operands) in fp32, in bf16 with AVX512_BF16's dot products forced
+# (where the CPU has them; else rounded operands) and with rounded operands
+cnn=(--model cnn --epochs 1 --limit 3000 --test-limit 1000 --batch 64 --no-progress)
+declare -A cg
+for v in fp32:avx512 bf16:avx512bf16 bf16:avx512; do
+    if env CLTRAIN_HOST_ISA=${v#*:} "$cltrain" train "${cnn[@]}" --precision ${v%%:*} --out "$tmp/cnn.st" \
+            >"$tmp/cnn.out" 2>&1; then
+        cg[$v]=$(acc "$tmp/cnn.out")
+    else
+        bad "cnn $v: training failed"; tail -n 5 "$tmp/cnn.out" | sed 's/^/  | /'
+    fi
+done
+for v in bf16:avx512bf16 bf16:avx512; do
+    if [ -n "${cg[$v]:-}" ] && [ -n "${cg[fp32:avx512]:-}" ] &&
+        awk -v a="${cg[$v]}" -v b="${cg[fp32:avx512]}" 'BEGIN { d = a - b; exit !(d <= 1.5 && d >= -1.5) }'; then
+        ok "cnn, bf16 (CLTRAIN_HOST_ISA=${v#*:}): ${cg[$v]}% against fp32's ${cg[fp32:avx512]}%"
+    else
+        bad "cnn, bf16 (CLTRAIN_HOST_ISA=${v#*:}): ${cg[$v]:-none}% against fp32's ${cg[fp32:avx512]:-none}%"
+    fi
+done
 if "$cltrain" train "${common[@]}" --precision fp16 --loss-scale 16777216 --log "$tmp/f16.json" \
         --out "$tmp/f16.st" >"$tmp/f16.out" 2>&1; then
     if grep -q "epoch 1/2.*loss scale 2097152 (3 steps skipped on fp16 overflow, the first 1" "$tmp/f16.out" &&
