@@ -30,7 +30,10 @@ machine; the figures are the medians over rounds of each side's median step.
 
 --platform pocl (default) runs both sides on pocl's CPU device (name
 containing "pthread"); --platform rusticl sets RUSTICL_ENABLE=llvmpipe and
-runs both on Mesa rusticl's llvmpipe device. cltrain's --device takes the
+runs both on Mesa rusticl's llvmpipe device; --platform nvidia, amd or intel
+runs both on the first device whose device or platform name holds "NVIDIA",
+"AMD" or "Intel(R) Graphics" (a GPU vendor's own OpenCL driver). On a GPU
+pass --steps and --warmup: the defaults are sized for CPU devices. cltrain's --device takes the
 name substring. tinygrad 0.14 (DEV=CL, its OpenCL 1.2 backend) has no
 platform selector: CLDevice takes the first platform the ICD loader lists
 (pocl here) and asks it only for CL_DEVICE_TYPE_GPU or CL_DEVICE_TYPE_DEFAULT
@@ -64,7 +67,8 @@ CLASSES = 10
 # after; tinygrad's timed steps come after its compile and JIT capture,
 # over a second in)
 STEPS = {"mlp": (20, 50), "cnn": (10, 2), "resnet56": (3, 1)}
-PLATFORM = {"pocl": ("pthread", {}), "rusticl": ("llvmpipe", {"RUSTICL_ENABLE": "llvmpipe"})}
+PLATFORM = {"pocl": ("pthread", {}), "rusticl": ("llvmpipe", {"RUSTICL_ENABLE": "llvmpipe"}),
+            "nvidia": ("NVIDIA", {}), "amd": ("AMD", {}), "intel": ("Intel(R) Graphics", {})}
 
 
 def select_cl_device(substr):
