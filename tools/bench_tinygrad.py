@@ -280,6 +280,9 @@ def main():
             print(f"round {r + 1}/{a.rounds} {m}: cltrain {fmt(c and c['median_ms'])} ms, tinygrad "
                   f"{fmt(t and t['median_ms'])} ms (first step {fmt(t and t['first_step_ms'], '.0f')} ms)",
                   file=sys.stderr, flush=True)
+        if a.json:  # what the rounds so far measured, should a time limit stop the rest
+            with open(a.json, "w") as f:
+                json.dump({"platform": a.platform, "partial": True, "rounds_done": r + 1, "runs": runs}, f, indent=1)
 
     print(f"platform: {a.platform}")
     for side in ("cltrain", "tinygrad"):
