@@ -104,6 +104,21 @@ double ck_sum_atol(size_t terms, const double *abs_ref, size_t n);
  * call this draw them so). */
 double ck_prod_atol(ct_check *c, size_t terms, const double *abs_ref, size_t n);
 
+/* The part of that bound the precision p adds (0 in float32): 2.03 u
+ * sum_max, with sum_max the largest sum of absolute products, plus for fp16
+ * terms 2^-24 operand_max (each operand's subnormal step 2^-25 times the
+ * other operand, at most operand_max). ck_prod_atol passes operand_max 1. */
+double ck_prec_extra(ct_precision p, size_t terms, double sum_max, double operand_max);
+
+/* The largest |x[i]| (0 for n = 0). */
+double ck_amax(const double *x, size_t n);
+
+/* Whether an op's check holds in 16-bit precision: its products' outputs
+ * are compared with the bounds above, or it has no products. The recurrent
+ * ops and attention feed rounded products through recurrences and
+ * softmaxes, for which no bound is derived yet: 0 for them. */
+int ck_prec_bounded(const char *op);
+
 /* sum(y * w): the usual scalar loss whose gradient w.r.t. y is w. */
 double ck_dot(const double *y, const double *w, size_t n);
 

@@ -352,26 +352,32 @@ int ck_expect(ct_check *c, const char *what, ct_buf got, size_t n, const double 
     return ok;
 }
 
-double ck_sum_atol(size_t terms, const double *abs_ref, size_t n)
+double ck_amax(const double *x, size_t n)
 {
     double m = 0;
     for (size_t i = 0; i < n; i++)
-        m = fabs(abs_ref[i]) > m ? fabs(abs_ref[i]) : m;
-    return (double)(terms + 2) * (1.0 / 16777216.0) * m;
+        m = fabs(x[i]) > m ? fabs(x[i]) : m;
+    return m;
+}
+
+double ck_sum_atol(size_t terms, const double *abs_ref, size_t n)
+{
+    return (double)(terms + 2) * 0x1p-24 * ck_amax(abs_ref, n);
+}
+
+double ck_prec_extra(ct_precision p, size_t terms, double sum_max, double operand_max)
+{
+    if (p == CT_PRECISION_BF16)
+        return 2.03 * 0x1p-8 * sum_max;
+    if (p == CT_PRECISION_FP16)
+        return 2.03 * 0x1p-11 * sum_max + (double)terms * 0x1p-24 * operand_max;
+    return 0;
 }
 
 double ck_prod_atol(ct_check *c, size_t terms, const double *abs_ref, size_t n)
 {
-    double m = 0;
-    for (size_t i = 0; i < n; i++)
-        m = fabs(abs_ref[i]) > m ? fabs(abs_ref[i]) : m;
-    double a = ck_sum_atol(terms, abs_ref, n);
-    ct_precision p = ct_context_precision(c->ctx);
-    if (p == CT_PRECISION_BF16)
-        a += 2.03 * 0x1p-8 * m;
-    else if (p == CT_PRECISION_FP16)
-        a += 2.03 * 0x1p-11 * m + (double)terms * 0x1p-24;
-    return a;
+    double m = ck_amax(abs_ref, n);
+    return (double)(terms + 2) * 0x1p-24 * m + ck_prec_extra(ct_context_precision(c->ctx), terms, m, 1.0);
 }
 
 double ck_dot(const double *y, const double *w, size_t n)
@@ -471,11 +477,7 @@ static const check_fn op_checks[] = {
 #undef CT_X
 };
 
-/* Whether an op's check holds in 16-bit precision: its products' outputs
- * are compared with ck_prod_atol's bounds, or it has no products. The
- * recurrent ops and attention feed rounded products through recurrences
- * and softmaxes, for which no bound is derived yet: left out. */
-static int bound16(const char *op)
+int ck_prec_bounded(const char *op)
 {
     return strcmp(op, "lstm") && strcmp(op, "gru") && strcmp(op, "attention");
 }
@@ -505,7 +507,7 @@ int ct_selftest_run(ct_context *ctx, const ct_selftest_options *options,
         /* a family's own name picks it alone: "pool" is not "seqpool" */
         if (filter && (exact ? strcmp(op_names[i], filter) != 0 : !strstr(op_names[i], filter)))
             continue;
-        if (c.opt.precision != CT_PRECISION_FP32 && !bound16(op_names[i])) {
+        if (c.opt.precision != CT_PRECISION_FP32 && !ck_prec_bounded(op_names[i])) {
             if (exact) {
                 ct_context_set_precision(ctx, had);
                 return ct_fail(ctx, CT_ERR_UNSUPPORTED, "selftest: '%s' has no %s bound yet (its products "

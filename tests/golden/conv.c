@@ -48,10 +48,10 @@ static void grouped(golden *g, const ct_conv2d_desc *d, int groups, const double
     ct_ref_gconv2d_backward(d, groups, dx, dw, b ? db : NULL, dy, x, w);
     ct_ref_gconv2d_forward(d, groups, ay, ax, aw, ab);
     ct_ref_gconv2d_backward(d, groups, adx, adw, adb, ady, ax, aw);
-    double ty = golden_sum_bound((size_t)(d->c_in / groups) * kk, ay, ny);
-    double tdx = golden_sum_bound((size_t)(d->c_out / groups) * kk, adx, nx);
-    double tdw = golden_sum_bound(m, adw, nw), tdb = golden_sum_bound(m, adb, nb);
-    double amax = fmax(fmax(golden_amax(x, nx), golden_amax(w, nw)), golden_amax(dy, ny));
+    double ty = ck_sum_atol((size_t)(d->c_in / groups) * kk, ay, ny);
+    double tdx = ck_sum_atol((size_t)(d->c_out / groups) * kk, adx, nx);
+    double tdw = ck_sum_atol(m, adw, nw), tdb = ck_sum_atol(m, adb, nb);
+    double amax = fmax(fmax(ck_amax(x, nx), ck_amax(w, nw)), ck_amax(dy, ny));
     double py = golden_prec_bound(g, (size_t)(d->c_in / groups) * kk, ay, ny, amax);
     double pdx = golden_prec_bound(g, (size_t)(d->c_out / groups) * kk, adx, nx, amax);
     double pdw = golden_prec_bound(g, m, adw, nw, amax);
@@ -128,9 +128,9 @@ void golden_conv(golden *g)
     ct_ref_conv2d_forward(&d, ay, ax, aw, ab);
     ct_ref_conv2d_backward(&d, adx, adw, adb, ady, ax, aw);
     size_t kk = (size_t)d.kh * d.kw;
-    double ty = golden_sum_bound((size_t)d.c_in * kk, ay, ny), tdx = golden_sum_bound(nb * kk, adx, nx);
-    double tdw = golden_sum_bound((size_t)d.n * P, adw, nw), tdb = golden_sum_bound((size_t)d.n * P, adb, nb);
-    double amax = fmax(fmax(golden_amax(x, nx), golden_amax(w, nw)), golden_amax(dy, ny));
+    double ty = ck_sum_atol((size_t)d.c_in * kk, ay, ny), tdx = ck_sum_atol(nb * kk, adx, nx);
+    double tdw = ck_sum_atol((size_t)d.n * P, adw, nw), tdb = ck_sum_atol((size_t)d.n * P, adb, nb);
+    double amax = fmax(fmax(ck_amax(x, nx), ck_amax(w, nw)), ck_amax(dy, ny));
     double py = golden_prec_bound(g, (size_t)d.c_in * kk, ay, ny, amax);
     double pdx = golden_prec_bound(g, nb * kk, adx, nx, amax), pdw = golden_prec_bound(g, (size_t)d.n * P, adw, nw, amax);
     golden_expect_host(g, "y", y, "y", ty, 0);

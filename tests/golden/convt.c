@@ -53,10 +53,10 @@ void golden_convt(golden *g)
     ct_ref_convt2d_backward(&d, oh, ow, dx, dw, has_bias ? db : NULL, dy, x, w);
     ct_ref_convt2d_forward(&d, oh, ow, ay, ax, aw, ab);
     ct_ref_convt2d_backward(&d, oh, ow, adx, adw, adb, ady, ax, aw);
-    double ty = golden_sum_bound((size_t)d.c_in * kk + kk, ay, ny), tdx = golden_sum_bound(nb * kk, adx, nx);
-    double tdw = golden_sum_bound((size_t)d.n * d.h * d.w + (size_t)d.n, adw, nw);
-    double tdb = golden_sum_bound((size_t)d.n * oh * ow, adb, nb);
-    double amax = fmax(fmax(golden_amax(x, nx), golden_amax(w, nw)), golden_amax(dy, ny));
+    double ty = ck_sum_atol((size_t)d.c_in * kk + kk, ay, ny), tdx = ck_sum_atol(nb * kk, adx, nx);
+    double tdw = ck_sum_atol((size_t)d.n * d.h * d.w + (size_t)d.n, adw, nw);
+    double tdb = ck_sum_atol((size_t)d.n * oh * ow, adb, nb);
+    double amax = fmax(fmax(ck_amax(x, nx), ck_amax(w, nw)), ck_amax(dy, ny));
     double py = golden_prec_bound(g, (size_t)d.c_in * kk + kk, ay, ny, amax);
     double pdx = golden_prec_bound(g, nb * kk, adx, nx, amax);
     double pdw = golden_prec_bound(g, (size_t)d.n * d.h * d.w + (size_t)d.n, adw, nw, amax);

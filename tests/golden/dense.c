@@ -49,9 +49,9 @@ void golden_dense(golden *g)
     ct_ref_dense_backward(dx, dw, has_bias ? db : NULL, dy, x, w, n, in, out);
     ct_ref_dense_forward(ay, ax, aw, ab, n, in, out);
     ct_ref_dense_backward(adx, adw, adb, ady, ax, aw, n, in, out);
-    double ty = golden_sum_bound((size_t)in, ay, ny), tdx = golden_sum_bound((size_t)out, adx, nx);
-    double tdw = golden_sum_bound((size_t)n, adw, nw), tdb = golden_sum_bound((size_t)n, adb, nb);
-    double amax = fmax(fmax(golden_amax(x, nx), golden_amax(w, nw)), golden_amax(dy, ny));
+    double ty = ck_sum_atol((size_t)in, ay, ny), tdx = ck_sum_atol((size_t)out, adx, nx);
+    double tdw = ck_sum_atol((size_t)n, adw, nw), tdb = ck_sum_atol((size_t)n, adb, nb);
+    double amax = fmax(fmax(ck_amax(x, nx), ck_amax(w, nw)), ck_amax(dy, ny));
     double py = golden_prec_bound(g, (size_t)in, ay, ny, amax), pdx = golden_prec_bound(g, (size_t)out, adx, nx, amax);
     double pdw = golden_prec_bound(g, (size_t)n, adw, nw, amax);
     golden_expect_host(g, "y", y, "y", ty, 0);

@@ -139,29 +139,9 @@ double *golden_abs(golden *g, const double *x, size_t n)
     return a;
 }
 
-double golden_sum_bound(size_t terms, const double *abs_ref, size_t n)
-{
-    double m = 0;
-    for (size_t i = 0; i < n; i++)
-        m = abs_ref[i] > m ? abs_ref[i] : m;
-    return (double)(terms + 2) * (1.0 / 16777216.0) * m;
-}
-
-double golden_amax(const double *x, size_t n)
-{
-    double m = 0;
-    for (size_t i = 0; i < n; i++)
-        m = fabs(x[i]) > m ? fabs(x[i]) : m;
-    return m;
-}
-
 double golden_prec_bound(golden *g, size_t terms, const double *abs_ref, size_t n, double amax)
 {
-    ct_precision p = ct_context_precision(g->ctx);
-    if (p == CT_PRECISION_FP32)
-        return 0;
-    double m = golden_amax(abs_ref, n), u = p == CT_PRECISION_BF16 ? 0x1p-8 : 0x1p-11;
-    return 2.03 * u * m + (p == CT_PRECISION_FP16 ? (double)terms * 0x1p-25 * 2.0 * amax : 0.0);
+    return ck_prec_extra(ct_context_precision(g->ctx), terms, ck_amax(abs_ref, n), amax);
 }
 
 int golden_has(golden *g, const char *name)
@@ -317,7 +297,7 @@ static int run_file(ct_context *ctx, const char *path)
     }
     const char *op = golden_op(&g);
     if (ct_context_precision(ctx) != CT_PRECISION_FP32 &&
-        (!strcmp(op, "lstm") || !strcmp(op, "gru") || !strcmp(op, "attention"))) {
+        !ck_prec_bounded(op)) {
         printf("skip %-28s %-22s no %s bound for it yet\n", base, op,
                ct_precision_str(ct_context_precision(ctx)));
         ct_st_free(&g.file);

@@ -23,6 +23,7 @@
 
 #include <stddef.h>
 
+#include "check/check.h"
 #include "io/safetensors.h"
 #include "ops/rnn.h"
 
@@ -42,21 +43,13 @@ int golden_has(golden *g, const char *name);
 
 double *golden_host(golden *g, size_t n);              /* zeroed */
 double *golden_abs(golden *g, const double *x, size_t n); /* |x|, owned by the file */
-/* (terms + 2) 2^-24 max(abs_ref): the float32 bound of sums of `terms`
- * products whose absolute sums are abs_ref (n entries). */
-double golden_sum_bound(size_t terms, const double *abs_ref, size_t n);
-
 /* What 16-bit operands add to the device's bound of sums of `terms`
- * products (golden --precision bf16|fp16; 0 in float32): each operand off
- * by at most u = 2^-8 (bf16) or 2^-11 (fp16) of itself, each product by
- * 2u + u^2, the sum by 2.03 u times the largest sum of absolute products
- * (abs_ref); fp16's subnormal steps (2^-24 below 2^-14) add at most 2^-25
- * per operand, 2^-25 (|a| + |b|) per product, amax the operands' largest
- * magnitude. */
+ * products (golden --precision bf16|fp16; 0 in float32): ck_prec_extra of
+ * the context's precision, with abs_ref the sums of absolute products (n
+ * entries) and amax the operands' largest magnitude. The float32 part is
+ * ck_sum_atol; ck_amax gives amax. */
 double golden_prec_bound(golden *g, size_t terms, const double *abs_ref, size_t n, double amax);
 
-/* The largest |x| of n values */
-double golden_amax(const double *x, size_t n);
 ct_buf golden_dev(golden *g, const double *x, size_t n); /* a float copy on the device */
 ct_buf golden_dev_zero(golden *g, size_t n);
 
