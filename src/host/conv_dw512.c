@@ -119,22 +119,10 @@ static CT_AVX512 inline void transpose16(__m512 *r)
     }
 }
 
-/* The rounding modes: v rounded to bf16 (to nearest even, NaNs kept) or
- * to IEEE half (F16C) and back; float32: v */
+/* v as the mode rounds it (float32: unchanged) */
 static CT_AVX512 inline __m512 round16(__m512 v, int mode)
 {
-    return mode == CT_GEMM512_F32          ? v
-           : mode == CT_GEMM512_FP16_ROUND ? ct_v_round_fp16(v)
-                                           : ct_v_round_bf16(v);
-}
-
-/* n floats from src rounded (round16) into dst */
-static CT_AVX512 void round_copy(float *dst, const float *src, size_t n, int mode)
-{
-    for (size_t e = 0; e < n; e += 16) {
-        __mmask16 m = ct_tail16(n - e);
-        _mm512_mask_storeu_ps(dst + e, m, round16(_mm512_maskz_loadu_ps(m, src + e), mode));
-    }
+    return mode == CT_GEMM512_F32 ? v : ct_v_round16(v, mode == CT_GEMM512_FP16_ROUND);
 }
 
 /* One image's dy (co, P) -> dst (P, L): channel blocks [cb0, cb0 + ncb) to
@@ -217,7 +205,7 @@ static void pad_x(const dwp *p, const float *x, float *o)
             if (p->mode == CT_GEMM512_F32)
                 memcpy(o + c0, xr, (size_t)(c1 - c0) * sizeof(float));
             else
-                round_copy(o + c0, xr, (size_t)(c1 - c0), p->mode);
+                ct_round16_copy(o + c0, xr, (size_t)(c1 - c0), p->mode == CT_GEMM512_FP16_ROUND);
             if (c1 < p->wp)
                 memset(o + c1, 0, (size_t)(p->wp - c1) * sizeof(float));
         }
@@ -252,7 +240,7 @@ static void round_item(void *arg, size_t m, int thread)
 {
     (void)thread;
     const rcopy *r = arg;
-    round_copy(r->dst + m * r->per, r->src + m * r->per, r->per, r->mode);
+    ct_round16_copy(r->dst + m * r->per, r->src + m * r->per, r->per, r->mode == CT_GEMM512_FP16_ROUND);
 }
 
 static void pad_item(void *arg, size_t m, int thread)

@@ -172,22 +172,6 @@ static void pack_weights(const sconv *p, const wsrc *s, float *out)
         }
 }
 
-/* The rounding modes: v rounded to bf16 (to nearest even, NaNs kept) or to
- * IEEE half (F16C's conversion) and back */
-static CT_AVX512 __m512 round16(__m512 v, int mode)
-{
-    return mode == CT_GEMM512_FP16_ROUND ? ct_v_round_fp16(v) : ct_v_round_bf16(v);
-}
-
-/* n floats at v rounded in place (round16) */
-static CT_AVX512 void round_floats(float *v, size_t n, int mode)
-{
-    for (size_t e = 0; e < n; e += 16) {
-        __mmask16 m = ct_tail16(n - e < 16 ? n - e : 16);
-        _mm512_mask_storeu_ps(v + e, m, round16(_mm512_maskz_loadu_ps(m, v + e), mode));
-    }
-}
-
 /* The pair mode's image copy: planes c of x (ci, hw) as ceil(ci / 2) pair
  * planes, lane p of pair plane c holding channels 2c (low half) and
  * 2c + 1 (zero past ci) of pixel p, rounded to nearest even. */
@@ -395,10 +379,10 @@ static void forward_item(void *arg, size_t item, int thread)
         const float *xn = p->x + (size_t)n * p->x_img;
         if (p->mode == CT_GEMM512_BF16_DOT) {
             pair_image(xn, p->ci, p->hw, (uint32_t *)(void *)p->hw_->scratch[thread]);
-        } else {
+        } else if (p->mode == CT_GEMM512_F32) {
             memcpy(p->hw_->scratch[thread], xn, p->x_img * sizeof(float));
-            if (p->mode != CT_GEMM512_F32)
-                round_floats(p->hw_->scratch[thread], p->x_img, p->mode);
+        } else {
+            ct_round16_copy(p->hw_->scratch[thread], xn, p->x_img, p->mode == CT_GEMM512_FP16_ROUND);
         }
         p->hw_->cached[thread] = n;
     }
@@ -498,7 +482,7 @@ int ct_conv512_same_forward(ct_context *ctx, const ct_conv2d_desc *d, float *y, 
         wsrc ws = { w, d->c_out, d->c_in, d->kh, d->kw, 0 };
         pack_weights(&f, &ws, hw->wpack);
         if (f.mode == CT_GEMM512_BF16_ROUND || f.mode == CT_GEMM512_FP16_ROUND)
-            round_floats(hw->wpack, (size_t)f.ncb * f.wblock, f.mode);
+            ct_round16_copy(hw->wpack, hw->wpack, (size_t)f.ncb * f.wblock, f.mode == CT_GEMM512_FP16_ROUND);
         f.x = x, f.y = y, f.bias = b, f.wpk = hw->wpack, f.mask = fm, f.hw_ = hw;
         set_items(&f, hw->threads);
         ct_pool_run(hw->pool, (size_t)f.n * f.items_per_img, forward_item, &f);
@@ -562,7 +546,7 @@ int ct_conv512_same_dx(ct_context *ctx, const ct_conv2d_desc *d, float *dx, cons
         wsrc ws = { w, d->c_out, d->c_in, d->kh, d->kw, 1 };
         pack_weights(&g, &ws, hw->wpack);
         if (g.mode == CT_GEMM512_BF16_ROUND || g.mode == CT_GEMM512_FP16_ROUND)
-            round_floats(hw->wpack, npack, g.mode);
+            ct_round16_copy(hw->wpack, hw->wpack, npack, g.mode == CT_GEMM512_FP16_ROUND);
         g.x = dy, g.y = dx, g.wpk = hw->wpack, g.mask = gm, g.hw_ = hw;
         set_items(&g, hw->threads);
         ct_pool_run(hw->pool, (size_t)g.n * g.items_per_img, forward_item, &g);

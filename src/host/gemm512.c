@@ -174,22 +174,11 @@ static CT_AVX512 void pack_b(const gemm *g, size_t jp)
     }
 }
 
-/* The panel at p, rows of w floats (w 12 or 32), rounded in place to bf16
- * or (half) fp16 */
-static CT_AVX512 void round_panel(float *p, size_t rows, size_t w, int half)
-{
-    for (size_t e = 0; e < rows * w; e += 16) {
-        __mmask16 m = ct_tail16(rows * w - e < 16 ? rows * w - e : 16);
-        __m512 v = _mm512_maskz_loadu_ps(m, p + e);
-        _mm512_mask_storeu_ps(p + e, m, half ? ct_v_round_fp16(v) : ct_v_round_bf16(v));
-    }
-}
-
 /* After packing a float32 panel p (of width w): the rounding modes' rounding */
 static void to_16bit(const gemm *g, float *p, size_t w)
 {
     if (g->mode == CT_GEMM512_BF16_ROUND || g->mode == CT_GEMM512_FP16_ROUND)
-        round_panel(p, g->kc, w, g->mode == CT_GEMM512_FP16_ROUND);
+        ct_round16_copy(p, p, g->kc * w, g->mode == CT_GEMM512_FP16_ROUND);
 }
 
 /* Pairs straight from the operand, in one pass (CT_GEMM512_BF16_DOT).

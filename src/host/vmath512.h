@@ -47,6 +47,22 @@ static CT_AVX512 inline __m512 ct_v_round_fp16(__m512 v)
     return _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
 
+/* v rounded to bf16 (fp16 == 0) or to IEEE half and back */
+static CT_AVX512 inline __m512 ct_v_round16(__m512 v, int fp16)
+{
+    return fp16 ? ct_v_round_fp16(v) : ct_v_round_bf16(v);
+}
+
+/* n floats from src rounded (ct_v_round16) into dst; dst == src rounds in
+ * place */
+static CT_AVX512 inline void ct_round16_copy(float *dst, const float *src, size_t n, int fp16)
+{
+    for (size_t e = 0; e < n; e += 16) {
+        __mmask16 m = ct_tail16(n - e);
+        _mm512_mask_storeu_ps(dst + e, m, ct_v_round16(_mm512_maskz_loadu_ps(m, src + e), fp16));
+    }
+}
+
 static CT_AVX512 inline __m512 ct_v_exp(__m512 x)
 {
     const __m512 log2e = _mm512_set1_ps(1.44269504088896341f);
