@@ -14,6 +14,14 @@ cltrain=$1
 . "$(dirname "$0")/../lib.sh"
 common=(--model mlp --epochs 2 --limit 6000 --test-limit 1000 --batch 64 --no-progress)
 acc() { sed -n 's/^done: .*test accuracy \([0-9.]*\)%.*/\1/p' "$1"; }
+# near WHAT A B: ok when test accuracy A (%) is within 1.5 points of fp32's B
+near() {
+    if [ -n "$2" ] && [ -n "$3" ] && awk -v a="$2" -v b="$3" 'BEGIN { d = a - b; exit !(d <= 1.5 && d >= -1.5) }'; then
+        ok "$1: test accuracy $2% against fp32's $3%"
+    else
+        bad "$1: test accuracy ${2:-none}% against fp32's ${3:-none}%"
+    fi
+}
 declare -A got
 for p in fp32 bf16 fp16; do
     if "$cltrain" train "${common[@]}" --precision $p --out "$tmp/$p.st" >"$tmp/$p.out" 2>&1; then
@@ -23,12 +31,7 @@ for p in fp32 bf16 fp16; do
     fi
 done
 for p in bf16 fp16; do
-    if [ -n "${got[$p]:-}" ] && [ -n "${got[fp32]:-}" ] &&
-        awk -v a="${got[$p]}" -v b="${got[fp32]}" 'BEGIN { d = a - b; exit !(d <= 1.5 && d >= -1.5) }'; then
-        ok "$p: test accuracy ${got[$p]}% against fp32's ${got[fp32]}%"
-    else
-        bad "$p: test accuracy ${got[$p]:-none}% against fp32's ${got[fp32]:-none}%"
-    fi
+    near "$p" "${got[$p]:-}" "${got[fp32]:-}"
 done
 grep -q "bf16 products" "$tmp/bf16.out" && ok "bf16: the run says so" || bad "bf16: no word of it"
 # the cnn (its convolutions take bf16 too: the direct host tiles' pairs or
@@ -45,12 +48,7 @@ for v in fp32:avx512 bf16:avx512bf16 bf16:avx512; do
     fi
 done
 for v in bf16:avx512bf16 bf16:avx512; do
-    if [ -n "${cg[$v]:-}" ] && [ -n "${cg[fp32:avx512]:-}" ] &&
-        awk -v a="${cg[$v]}" -v b="${cg[fp32:avx512]}" 'BEGIN { d = a - b; exit !(d <= 1.5 && d >= -1.5) }'; then
-        ok "cnn, bf16 (CLTRAIN_HOST_ISA=${v#*:}): ${cg[$v]}% against fp32's ${cg[fp32:avx512]}%"
-    else
-        bad "cnn, bf16 (CLTRAIN_HOST_ISA=${v#*:}): ${cg[$v]:-none}% against fp32's ${cg[fp32:avx512]:-none}%"
-    fi
+    near "cnn, bf16 (CLTRAIN_HOST_ISA=${v#*:})" "${cg[$v]:-}" "${cg[fp32:avx512]:-}"
 done
 if "$cltrain" train "${common[@]}" --precision fp16 --loss-scale 16777216 --log "$tmp/f16.json" \
         --out "$tmp/f16.st" >"$tmp/f16.out" 2>&1; then
@@ -60,9 +58,7 @@ if "$cltrain" train "${common[@]}" --precision fp16 --loss-scale 16777216 --log 
     else
         bad "fp16 from 2^24: the overflows are not reported as expected"; sed 's/^/  | /' "$tmp/f16.out"
     fi
-    a=$(acc "$tmp/f16.out")
-    awk -v a="$a" -v b="${got[fp32]:-0}" 'BEGIN { d = a - b; exit !(d <= 1.5 && d >= -1.5) }' &&
-        ok "fp16 after the overflows: ${a}% (fp32 ${got[fp32]:-?}%)" || bad "fp16 after the overflows: ${a:-no}%"
+    near "fp16 after the overflows" "$(acc "$tmp/f16.out")" "${got[fp32]:-}"
     python3 "$(dirname "$0")/read_safetensors.py" "$tmp/f16.st" >"$tmp/meta" 2>&1
     grep -q "precision='fp16'" "$tmp/meta" && grep -q "loss_scale='2097152'" "$tmp/meta" &&
         ok "the checkpoint records fp16 and its scale" || { bad "checkpoint metadata"; sed 's/^/  | /' "$tmp/meta"; }
