@@ -71,6 +71,17 @@ PLATFORM = {"pocl": ("pthread", {}), "rusticl": ("llvmpipe", {"RUSTICL_ENABLE": 
             "nvidia": ("NVIDIA", {}), "amd": ("AMD", {}), "intel": ("Intel(R) Graphics", {})}
 
 
+def tinygrad_version():
+    """tinygrad's version: its package metadata, else the module's own
+    (a copy without its dist-info, as a bundle may carry), else "unknown"."""
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("tinygrad")
+    except PackageNotFoundError:
+        import tinygrad
+        return getattr(tinygrad, "__version__", "unknown")
+
+
 def select_cl_device(substr):
     """Make tinygrad's CL device the first OpenCL device (any platform, any
     type) whose device or platform name contains substr; returns its name."""
@@ -168,7 +179,6 @@ def time_tinygrad(name, batch, steps, warmup, select):
     dev_name = select_cl_device(select)
     from tinygrad import Tensor, Device, TinyJit, nn
     from tinygrad.helpers import Context
-    from importlib.metadata import version
     Tensor.manual_seed(1)
     model = build(name)
     state = nn.state.get_parameters(model)
@@ -206,7 +216,7 @@ def time_tinygrad(name, batch, steps, warmup, select):
             "min_ms": times[0], "first_step_ms": first, "capture_step_ms": capture,
             "params": sum(t.numel() for t in params),
             "loss": loss, "device": Device.DEFAULT, "device_name": dev.device_name,
-            "selected": dev_name, "tinygrad": version("tinygrad")}
+            "selected": dev_name, "tinygrad": tinygrad_version()}
 
 
 def cltrain_params(cltrain, name):

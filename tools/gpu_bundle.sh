@@ -12,6 +12,10 @@
 #   OUTDIR/gpu_report.sh          the report (run it there: OUTDIR/gpu_report.sh)
 #   OUTDIR/bench_peer.py          the PyTorch side of the seed benchmark
 #   OUTDIR/pytorch_gpt.py         the zoo gpt in PyTorch (bench_peer.py imports it)
+#   OUTDIR/bench_tinygrad.py      tinygrad beside cltrain on the same OpenCL device
+#   OUTDIR/python/tinygrad/       tinygrad (pure Python), when it imports here
+#                                 (in TINYGRAD_PYTHON, else .venv's python3,
+#                                 else python3)
 #   OUTDIR/BUNDLE.txt             what was bundled, from where, and the glibc
 #                                 the libraries need at least
 #
@@ -69,7 +73,22 @@ if [ -e "$data/train-images-idx3-ubyte.gz" ] || [ -e "$data/train-images-idx3-ub
     have_data=yes
 fi
 
-cp "$tools/gpu_report.sh" "$tools/bench_peer.py" "$tools/pytorch_gpt.py" "$out/"
+cp "$tools/gpu_report.sh" "$tools/bench_peer.py" "$tools/pytorch_gpt.py" "$tools/bench_tinygrad.py" "$out/"
+
+# tinygrad, the OpenCL peer: its package directory as it is installed here
+tg_version=no
+for py in ${TINYGRAD_PYTHON:-"$tools/../.venv/bin/python3" python3}; do
+    tg_dir=$("$py" -c 'import os, tinygrad; print(os.path.dirname(tinygrad.__file__))' 2>/dev/null) || continue
+    [ -n "$tg_dir" ] || continue
+    rm -rf "$out/python/tinygrad"
+    mkdir -p "$out/python"
+    rm -rf "$out"/python/tinygrad-*.dist-info
+    (cd "$(dirname "$tg_dir")" && tar cf - --exclude=__pycache__ tinygrad tinygrad-*.dist-info) |
+        tar xf - -C "$out/python"
+    tg_version=$("$py" -c 'from importlib.metadata import version; print(version("tinygrad"))' 2>/dev/null ||
+        echo unknown)
+    break
+done
 chmod +x "$out/gpu_report.sh"
 
 # the newest GLIBC_x.y any bundled file needs: the target's glibc must be as new
@@ -87,6 +106,7 @@ done | sort -uV | tail -n1)
             libopenblas0-pthread 2>/dev/null | sed 's/, $//')"
     fi
     echo "fashion-mnist: $have_data"
+    echo "tinygrad: $tg_version"
     echo "binaries: $(cd "$out/bin" && echo *)"
     echo "libraries: $(cd "$out/lib" && echo *)"
 } >"$out/BUNDLE.txt"

@@ -19,6 +19,10 @@
 #   3b. with TUNE=yes (the default), runs `cltrain tune` for the networks on
 #      the device (the benches of 2. run untuned, CLTRAIN_TUNE=off) and
 #      times them again tuned, side by side in the report;
+#   3c. with TINYGRAD=yes (the default), when tinygrad imports (the bundle
+#      carries it where the bundling machine had it), times mlp, cnn and
+#      resnet56 in tinygrad and cltrain's GPU class on the same OpenCL
+#      device, interleaved (bench_tinygrad.py --platform nvidia|amd|intel);
 #   4. runs checkcl (every op against its host reference on random shapes,
 #      finite-difference gradients included), bench_conv_gpu (the GPU
 #      class's convolution variants) and test_gemm_cl (cltrain's own SGEMM
@@ -44,6 +48,9 @@
 #   CONV_ARGS="..." extra arguments of bench_conv_gpu (e.g. "--batch 64")
 #   TUNE=yes|no     tune the networks' products and time them again (default yes)
 #   TUNE_BUDGET=S   tune's budget per network in seconds (default 60)
+#   TINYGRAD=yes|no time tinygrad beside cltrain (default yes)
+#   TG_ROUNDS=N     its rounds (default 3)
+#   TG_MODELS=a,b   its networks (default mlp,cnn,resnet56)
 set -uo pipefail
 
 usage() {
@@ -62,6 +69,8 @@ if [ -x "$src/bin/cltrain" ]; then # a bundle
     checkcl=$src/bin/checkcl
     gemmcl=$src/bin/test_gemm_cl
     peer=$src/bench_peer.py
+    tgbench=$src/bench_tinygrad.py
+    tgpath=$src/python
     data=${FASHION_MNIST_DIR:-$src/data/fashion-mnist}
 elif [ -x "$src/tools/cltrain" ]; then # a meson build directory
     cltrain=$src/tools/cltrain
@@ -70,6 +79,8 @@ elif [ -x "$src/tools/cltrain" ]; then # a meson build directory
     checkcl=$src/tests/checkcl
     gemmcl=$src/tests/test_gemm_cl
     peer=$here/bench_peer.py
+    tgbench=$here/bench_tinygrad.py
+    tgpath=
     data=${FASHION_MNIST_DIR:-/usr/share/datasets/fashion-mnist}
 else
     echo "gpu_report: $src holds neither bin/cltrain (a bundle) nor tools/cltrain (a build)" >&2
@@ -331,6 +342,36 @@ if [ "$torch_state" = yes ]; then
     done
 fi
 
+# ---- tinygrad on the same OpenCL device ----
+tg_state="not run (TINYGRAD=no)"
+if [ "${TINYGRAD:-yes}" = yes ]; then
+    tg_env=(env)
+    [ -n "$tgpath" ] && [ -d "$tgpath" ] && tg_env+=("PYTHONPATH=$tgpath${PYTHONPATH:+:$PYTHONPATH}")
+    tg_plat="" tg_args=()
+    if [ $cpu_fallback = yes ]; then
+        tg_plat=pocl
+    elif [ -n "$nv" ]; then
+        tg_plat=nvidia
+    elif [ -n "$amd" ]; then
+        tg_plat=amd
+    elif [ -n "$intel" ]; then
+        tg_plat=intel
+    fi
+    [ $cpu_fallback = no ] && tg_args=(--steps 20 --warmup 5) # the defaults are sized for CPUs
+    if [ -z "$dev" ] || [ -z "$tg_plat" ]; then
+        tg_state="not run (no device of a platform bench_tinygrad.py selects)"
+    elif [ ! -e "$tgbench" ]; then
+        tg_state="not run (no $tgbench)"
+    elif ! "${tg_env[@]}" "$PYTHON" -c 'import tinygrad' 2>/dev/null; then
+        tg_state="not run (tinygrad does not import in $PYTHON)"
+    else
+        run tinygrad "${tg_env[@]}" "$PYTHON" "$tgbench" --platform "$tg_plat" --cltrain "$cltrain" \
+            --rounds "${TG_ROUNDS:-3}" \
+            --models "${TG_MODELS:-mlp,cnn,resnet56}" "${tg_args[@]}" --json "$logs/tinygrad.json"
+        tg_state=ran
+    fi
+fi
+
 # ---- the report ----
 # the selector the first network ran on, and that device's line of --devices
 cl_dev_sel=""
@@ -428,6 +469,19 @@ if [ "$torch_state" = yes ]; then
         [ -n "$x" ] && [ "$x" != null ] && v="$v, $k $x"
     done
     md "$v (\`bench_peer.py --one NAME --device cuda\`: TF32 off, cuDNN autotuner on)." ""
+fi
+
+md "## Beside tinygrad on the same OpenCL device" ""
+if [ "$tg_state" = ran ] && grep -q '^| ' "$logs/tinygrad.out" 2>/dev/null; then
+    md "\`bench_tinygrad.py --platform $tg_plat\`: a full step of each (zero grads, forward, backward, SGD with momentum), one cltrain process then one tinygrad process per network and round." ""
+    md "$(grep -v '^| \|^|-\|^$' "$logs/tinygrad.out" | sed 's/$/  /')" ""
+    md "$(grep '^|' "$logs/tinygrad.out")" ""
+elif [ "$tg_state" = ran ]; then
+    md "**failed** (exit $(cat "$logs/tinygrad.rc")):"
+    err_tail tinygrad
+    md ""
+else
+    md "$tg_state." ""
 fi
 
 md "## Self-test" ""
