@@ -15,6 +15,10 @@
  * normalized to the tensor's largest value, as for reductions:
  * atol = 4 (3E + 2T + T N + 8) 2^-24 max|ref|, rtol 0. A wrong index,
  * mask or scale errs by the size of the values themselves.
+ * With 16-bit products (selftest/checkcl --precision bf16|fp16) each
+ * tolerance adds the largest of ct_ref_attention_bound16's per-element
+ * bounds: every product's operands rounded, the error carried through the
+ * softmax and the backward's chain (see src/ref/attention.h).
  * The reference's gradients (x and every parameter) are checked against
  * central finite differences of sum(y * dy).
  */
@@ -77,6 +81,19 @@ static void one_case(ct_check *c, const ct_attention_desc *d)
         ck_status(c, ct_ref_attention_backward(d, dx, dw, dy, x, w), "reference backward"))
         return;
 
+    /* what 16-bit operands add (0 in float32) */
+    double by = 0, bdx = 0, bdw = 0;
+    ct_precision prec = ct_context_precision(ctx);
+    if (prec != CT_PRECISION_FP32) {
+        double *ey = ck_host(c, nx), *edx = ck_host(c, nx), *edw = ck_host(c, np);
+        if (ck_failed(c) || ck_status(c, ct_ref_attention_bound16(d, ck_prec_u(prec), ck_prec_sub(prec), ey, edx,
+                                                                 edw, dy, x, w), "16-bit bound"))
+            return;
+        by = ck_amax(ey, nx);
+        bdx = ck_amax(edx, nx);
+        bdw = ck_amax(edw, np);
+    }
+
     ct_buf d_x = ck_dev_in(c, x, nx), d_w = ck_dev_in(c, w, np), d_dy = ck_dev_in(c, dy, nx);
     ct_buf d_y = ck_dev_out(c, nx), d_saved = ck_dev_out(c, ct_attention_saved(d));
     ct_buf d_dx = ck_dev_out(c, nx), d_work = ck_dev_out(c, ct_attention_work(d));
@@ -85,13 +102,13 @@ static void one_case(ct_check *c, const ct_attention_desc *d)
         return;
     if (ck_status(c, ct_attention_forward(ctx, d, d_y, d_saved, d_x, d_w), "attention forward"))
         return;
-    ck_expect(c, "forward y", d_y, nx, y, tol(d, y, nx), 0);
+    ck_expect(c, "forward y", d_y, nx, y, tol(d, y, nx) + by, 0);
     if (ck_status(c, ct_attention_backward(ctx, d, d_dx, d_dw, d_dy, d_x, d_w, d_saved, d_work),
                   "attention backward"))
         return;
-    ck_expect(c, "backward dx", d_dx, nx, dx, tol(d, dx, nx), 0);
+    ck_expect(c, "backward dx", d_dx, nx, dx, tol(d, dx, nx) + bdx, 0);
     ck_expect(c, "backward dw (in_proj_weight, in_proj_bias, out_proj.weight, out_proj.bias)", d_dw,
-              np, dw, tol(d, dw, np), 0);
+              np, dw, tol(d, dw, np) + bdw, 0);
 
     if (ck_finite_diff(c) && !ck_failed(c)) {
         /* the reference's own gradients, from a zero start */

@@ -167,3 +167,174 @@ done:
     free(dp);
     return st;
 }
+
+/* ---- what 16-bit operands add (ct_ref_attention_bound16) ---- */
+
+typedef struct rnd {
+    double u, s; /* relative and absolute (subnormal) rounding error */
+} rnd;
+
+/* a product a b whose operands the device holds within ea and eb of the
+ * exact a and b, each then rounded to 16 bits: |a~ b~ - a b| at most */
+static double perr(const rnd *r, double a, double ea, double b, double eb)
+{
+    double ra = ea + r->u * (fabs(a) + ea) + r->s, rb = eb + r->u * (fabs(b) + eb) + r->s;
+    return ra * fabs(b) + fabs(a) * rb + ra * rb;
+}
+
+/* e (R, out) += the bound of x (R, in) W^T, x within ex (NULL: exact), W exact */
+static void linear_err(const rnd *r, double *e, const double *x, const double *ex, const double *W, size_t R,
+                       size_t in, size_t out)
+{
+    for (size_t i = 0; i < R; i++)
+        for (size_t j = 0; j < out; j++) {
+            double s = 0;
+            for (size_t k = 0; k < in; k++)
+                s += perr(r, x[i * in + k], ex ? ex[i * in + k] : 0, W[j * in + k], 0);
+            e[i * out + j] += s;
+        }
+}
+
+/* edx (R, in) = the bound of dy W (dy within edy, NULL: exact); edW (out, in)
+ * += that of dy^T x (x within ex, NULL: exact); edb (out) += sum of edy
+ * (float32 column sums of the device's dy) */
+static void linear_back_err(const rnd *r, double *edx, double *edW, double *edb, const double *dy, const double *edy,
+                            const double *x, const double *ex, const double *W, size_t R, size_t in, size_t out)
+{
+    for (size_t j = 0; j < out; j++)
+        for (size_t i = 0; i < in; i++) {
+            double s = 0;
+            for (size_t q = 0; q < R; q++)
+                s += perr(r, dy[q * out + j], edy ? edy[q * out + j] : 0, x[q * in + i], ex ? ex[q * in + i] : 0);
+            edW[j * in + i] += s;
+        }
+    for (size_t q = 0; edy && q < R; q++)
+        for (size_t j = 0; j < out; j++)
+            edb[j] += edy[q * out + j];
+    for (size_t q = 0; edx && q < R; q++)
+        for (size_t i = 0; i < in; i++) {
+            double s = 0;
+            for (size_t j = 0; j < out; j++)
+                s += perr(r, dy[q * out + j], edy ? edy[q * out + j] : 0, W[j * in + i], 0);
+            edx[q * in + i] = s;
+        }
+}
+
+int ct_ref_attention_bound16(const ct_attention_desc *d, double u, double s, double *ey, double *edx,
+                             double *edw, const double *dy, const double *x, const double *w)
+{
+    size_t T = d->T, N = d->N, E = d->E, H = d->H, D = E / H, TN = T * N;
+    const rnd r = { u, s };
+    fwd f = { NULL, NULL, NULL };
+    double *eqkv = calloc(3 * TN * E, sizeof(double)), *ep = calloc(N * H * T * T, sizeof(double));
+    double *eo = calloc(TN * E, sizeof(double)), *dout = malloc(TN * E * sizeof(double));
+    double *edout = calloc(TN * E, sizeof(double)), *dqkv = calloc(3 * TN * E, sizeof(double));
+    double *edqkv = calloc(3 * TN * E, sizeof(double)), *dp = malloc(T * sizeof(double));
+    double *edp = calloc(T, sizeof(double)), *eds = calloc(T, sizeof(double)), *ds = malloc(T * sizeof(double));
+    int st = forward(d, &f, x, w);
+    if (!st && (!eqkv || !ep || !eo || !dout || !edout || !dqkv || !edqkv || !dp || !edp || !eds || !ds))
+        st = CT_ERR_NO_MEMORY;
+    if (st)
+        goto done;
+    double scale = 1.0 / sqrt((double)D);
+    const double *w_out = w + 3 * E * E + 3 * E;
+    double *dw_out = edw + 3 * E * E + 3 * E;
+    for (size_t i = 0; i < ct_attention_params(d); i++)
+        edw[i] = 0;
+    /* forward: qkv, then per (sample, head) scores, softmax, context */
+    linear_err(&r, eqkv, x, NULL, w, TN, E, 3 * E);
+    for (size_t n = 0; n < N; n++)
+        for (size_t h = 0; h < H; h++)
+            for (size_t i = 0; i < T; i++) {
+                const double *row = f.p + ((n * H + h) * T + i) * T;
+                double *erow = ep + ((n * H + h) * T + i) * T, emax = 0;
+                size_t qo = (i * N + n) * 3 * E + h * D;
+                for (size_t j = 0; j < keys(d, i); j++) {
+                    size_t ko = (j * N + n) * 3 * E + E + h * D;
+                    double e = 0;
+                    for (size_t k = 0; k < D; k++)
+                        e += perr(&r, f.qkv[qo + k], eqkv[qo + k], f.qkv[ko + k], eqkv[ko + k]);
+                    erow[j] = scale * e;
+                    emax = fmax(emax, erow[j]);
+                }
+                /* scores within e_j: each probability within a factor
+                 * exp(+-(e_i + max e)) of the exact one */
+                for (size_t j = 0; j < keys(d, i); j++)
+                    erow[j] = row[j] * expm1(erow[j] + emax);
+                for (size_t k = 0; k < D; k++) {
+                    double e = 0;
+                    for (size_t j = 0; j < keys(d, i); j++) {
+                        size_t vo = (j * N + n) * 3 * E + 2 * E + h * D + k;
+                        e += perr(&r, row[j], erow[j], f.qkv[vo], eqkv[vo]);
+                    }
+                    eo[(i * N + n) * E + h * D + k] = e;
+                }
+            }
+    if (ey) {
+        for (size_t i = 0; i < TN * E; i++)
+            ey[i] = 0;
+        linear_err(&r, ey, f.o, eo, w_out, TN, E, E);
+    }
+    /* backward: do = dy W_out (and dW_out from o), then per head dP, dv, the
+     * softmax's backward (float32, no rounding), dq and dk, then dx, dW_in */
+    for (size_t q = 0; q < TN; q++) /* dout's exact values */
+        for (size_t i = 0; i < E; i++) {
+            double a = 0;
+            for (size_t j = 0; j < E; j++)
+                a += dy[q * E + j] * w_out[j * E + i];
+            dout[q * E + i] = a;
+        }
+    linear_back_err(&r, edout, dw_out, dw_out + E * E, dy, NULL, f.o, eo, w_out, TN, E, E);
+    for (size_t n = 0; n < N; n++)
+        for (size_t h = 0; h < H; h++)
+            for (size_t i = 0; i < T; i++) {
+                const double *row = f.p + ((n * H + h) * T + i) * T, *erow = ep + ((n * H + h) * T + i) * T;
+                size_t go = (i * N + n) * E + h * D, L = keys(d, i);
+                double dot = 0, edot = 0;
+                for (size_t j = 0; j < L; j++) {
+                    size_t vo = (j * N + n) * 3 * E + 2 * E + h * D;
+                    dp[j] = edp[j] = 0;
+                    for (size_t k = 0; k < D; k++) {
+                        dp[j] += dout[go + k] * f.qkv[vo + k];
+                        edp[j] += perr(&r, dout[go + k], edout[go + k], f.qkv[vo + k], eqkv[vo + k]);
+                        edqkv[vo + k] += perr(&r, row[j], erow[j], dout[go + k], edout[go + k]);
+                    }
+                    dot += dp[j] * row[j];
+                    edot += edp[j] * row[j] + fabs(dp[j]) * erow[j] + edp[j] * erow[j];
+                }
+                for (size_t j = 0; j < L; j++) {
+                    ds[j] = row[j] * (dp[j] - dot);
+                    eds[j] = erow[j] * fabs(dp[j] - dot) + (row[j] + erow[j]) * (edp[j] + edot);
+                }
+                size_t qo = (i * N + n) * 3 * E + h * D;
+                for (size_t j = 0; j < L; j++) {
+                    size_t ko = (j * N + n) * 3 * E + E + h * D;
+                    for (size_t k = 0; k < D; k++) {
+                        edqkv[qo + k] += scale * perr(&r, ds[j], eds[j], f.qkv[ko + k], eqkv[ko + k]);
+                        edqkv[ko + k] += scale * perr(&r, ds[j], eds[j], f.qkv[qo + k], eqkv[qo + k]);
+                        dqkv[qo + k] += scale * ds[j] * f.qkv[ko + k];
+                        dqkv[ko + k] += scale * ds[j] * f.qkv[qo + k];
+                    }
+                }
+                for (size_t j = 0; j < L; j++) {
+                    size_t vo = (j * N + n) * 3 * E + 2 * E + h * D;
+                    for (size_t k = 0; k < D; k++)
+                        dqkv[vo + k] += row[j] * dout[go + k];
+                }
+            }
+    linear_back_err(&r, edx, edw, edw + 3 * E * E, dqkv, edqkv, x, NULL, w, TN, E, 3 * E);
+done:
+    fwd_free(&f);
+    free(eqkv);
+    free(ep);
+    free(eo);
+    free(dout);
+    free(edout);
+    free(dqkv);
+    free(edqkv);
+    free(dp);
+    free(edp);
+    free(eds);
+    free(ds);
+    return st;
+}

@@ -19,4 +19,19 @@ int ct_ref_attention_forward(const ct_attention_desc *d, double *y, double *p, c
 int ct_ref_attention_backward(const ct_attention_desc *d, double *dx, double *dw, const double *dy,
                               const double *x, const double *w);
 
+/* What products of 16-bit operands add to the device's error, as bounds
+ * per element: every product's operands (x, w, dy exact; the forward's and
+ * backward's intermediates as the device holds them, within their own
+ * bounds) rounded with relative error u and absolute error s (fp16's
+ * subnormal step; 0 for bf16), each rounded pair's product off by at most
+ * ra |b| + |a| rb + ra rb (ra = ea + u (|a| + ea) + s); the softmax's
+ * probabilities within p (exp(e_i + max_j e_j) - 1) of the exact ones when
+ * their scores are within e; the softmax's backward and the bias
+ * gradients' column sums in float32, so only their inputs' bounds carry.
+ * Beyond float32's own rounding (the caller's float32 tolerance adds to
+ * these). Any of ey (T, N, E), edx (T, N, E), edw (flat) may be NULL but
+ * edw. CT_OK or CT_ERR_NO_MEMORY. */
+int ct_ref_attention_bound16(const ct_attention_desc *d, double u, double s, double *ey, double *edx,
+                             double *edw, const double *dy, const double *x, const double *w);
+
 #endif /* CT_REF_ATTENTION_H */
