@@ -110,7 +110,9 @@ double ck_prod_atol(ct_check *c, size_t terms, const double *abs_ref, size_t n);
  * other operand, at most operand_max). ck_prod_atol passes operand_max 1. */
 double ck_prec_extra(ct_precision p, size_t terms, double sum_max, double operand_max);
 
-/* The precision's rounding of an operand: relative error u (2^-8 bf16,
+/* The precision's rounding of an operand (for the bounds of the ops whose
+ * products feed softmaxes and recurrences: ref/attention.h,
+ * ref/rnn_bound.h): relative error u (2^-8 bf16,
  * 2^-11 fp16, 0 float32) and absolute error below the normal range (fp16's
  * subnormal half step 2^-25; 0 otherwise). */
 double ck_prec_u(ct_precision p);
@@ -118,13 +120,6 @@ double ck_prec_sub(ct_precision p);
 
 /* The largest |x[i]| (0 for n = 0). */
 double ck_amax(const double *x, size_t n);
-
-/* Whether an op's check holds in 16-bit precision: its products' outputs
- * are compared with the bounds above (attention: with
- * ct_ref_attention_bound16's), or it has no products. The recurrent ops
- * feed rounded products through recurrences, for which no bound is derived
- * yet: 0 for them. */
-int ck_prec_bounded(const char *op);
 
 /* sum(y * w): the usual scalar loss whose gradient w.r.t. y is w. */
 double ck_dot(const double *y, const double *w, size_t n);

@@ -26,6 +26,7 @@
 
 #include "check/rnn.h"
 #include "ref/gru.h"
+#include "ref/rnn_bound.h"
 
 typedef struct gru_loss {
     const ct_gru_desc *d;
@@ -44,7 +45,7 @@ static double loss(void *user)
 /* The launchers on the device in the context's current class, against the
  * reference's y, h_n, dx and dp (= dp0 + its gradient). */
 static void run_device(ct_check *c, const ct_gru_desc *d, const ck_rnn_data *r, const double *y,
-                       const double *hn, const double *dx, const double *dp)
+                       const double *hn, const double *dx, const double *dp, const double *b16)
 {
     ct_context *ctx = ck_ctx(c);
     size_t ns = (size_t)d->layers * (size_t)d->N * (size_t)d->hidden;
@@ -63,12 +64,12 @@ static void run_device(ct_check *c, const ct_gru_desc *d, const ck_rnn_data *r, 
     if (ck_failed(c) ||
         ck_status(c, ct_gru_forward(ctx, d, d_y, d_hn, d_x, d_p, d_ws), "gru forward"))
         return;
-    ck_expect(c, what[0], d_y, r->ny, y, tol_f, tol_f);
-    ck_expect(c, what[1], d_hn, ns, hn, tol_f, tol_f);
+    ck_expect(c, what[0], d_y, r->ny, y, tol_f + b16[0], tol_f);
+    ck_expect(c, what[1], d_hn, ns, hn, tol_f + b16[1], tol_f);
     if (ck_status(c, ct_gru_backward(ctx, d, d_dx, d_dp, d_dy, d_x, d_p, d_ws), "gru backward"))
         return;
-    ck_expect(c, what[2], d_dx, r->nx, dx, tol_b, tol_b);
-    ck_expect(c, what[3], d_dp, r->np, dp, tol_b, tol_b);
+    ck_expect(c, what[2], d_dx, r->nx, dx, tol_b + b16[2], tol_b);
+    ck_expect(c, what[3], d_dp, r->np, dp, tol_b + b16[3], tol_b);
 }
 
 static void one_case(ct_check *c, const ct_gru_desc *d)
@@ -87,10 +88,23 @@ static void one_case(ct_check *c, const ct_gru_desc *d)
         return;
     for (size_t i = 0; i < np; i++)
         dp[i] = r.dp0[i] + g[i];
+    /* what 16-bit operands add (0 in float32): y, h_n, dx, dparams */
+    double b16[4] = { 0 };
+    ct_precision prec = ct_context_precision(ck_ctx(c));
+    if (prec != CT_PRECISION_FP32) {
+        double *ey = ck_host(c, r.ny), *ehn = ck_host(c, ns), *edx = ck_host(c, r.nx), *edp = ck_host(c, np);
+        if (ck_failed(c) || ck_status(c, ct_ref_gru_bound16(d, ck_prec_u(prec), ck_prec_sub(prec), ey, ehn, edx, edp,
+                                                           r.dy, r.x, r.p), "16-bit bound"))
+            return;
+        b16[0] = ck_amax(ey, r.ny);
+        b16[1] = ck_amax(ehn, ns);
+        b16[2] = ck_amax(edx, r.nx);
+        b16[3] = ck_amax(edp, np);
+    }
     for (int cls = 0; cls < 2 && !ck_failed(c); cls++) {
         ct_kernels real = ck_use_class(c, cls ? CT_KERNELS_GPU : CT_KERNELS_CPU);
         if (!ck_failed(c))
-            run_device(c, d, &r, y, hn, dx, dp);
+            run_device(c, d, &r, y, hn, dx, dp, b16);
         ck_use_class(c, real);
     }
     gru_loss l = { d, r.x, r.p, r.dy, ck_host(c, r.ny) };

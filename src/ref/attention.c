@@ -174,12 +174,9 @@ typedef struct rnd {
     double u, s; /* relative and absolute (subnormal) rounding error */
 } rnd;
 
-/* a product a b whose operands the device holds within ea and eb of the
- * exact a and b, each then rounded to 16 bits: |a~ b~ - a b| at most */
 static double perr(const rnd *r, double a, double ea, double b, double eb)
 {
-    double ra = ea + r->u * (fabs(a) + ea) + r->s, rb = eb + r->u * (fabs(b) + eb) + r->s;
-    return ra * fabs(b) + fabs(a) * rb + ra * rb;
+    return ct_ref_perr16(r->u, r->s, a, ea, b, eb);
 }
 
 /* e (R, out) += the bound of x (R, in) W^T, x within ex (NULL: exact), W exact */

@@ -296,13 +296,6 @@ static int run_file(ct_context *ctx, const char *path)
         return 0;
     }
     const char *op = golden_op(&g);
-    if (ct_context_precision(ctx) != CT_PRECISION_FP32 &&
-        !ck_prec_bounded(op)) {
-        printf("skip %-28s %-22s no %s bound for it yet\n", base, op,
-               ct_precision_str(ct_context_precision(ctx)));
-        ct_st_free(&g.file);
-        return 1;
-    }
     golden_fn fn = NULL;
     for (size_t i = 0; i < CT_ARRAY_LEN(adapters); i++)
         if (!strcmp(adapters[i].op, op))

@@ -73,9 +73,10 @@ ct_rnn_desc golden_rnn_desc(golden *g);
  * missing or of the wrong size); */
 double *golden_rnn_inputs(golden *g, const ct_rnn_desc *d, int G, double **x, double **dy);
 /* the reference's (dp) and the device's (d_dp) flat parameter gradients
- * against the file's d<name>_l{k}, atol = rtol = tol. */
+ * against the file's d<name>_l{k}, atol = rtol = tol; the device's atol
+ * adds dev_extra (the 16-bit bound; 0 in float32). */
 void golden_rnn_expect_dparams(golden *g, const ct_rnn_desc *d, int G, const double *dp, ct_buf d_dp,
-                               double tol);
+                               double tol, double dev_extra);
 
 /* op name in the file's metadata -> adapter. One line per op. */
 #define GOLDEN_OPS(X)          \
