@@ -16,7 +16,8 @@
  * each adapter states its own. With --precision bf16|fp16 the products of
  * dense, conv2d (grouped too) and conv_transpose2d add golden_prec_bound;
  * the ops whose products feed recurrences or softmaxes (lstm, gru,
- * attention) have no 16-bit bound yet and are skipped.
+ * attention) add the largest of their per-element bounds
+ * (ref/rnn_bound.h, ref/attention.h).
  */
 #ifndef CT_TESTS_GOLDEN_H
 #define CT_TESTS_GOLDEN_H
