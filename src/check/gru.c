@@ -26,7 +26,6 @@
 
 #include "check/rnn.h"
 #include "ref/gru.h"
-#include "ref/rnn_bound.h"
 
 typedef struct gru_loss {
     const ct_gru_desc *d;
@@ -89,18 +88,9 @@ static void one_case(ct_check *c, const ct_gru_desc *d)
     for (size_t i = 0; i < np; i++)
         dp[i] = r.dp0[i] + g[i];
     /* what 16-bit operands add (0 in float32): y, h_n, dx, dparams */
-    double b16[4] = { 0 };
-    ct_precision prec = ct_context_precision(ck_ctx(c));
-    if (prec != CT_PRECISION_FP32) {
-        double *ey = ck_host(c, r.ny), *ehn = ck_host(c, ns), *edx = ck_host(c, r.nx), *edp = ck_host(c, np);
-        if (ck_failed(c) || ck_status(c, ct_ref_gru_bound16(d, ck_prec_u(prec), ck_prec_sub(prec), ey, ehn, edx, edp,
-                                                           r.dy, r.x, r.p), "16-bit bound"))
-            return;
-        b16[0] = ck_amax(ey, r.ny);
-        b16[1] = ck_amax(ehn, ns);
-        b16[2] = ck_amax(edx, r.nx);
-        b16[3] = ck_amax(edp, np);
-    }
+    double b16[4];
+    if (ck_status(c, ck_rnn_bound16(ct_context_precision(ck_ctx(c)), d, 3, r.dy, r.x, r.p, b16), "16-bit bound"))
+        return;
     for (int cls = 0; cls < 2 && !ck_failed(c); cls++) {
         ct_kernels real = ck_use_class(c, cls ? CT_KERNELS_GPU : CT_KERNELS_CPU);
         if (!ck_failed(c))

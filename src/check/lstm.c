@@ -32,7 +32,6 @@
 
 #include "check/rnn.h"
 #include "ref/lstm.h"
-#include "ref/rnn_bound.h"
 
 typedef struct lstm_loss {
     const ct_lstm_desc *d;
@@ -104,20 +103,9 @@ static void one_case(ct_check *c, const ct_lstm_desc *d)
     for (size_t i = 0; i < np; i++)
         dp[i] = r.dp0[i] + g[i];
     /* what 16-bit operands add (0 in float32): y, h_n, c_n, dx, dparams */
-    double b16[5] = { 0 };
-    ct_precision prec = ct_context_precision(ck_ctx(c));
-    if (prec != CT_PRECISION_FP32) {
-        double *ey = ck_host(c, ny), *ehn = ck_host(c, ns), *ecn = ck_host(c, ns), *edx = ck_host(c, nx);
-        double *edp = ck_host(c, np);
-        if (ck_failed(c) || ck_status(c, ct_ref_lstm_bound16(d, ck_prec_u(prec), ck_prec_sub(prec), ey, ehn, ecn, edx,
-                                                            edp, dy, x, p), "16-bit bound"))
-            return;
-        b16[0] = ck_amax(ey, ny);
-        b16[1] = ck_amax(ehn, ns);
-        b16[2] = ck_amax(ecn, ns);
-        b16[3] = ck_amax(edx, nx);
-        b16[4] = ck_amax(edp, np);
-    }
+    double b16[5];
+    if (ck_status(c, ck_rnn_bound16(ct_context_precision(ck_ctx(c)), d, 4, dy, x, p, b16), "16-bit bound"))
+        return;
     /* each case in the CPU class, then in the GPU class (ck_use_class) */
     for (int cls = 0; cls < 2 && !ck_failed(c); cls++) {
         ct_kernels real = ck_use_class(c, cls ? CT_KERNELS_GPU : CT_KERNELS_CPU);

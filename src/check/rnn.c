@@ -4,6 +4,11 @@
 #include "check/rnn.h"
 
 #include <math.h>
+#include <stdlib.h>
+
+#include "ops/gru.h"
+#include "ops/lstm.h"
+#include "ref/rnn_bound.h"
 
 #define U_F32 0x1p-24
 
@@ -37,6 +42,33 @@ double ck_rnn_tol(const ct_rnn_desc *d, int G, int backward)
     if (backward)
         K = fmax(fmax(K, (double)G * H), (double)d->T * (double)d->N);
     return 4 * U_F32 * sqrt(K) * (double)d->T * (double)d->layers;
+}
+
+int ck_rnn_bound16(ct_precision p, const ct_rnn_desc *d, int G, const double *dy, const double *x,
+                   const double *params, double *b16)
+{
+    size_t ny = (size_t)d->T * (size_t)d->N * (size_t)d->hidden, nx = (size_t)d->T * (size_t)d->N * (size_t)d->input;
+    size_t ns = (size_t)d->layers * (size_t)d->N * (size_t)d->hidden;
+    size_t np = G == 4 ? ct_lstm_param_count(d) : ct_gru_param_count(d), no = G == 4 ? 5 : 4;
+    for (size_t i = 0; i < no; i++)
+        b16[i] = 0;
+    if (p == CT_PRECISION_FP32)
+        return CT_OK;
+    double *ey = malloc((ny + 2 * ns + nx + np) * sizeof(double)), *ehn = ey + ny, *ecn = ehn + ns;
+    double *edx = ecn + ns, *edp = edx + nx;
+    if (!ey)
+        return CT_ERR_NO_MEMORY;
+    int st = G == 4 ? ct_ref_lstm_bound16(d, ck_prec_u(p), ck_prec_sub(p), ey, ehn, ecn, edx, edp, dy, x, params)
+                    : ct_ref_gru_bound16(d, ck_prec_u(p), ck_prec_sub(p), ey, ehn, edx, edp, dy, x, params);
+    if (!st) {
+        const double *e[5] = { ey, ehn, ecn, edx, edp };
+        size_t n[5] = { ny, ns, ns, nx, np };
+        for (size_t i = 0, o = 0; i < 5; i++)
+            if (G == 4 || i != 2)
+                b16[o++] = ck_amax(e[i], n[i]);
+    }
+    free(ey);
+    return st;
 }
 
 void ck_rnn_gradcheck_params(ct_check *c, const ct_rnn_desc *d, int G, ck_loss_fn loss, void *user,

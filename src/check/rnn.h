@@ -25,6 +25,13 @@ int ck_rnn_data_make(ct_check *c, const ct_rnn_desc *d, size_t np, ck_rnn_data *
  * reasoning is in check/lstm.c. */
 double ck_rnn_tol(const ct_rnn_desc *d, int G, int backward);
 
+/* The largest of each output's 16-bit bounds in precision p
+ * (ct_ref_lstm_bound16 for G = 4, ct_ref_gru_bound16 for G = 3), in the
+ * outputs' order: y, h_n, c_n (the LSTM only), dx, dparams; all 0 in
+ * float32. CT_OK or CT_ERR_NO_MEMORY. */
+int ck_rnn_bound16(ct_precision p, const ct_rnn_desc *d, int G, const double *dy, const double *x,
+                   const double *params, double *b16);
+
 /* Finite differences of the reference's loss against its parameter
  * gradient g (flat, from zero): up to 8 points of each layer's weight_ih,
  * weight_hh, bias_ih and bias_hh. */

@@ -18,7 +18,6 @@
 #include "golden.h"
 #include "ops/gru.h"
 #include "ref/gru.h"
-#include "ref/rnn_bound.h"
 
 void golden_gru(golden *g)
 {
@@ -40,20 +39,9 @@ void golden_gru(golden *g)
         golden_status(g, ct_ref_gru_backward(&d, dx, dp, dy, x, p), "reference backward"))
         return;
     /* what 16-bit operands add (0 in float32): y, h_n, dx, dparams */
-    double b16[4] = { 0 };
-    ct_precision prec = ct_context_precision(ctx);
-    if (prec != CT_PRECISION_FP32) {
-        double *ey = golden_host(g, ny), *ehn = golden_host(g, ns), *edx = golden_host(g, nx);
-        double *edp = golden_host(g, np);
-        if (!ey || !ehn || !edx || !edp ||
-            golden_status(g, ct_ref_gru_bound16(&d, ck_prec_u(prec), ck_prec_sub(prec), ey, ehn, edx, edp, dy, x, p),
-                          "16-bit bound"))
-            return;
-        b16[0] = ck_amax(ey, ny);
-        b16[1] = ck_amax(ehn, ns);
-        b16[2] = ck_amax(edx, nx);
-        b16[3] = ck_amax(edp, np);
-    }
+    double b16[4];
+    if (golden_status(g, ck_rnn_bound16(ct_context_precision(ctx), &d, 3, dy, x, p, b16), "16-bit bound"))
+        return;
 
     ct_buf d_x = golden_dev(g, x, nx), d_p = golden_dev(g, p, np), d_dy = golden_dev(g, dy, ny);
     ct_buf d_y = golden_dev_zero(g, ny), d_hn = golden_dev_zero(g, ns), d_dx = golden_dev_zero(g, nx),

@@ -19,7 +19,6 @@
 #include "golden.h"
 #include "ops/lstm.h"
 #include "ref/lstm.h"
-#include "ref/rnn_bound.h"
 
 void golden_lstm(golden *g)
 {
@@ -41,21 +40,9 @@ void golden_lstm(golden *g)
         golden_status(g, ct_ref_lstm_backward(&d, dx, dp, dy, x, p), "reference backward"))
         return;
     /* what 16-bit operands add (0 in float32): y, h_n, c_n, dx, dparams */
-    double b16[5] = { 0 };
-    ct_precision prec = ct_context_precision(ctx);
-    if (prec != CT_PRECISION_FP32) {
-        double *ey = golden_host(g, ny), *ehn = golden_host(g, ns), *ecn = golden_host(g, ns);
-        double *edx = golden_host(g, nx), *edp = golden_host(g, np);
-        if (!ey || !ehn || !ecn || !edx || !edp ||
-            golden_status(g, ct_ref_lstm_bound16(&d, ck_prec_u(prec), ck_prec_sub(prec), ey, ehn, ecn, edx, edp, dy,
-                                                 x, p), "16-bit bound"))
-            return;
-        b16[0] = ck_amax(ey, ny);
-        b16[1] = ck_amax(ehn, ns);
-        b16[2] = ck_amax(ecn, ns);
-        b16[3] = ck_amax(edx, nx);
-        b16[4] = ck_amax(edp, np);
-    }
+    double b16[5];
+    if (golden_status(g, ck_rnn_bound16(ct_context_precision(ctx), &d, 4, dy, x, p, b16), "16-bit bound"))
+        return;
 
     ct_buf d_x = golden_dev(g, x, nx), d_p = golden_dev(g, p, np), d_dy = golden_dev(g, dy, ny);
     ct_buf d_y = golden_dev_zero(g, ny), d_hn = golden_dev_zero(g, ns),
