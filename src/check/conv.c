@@ -38,6 +38,7 @@
 #include "check/check.h"
 #include "ops/conv.h"
 #include "ops/conv_igemm.h"
+#include "ops/conv_lane.h"
 #include "host/conv_host.h"
 #include "host/host_work.h"
 #include "ref/conv.h"
@@ -67,10 +68,12 @@ enum { WS_MIN, WS_RECOMMENDED, WS_TWO_IMAGES };
 static void conv_case_on(ct_check *c, const ct_conv2d_desc *d, int has_bias, int ws_mode);
 
 enum { PATH_GPU_KERNELS, PATH_CPU_KERNELS, PATH_DIRECT_HOST, PATH_DIRECT_HOST_AVX2,
-       PATH_GPU_IMPLICIT };
+       PATH_GPU_IMPLICIT, PATH_GPU_LANE };
 
 /* path: im2col with the GPU or the CPU kernels, the GPU class's implicit
- * GEMMs, or the direct host convolution (skipped where it does not apply). */
+ * GEMMs or its direct lane kernels (forced as CLTRAIN_CONV=lane does, so
+ * they run on every device), or the direct host convolution (skipped where
+ * it does not apply). */
 static void conv_case(ct_check *c, const ct_conv2d_desc *d, int has_bias, int ws_mode, int path)
 {
     ct_context *ctx = ck_ctx(c);
@@ -84,7 +87,7 @@ static void conv_case(ct_check *c, const ct_conv2d_desc *d, int has_bias, int ws
         unsetenv("CLTRAIN_HOST_ISA");
         return;
     }
-    ctx->conv_direct = path == PATH_DIRECT_HOST || path == PATH_GPU_IMPLICIT;
+    ctx->conv_direct = path == PATH_GPU_LANE ? 2 : path == PATH_DIRECT_HOST || path == PATH_GPU_IMPLICIT;
     if (path == PATH_DIRECT_HOST) {
         /* the class table decides: probe it as the case would run */
         ct_kernels real = ck_use_class(c, CT_KERNELS_CPU);
@@ -101,8 +104,9 @@ static void conv_case(ct_check *c, const ct_conv2d_desc *d, int has_bias, int ws
             ws_mode == WS_MIN ? "min" : ws_mode == WS_RECOMMENDED ? "recommended" : "two images",
             path == PATH_DIRECT_HOST ? (ct_host_avx512() ? "direct host avx512" : "direct host")
             : path == PATH_CPU_KERNELS ? "im2col cpu"
-            : path == PATH_GPU_IMPLICIT ? "implicit gemm gpu" : "im2col gpu");
-    int gpu = path == PATH_GPU_KERNELS || path == PATH_GPU_IMPLICIT;
+            : path == PATH_GPU_IMPLICIT ? "implicit gemm gpu"
+            : path == PATH_GPU_LANE ? "direct lanes gpu" : "im2col gpu");
+    int gpu = path == PATH_GPU_KERNELS || path == PATH_GPU_IMPLICIT || path == PATH_GPU_LANE;
     ct_kernels real = ck_use_class(c, gpu ? CT_KERNELS_GPU : CT_KERNELS_CPU);
     conv_case_on(c, d, has_bias, ws_mode);
     ctx->conv_direct = direct;
@@ -162,10 +166,10 @@ static void conv_case_on(ct_check *c, const ct_conv2d_desc *d, int has_bias, int
                                         d_dy, d_x, d_w, d_ws, ws_elems), "conv2d backward"))
         return;
     /* im2col: a sum over c_out, then col2im's over kh kw; the implicit
-     * GEMM: one sum over c_out kh kw */
+     * GEMM and the lane kernels: one sum over c_out kh kw */
     size_t khw = (size_t)d->kh * d->kw;
-    size_t k_dx = ct_conv2d_igemm_ok(ctx, d) && ct_conv2d_igemm_dx_ok(d) ? (size_t)d->c_out * khw
-                                                                   : (size_t)d->c_out + khw;
+    int one_sum = ct_conv2d_lane_ok(ctx, d) || (ct_conv2d_igemm_ok(ctx, d) && ct_conv2d_igemm_dx_ok(d));
+    size_t k_dx = one_sum ? (size_t)d->c_out * khw : (size_t)d->c_out + khw;
     ck_expect(c, "backward dx", d_dx, nx, dx, ck_prod_atol(c, k_dx, adx, nx), 0);
     ck_expect(c, "backward dw", d_dw, nw, dw, ck_prod_atol(c, (size_t)d->n * (P + 1), adw, nw), 0);
     if (has_bias)
@@ -269,16 +273,19 @@ void ct_check_conv(ct_check *c)
     };
     for (size_t f = 0; f < CT_ARRAY_LEN(fixed) && !ck_failed(c); f++)
         for (int mode = WS_MIN; mode <= WS_TWO_IMAGES && !ck_failed(c); mode++)
-            for (int path = PATH_GPU_KERNELS; path <= PATH_GPU_IMPLICIT && !ck_failed(c); path++) {
+            for (int path = PATH_GPU_KERNELS; path <= PATH_GPU_LANE && !ck_failed(c); path++) {
                 if (path >= PATH_DIRECT_HOST && mode != WS_MIN)
                     continue; /* it takes no workspace */
                 /* small: one (workspace, kernels) pair per shape, the six pairs
                  * in turn; the batches of more than three images (there for the
                  * direct host path) with the recommended workspace: few GEMMs;
                  * and the implicit GEMMs on three small shapes (3x3, 5x5 at stride 2,
-                 * padding beyond a non-square kernel) */
+                 * padding beyond a non-square kernel), the lane kernels on
+                 * the strided 5x5 and the dilated one whose taps lie wholly
+                 * in the padding */
                 int small_mode = fixed[f].n > 3 ? WS_RECOMMENDED : (int)(f % 3);
-                if (ck_small(c) && (path == PATH_GPU_IMPLICIT ? f != 2 && f != 3 && f != 5
+                if (ck_small(c) && (path == PATH_GPU_LANE ? f != 3 && f != 8
+                                    : path == PATH_GPU_IMPLICIT ? f != 2 && f != 3 && f != 5
                                     : mode != small_mode || path != (int)(f % 2)))
                     continue;
                 /* small: the wide rows with one image, channel and row
@@ -315,7 +322,7 @@ void ct_check_conv(ct_check *c)
         /* stride 1 half the time, so the direct host path gets its share */
         if (ck_int(c, 0, 1))
             d.stride_h = d.stride_w = d.dil_h = d.dil_w = 1;
-        conv_case(c, &d, bias, mode, ck_int(c, PATH_GPU_KERNELS, PATH_GPU_IMPLICIT));
+        conv_case(c, &d, bias, mode, ck_int(c, PATH_GPU_KERNELS, PATH_GPU_LANE));
         ck_case_end(c);
     }
 

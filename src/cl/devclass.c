@@ -86,13 +86,13 @@ int ct_devclass_env(ct_kernels *kernels, ct_gemm_path *gemm, int *conv_direct, c
         snprintf(why, why_size, "CLTRAIN_GEMM='%s': expected clblast, host or auto", g);
         return CT_ERR_INVALID_ARG;
     }
-    if (c && *c && strcmp(c, "auto") && strcmp(c, "im2col")) {
-        snprintf(why, why_size, "CLTRAIN_CONV='%s': expected auto or im2col", c);
+    if (c && *c && strcmp(c, "auto") && strcmp(c, "im2col") && strcmp(c, "lane")) {
+        snprintf(why, why_size, "CLTRAIN_CONV='%s': expected auto, im2col or lane", c);
         return CT_ERR_INVALID_ARG;
     }
     *kernels = (ct_kernels)kk;
     *gemm = (ct_gemm_path)gg;
-    *conv_direct = !(c && !strcmp(c, "im2col"));
+    *conv_direct = c && !strcmp(c, "im2col") ? 0 : c && !strcmp(c, "lane") ? 2 : 1;
     return CT_OK;
 }
 

@@ -38,7 +38,7 @@ int ct_kernels_parse(const char *s);
 int ct_gemm_parse(const char *s);
 
 /* The table for a device. `kernels` and `gemm` are the wishes (AUTO: decide
- * by the device type); conv_direct is 0 when CLTRAIN_CONV=im2col. Returns
+ * by the device type); conv_direct is 0 when CLTRAIN_CONV=im2col, 2 for lane. Returns
  * CT_ERR_UNSUPPORTED with a message in `why` when a wish cannot be met (the
  * host GEMM path on a device that does not share host memory). */
 int ct_devclass_resolve(const ct_device_info *dev, ct_kernels kernels, ct_gemm_path gemm,

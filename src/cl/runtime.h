@@ -101,7 +101,8 @@ struct ct_context {
     size_t gemm_tmp_bytes;
     size_t gemm_index_limit; /* the last element a CLBlast operand may reach; 0: 2^31 - 1
                                 (tests lower it to reach the rebasing path) */
-    int conv_direct;        /* direct host convolution allowed (CLTRAIN_CONV != im2col) */
+    int conv_direct;        /* direct convolutions allowed (CLTRAIN_CONV: 0 im2col, 1 auto,
+                               2 lane: the GPU class's lane kernels on any device) */
     int precision;          /* ct_precision: the operands of matrix products */
     ct_gemm_path gemm_asked; /* the GEMM path asked for (CLTRAIN_GEMM, ct_gemm_set_path);
                                 AUTO: the class's own */

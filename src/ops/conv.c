@@ -18,6 +18,7 @@
 
 #include "ops/conv.h"
 #include "ops/conv_igemm.h"
+#include "ops/conv_lane.h"
 #include "host/conv_host.h"
 #include "ops/dense.h"
 
@@ -129,8 +130,9 @@ size_t ct_conv2d_workspace(const ct_conv2d_desc *d)
 size_t ct_conv2d_workspace_for(const ct_context *ctx, const ct_conv2d_desc *d)
 {
     size_t target = CT_CONV_WS_TARGET;
-    if (ctx && ct_conv2d_igemm_ok(ctx, d) && ct_conv2d_igemm_dx_ok(d))
-        return workspace_within(d, 0); /* the implicit GEMMs use none: the least allowed */
+    if (ctx && ((ct_conv2d_igemm_ok(ctx, d) && ct_conv2d_igemm_dx_ok(d)) || ct_conv2d_lane_ok(ctx, d)))
+        return workspace_within(d, 0); /* the implicit GEMMs and the direct kernels use none: the
+                                          least allowed */
     if (ctx && ctx->cls.kernels == CT_KERNELS_GPU) {
         uint64_t mem = ctx->dev.global_mem_bytes / 32, alloc = ctx->dev.max_alloc_bytes;
         uint64_t t = (uint64_t)CT_CONV_WS_TARGET_GPU * sizeof(float);
@@ -234,6 +236,8 @@ int ct_conv2d_forward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf y, ct_buf
                        (void *)y.mem, (void *)x.mem, (void *)w.mem);
     if (ct_conv2d_host_ok(ctx, d))
         return ct_conv2d_host_forward(ctx, d, y, x, w, b);
+    if (ct_conv2d_lane_ok(ctx, d))
+        return ct_conv2d_lane_forward(ctx, d, p.oh, p.ow, y, x, w, b);
     if (ct_conv2d_igemm_ok(ctx, d))
         return ct_conv2d_igemm_forward(ctx, d, p.oh, p.ow, y, x, w, b);
     size_t co = (size_t)d->c_out;
@@ -285,7 +289,11 @@ int ct_conv2d_backward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf dx, ct_b
                        "x %p (needed for dw)", (void *)dy.mem, (void *)w.mem, (void *)x.mem);
     if (ct_conv2d_host_ok(ctx, d))
         return ct_conv2d_host_backward(ctx, d, dx, dw, db, dy, x, w);
-    if (ct_conv2d_igemm_ok(ctx, d)) {
+    if (ct_conv2d_lane_ok(ctx, d)) {
+        if ((st = ct_conv2d_lane_backward(ctx, d, p.oh, p.ow, dx, dw, dy, x, w)))
+            return st;
+        dx = dw = (ct_buf){ NULL, 0 };
+    } else if (ct_conv2d_igemm_ok(ctx, d)) {
         /* a strided input gradient stays with col2im below (as an implicit
          * GEMM most of its taps would be zeros) */
         int dx_here = ct_conv2d_igemm_dx_ok(d);
