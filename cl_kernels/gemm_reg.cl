@@ -21,13 +21,13 @@
 #define CT_GREG_WM 4
 #define CT_GREG_WN 8
 
-/* p at four (clamped) indices: four scalar loads, no branch. A runtime
- * that runs work-items as SIMD lanes gathers a float4 load per component
- * anyway; a GPU's neighbouring work-items still read neighbouring
- * addresses. */
-inline float4 ct_greg_row(__global const float *p, uint i0, uint i1, uint i2, uint i3)
+/* p at base + four (clamped) indices: four scalar loads, no branch. A
+ * runtime that runs work-items as SIMD lanes gathers a float4 load per
+ * component anyway; a GPU's neighbouring work-items still read
+ * neighbouring addresses. */
+inline float4 ct_greg_row(__global const float *p, uint base, uint i0, uint i1, uint i2, uint i3)
 {
-    return (float4)(p[i0], p[i1], p[i2], p[i3]);
+    return (float4)(p[base + i0], p[base + i1], p[base + i2], p[base + i3]);
 }
 
 #define CT_GREG_FMA4(acc, a4, b0, b1, b2, b3)                                                     \
@@ -36,8 +36,12 @@ inline float4 ct_greg_row(__global const float *p, uint i0, uint i1, uint i2, ui
     acc = ct_fma((float4)(a4).z, b2, acc);                                                           \
     acc = ct_fma((float4)(a4).w, b3, acc)
 
-inline void ct_greg_tile(const int ta, const int tb, __global const float *a, ulong a_off, uint lda,
-                         __global const float *b, ulong b_off, uint ldb, __global float *c, ulong c_off,
+/* Indices are 32-bit, the offsets folded into them (the host keeps every
+ * buffer these kernels see below 2^32 floats: ct_gemm_cl_run_epi): on
+ * llvmpipe a pointer moved by a 64-bit offset, or a 64-bit index, made each
+ * lane's load several times dearer (2.6x on the lane convolutions). */
+inline void ct_greg_tile(const int ta, const int tb, __global const float *a, uint ao, uint lda,
+                         __global const float *b, uint bo, uint ldb, __global float *c, ulong c_off,
                          uint ldc, ulong c_stride, uint m, uint n, uint k, uint kc, float alpha, float beta,
                          __global const float *bias, ulong bias_off, int has_bias, int act, uint z)
 {
@@ -46,8 +50,6 @@ inline void ct_greg_tile(const int ta, const int tb, __global const float *a, ul
     if (r0 >= m || c0 >= n)
         return; /* no barrier below */
     const uint k0 = z * kc, k1 = min(k, k0 + kc);
-    a += a_off;
-    b += b_off;
     /* op(A)'s rows and op(B)'s columns, clamped */
     const uint ra0 = r0, ra1 = min(r0 + 1, m - 1), ra2 = min(r0 + 2, m - 1), ra3 = min(r0 + 3, m - 1);
     const uint cb0 = c0, cb1 = min(c0 + 1, n - 1), cb2 = min(c0 + 2, n - 1), cb3 = min(c0 + 3, n - 1);
@@ -57,13 +59,13 @@ inline void ct_greg_tile(const int ta, const int tb, __global const float *a, ul
         /* b0..b3: op(B)'s rows p .. p + 3 over columns c0 .. c0 + 3 */
         float4 b0, b1, b2, b3;
         if (!tb) {
-            b0 = ct_greg_row(b + (ulong)p * ldb, cb0, cb1, cb2, cb3);
-            b1 = ct_greg_row(b + (ulong)(p + 1) * ldb, cb0, cb1, cb2, cb3);
-            b2 = ct_greg_row(b + (ulong)(p + 2) * ldb, cb0, cb1, cb2, cb3);
-            b3 = ct_greg_row(b + (ulong)(p + 3) * ldb, cb0, cb1, cb2, cb3);
+            b0 = ct_greg_row(b, bo + p * ldb, cb0, cb1, cb2, cb3);
+            b1 = ct_greg_row(b, bo + (p + 1) * ldb, cb0, cb1, cb2, cb3);
+            b2 = ct_greg_row(b, bo + (p + 2) * ldb, cb0, cb1, cb2, cb3);
+            b3 = ct_greg_row(b, bo + (p + 3) * ldb, cb0, cb1, cb2, cb3);
         } else {
-            const float4 u0 = vload4(0, b + (ulong)cb0 * ldb + p), u1 = vload4(0, b + (ulong)cb1 * ldb + p);
-            const float4 u2 = vload4(0, b + (ulong)cb2 * ldb + p), u3 = vload4(0, b + (ulong)cb3 * ldb + p);
+            const float4 u0 = vload4(0, b + (bo + cb0 * ldb + p)), u1 = vload4(0, b + (bo + cb1 * ldb + p));
+            const float4 u2 = vload4(0, b + (bo + cb2 * ldb + p)), u3 = vload4(0, b + (bo + cb3 * ldb + p));
             b0 = (float4)(u0.x, u1.x, u2.x, u3.x);
             b1 = (float4)(u0.y, u1.y, u2.y, u3.y);
             b2 = (float4)(u0.z, u1.z, u2.z, u3.z);
@@ -72,15 +74,15 @@ inline void ct_greg_tile(const int ta, const int tb, __global const float *a, ul
         /* a0..a3: op(A)'s rows r0 .. r0 + 3 over k p .. p + 3 */
         float4 a0, a1, a2, a3;
         if (!ta) {
-            a0 = vload4(0, a + (ulong)ra0 * lda + p);
-            a1 = vload4(0, a + (ulong)ra1 * lda + p);
-            a2 = vload4(0, a + (ulong)ra2 * lda + p);
-            a3 = vload4(0, a + (ulong)ra3 * lda + p);
+            a0 = vload4(0, a + (ao + ra0 * lda + p));
+            a1 = vload4(0, a + (ao + ra1 * lda + p));
+            a2 = vload4(0, a + (ao + ra2 * lda + p));
+            a3 = vload4(0, a + (ao + ra3 * lda + p));
         } else {
-            const float4 t0 = ct_greg_row(a + (ulong)p * lda, ra0, ra1, ra2, ra3);
-            const float4 t1 = ct_greg_row(a + (ulong)(p + 1) * lda, ra0, ra1, ra2, ra3);
-            const float4 t2 = ct_greg_row(a + (ulong)(p + 2) * lda, ra0, ra1, ra2, ra3);
-            const float4 t3 = ct_greg_row(a + (ulong)(p + 3) * lda, ra0, ra1, ra2, ra3);
+            const float4 t0 = ct_greg_row(a, ao + p * lda, ra0, ra1, ra2, ra3);
+            const float4 t1 = ct_greg_row(a, ao + (p + 1) * lda, ra0, ra1, ra2, ra3);
+            const float4 t2 = ct_greg_row(a, ao + (p + 2) * lda, ra0, ra1, ra2, ra3);
+            const float4 t3 = ct_greg_row(a, ao + (p + 3) * lda, ra0, ra1, ra2, ra3);
             a0 = (float4)(t0.x, t1.x, t2.x, t3.x);
             a1 = (float4)(t0.y, t1.y, t2.y, t3.y);
             a2 = (float4)(t0.z, t1.z, t2.z, t3.z);
@@ -92,12 +94,12 @@ inline void ct_greg_tile(const int ta, const int tb, __global const float *a, ul
         CT_GREG_FMA4(acc3, a3, b0, b1, b2, b3);
     }
     for (; p < k1; p++) {
-        const float4 bv = tb ? (float4)(b[(ulong)cb0 * ldb + p], b[(ulong)cb1 * ldb + p], b[(ulong)cb2 * ldb + p],
-                                        b[(ulong)cb3 * ldb + p])
-                             : ct_greg_row(b + (ulong)p * ldb, cb0, cb1, cb2, cb3);
-        const float4 av = ta ? ct_greg_row(a + (ulong)p * lda, ra0, ra1, ra2, ra3)
-                             : (float4)(a[(ulong)ra0 * lda + p], a[(ulong)ra1 * lda + p], a[(ulong)ra2 * lda + p],
-                                        a[(ulong)ra3 * lda + p]);
+        const float4 bv = tb ? (float4)(b[bo + cb0 * ldb + p], b[bo + cb1 * ldb + p], b[bo + cb2 * ldb + p],
+                                        b[bo + cb3 * ldb + p])
+                             : ct_greg_row(b, bo + p * ldb, cb0, cb1, cb2, cb3);
+        const float4 av = ta ? ct_greg_row(a, ao + p * lda, ra0, ra1, ra2, ra3)
+                             : (float4)(a[ao + ra0 * lda + p], a[ao + ra1 * lda + p], a[ao + ra2 * lda + p],
+                                        a[ao + ra3 * lda + p]);
         acc0 = ct_fma((float4)av.x, bv, acc0);
         acc1 = ct_fma((float4)av.y, bv, acc1);
         acc2 = ct_fma((float4)av.z, bv, acc2);
@@ -134,7 +136,8 @@ inline void ct_greg_tile(const int ta, const int tb, __global const float *a, ul
         CT_GEMM_PARAMS)                                                                           \
     {                                                                                             \
         const uint g = get_group_id(2), i1 = g / nb2, i2 = g - i1 * nb2;                          \
-        ct_greg_tile(TA, TB, a, a_off + i1 * as1 + i2 * as2, lda, b, b_off + i1 * bs1 + i2 * bs2, \
+        ct_greg_tile(TA, TB, a, (uint)(a_off + i1 * as1 + i2 * as2), lda, b,                       \
+                     (uint)(b_off + i1 * bs1 + i2 * bs2),                                         \
                      ldb, c, c_off + i1 * cs1 + i2 * cs2, ldc, c_stride, m, n, k, kc, alpha, beta,  \
                      bias, bias_off, has_bias, act, zs ? g : 0);                                  \
     }

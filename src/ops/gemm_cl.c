@@ -256,13 +256,33 @@ int ct_gemm_cl_launchable(ct_context *ctx, const char *const names[], ct_gemm_cl
     return CT_OK;
 }
 
+/* Whether the register tiles can index buffers a and b: they fold the
+ * offsets into 32-bit indices, which every buffer of a device whose
+ * allocations stay below 2^32 floats allows; elsewhere the buffers' own
+ * sizes decide. */
+static int reg_fits(const ct_context *ctx, cl_mem a, cl_mem b)
+{
+    if (ctx->dev.max_alloc_bytes / sizeof(float) <= UINT32_MAX)
+        return 1;
+    size_t sa = 0, sb = 0;
+    if (clGetMemObjectInfo(a, CL_MEM_SIZE, sizeof sa, &sa, NULL) != CL_SUCCESS ||
+        clGetMemObjectInfo(b, CL_MEM_SIZE, sizeof sb, &sb, NULL) != CL_SUCCESS)
+        return 0;
+    return sa / sizeof(float) <= UINT32_MAX && sb / sizeof(float) <= UINT32_MAX;
+}
+
 /* ct_gemm_cl_launchable for the SGEMM of transposition case tc, its name in
  * *name and its program in *prog; on a register-tile device (or asked) the
- * register tiles */
+ * register tiles, where they can index the operands a and b (else the
+ * small tiles) */
 static int launchable(ct_context *ctx, ct_gemm_cl_tiles *tiles, int tc, tiles_info *ti, const char **name,
-                      int *prog)
+                      int *prog, cl_mem a, cl_mem b)
 {
     *prog = CT_PROG_gemm;
+    if ((*tiles == CT_GEMM_CL_REG || ct_gemm_cl_reg_device(ctx)) && !reg_fits(ctx, a, b))
+        *tiles = CT_GEMM_CL_SMALL;
+    else if (ct_gemm_cl_reg_device(ctx) && *tiles != CT_GEMM_CL_VEC)
+        *tiles = CT_GEMM_CL_REG;
     if (*tiles == CT_GEMM_CL_VEC) {
         *tiles = CT_GEMM_CL_VEC;
         *ti = vec_tiles[tc];
@@ -271,8 +291,7 @@ static int launchable(ct_context *ctx, ct_gemm_cl_tiles *tiles, int tc, tiles_in
         ct_kernel_entry *e;
         return ct_kernel_get(ctx, CT_PROG_gemm_reg, *name, &e);
     }
-    if (*tiles == CT_GEMM_CL_REG || ct_gemm_cl_reg_device(ctx)) {
-        *tiles = CT_GEMM_CL_REG;
+    if (*tiles == CT_GEMM_CL_REG) {
         *ti = reg_tiles;
         *name = reg_names[tc];
         *prog = CT_PROG_gemm_reg;
@@ -348,7 +367,7 @@ int ct_gemm_cl_run_epi(ct_context *ctx, ct_gemm_cl_plan plan, const ct_gemm_cl_e
     const char *name;
     int prog;
     ct_gemm_cl_tiles asked = plan.tiles;
-    int st = launchable(ctx, &plan.tiles, t, &ti, &name, &prog);
+    int st = launchable(ctx, &plan.tiles, t, &ti, &name, &prog, a, b);
     if (st)
         return st;
     if (plan.tiles != asked)
@@ -411,7 +430,7 @@ int ct_gemm_cl_batched(ct_context *ctx, int trans_a, int trans_b, size_t m, size
     tiles_info ti;
     const char *name;
     int prog;
-    int st = launchable(ctx, &plan.tiles, t, &ti, &name, &prog);
+    int st = launchable(ctx, &plan.tiles, t, &ti, &name, &prog, a, b);
     if (st)
         return st;
     cl_ulong ao = a_off, bo = b_off, co = c_off, stride = 0, bias_off = 0;
