@@ -104,6 +104,15 @@ int main(void)
     ct_device_info igpu = device(CT_DEVICE_GPU, 1);
     CHECK(ct_device_class(&igpu, &k, &g) == CT_OK && k == CT_KERNELS_GPU && g == CT_GEMM_HOST,
           "ct_device_class with overrides: %s %s", ct_kernels_str(k), ct_gemm_path_str(g));
+    setenv("CLTRAIN_CONV", "lane", 1);
+    st = ct_devclass_env(&k, &g, &conv, why, sizeof why);
+    CHECK(st == CT_OK && conv == 2, "env CLTRAIN_CONV=lane: status %d conv %d", st, conv);
+    setenv("CLTRAIN_CONV", "winograd", 1);
+    st = ct_devclass_env(&k, &g, &conv, why, sizeof why);
+    CHECK(st == CT_ERR_INVALID_ARG && strstr(why, "CLTRAIN_CONV='winograd'"), "bad conv: %d %s", st, why);
+    setenv("CLTRAIN_CONV", "auto", 1);
+    st = ct_devclass_env(&k, &g, &conv, why, sizeof why);
+    CHECK(st == CT_OK && conv == 1, "env CLTRAIN_CONV=auto: status %d conv %d", st, conv);
     setenv("CLTRAIN_KERNELS", "fpga", 1);
     st = ct_devclass_env(&k, &g, &conv, why, sizeof why);
     CHECK(st == CT_ERR_INVALID_ARG && strstr(why, "CLTRAIN_KERNELS='fpga'"), "bad kernels: %d %s", st,
