@@ -25,6 +25,31 @@
     s##i.z = ct_fma(a, b2, s##i.z);                                                                \
     s##i.w = ct_fma(a, b3, s##i.w)
 
+/* one step: B's four values at b0..b3 + bo, each multiplied into row i of
+ * the sums by A's value at a<i> + ao */
+#define CT_LANE_STEP(A, a0, a1, a2, a3, ao, B, b0, b1, b2, b3, bo)                                \
+    {                                                                                             \
+        const float v0 = B[b0 + bo], v1 = B[b1 + bo], v2 = B[b2 + bo], v3 = B[b3 + bo];          \
+        CT_LANE_ACC(0, A[a0 + ao], v0, v1, v2, v3);                                               \
+        CT_LANE_ACC(1, A[a1 + ao], v0, v1, v2, v3);                                               \
+        CT_LANE_ACC(2, A[a2 + ao], v0, v1, v2, v3);                                               \
+        CT_LANE_ACC(3, A[a3 + ao], v0, v1, v2, v3);                                               \
+    }
+
+/* the sums s<i>.<j> (plus add[i]) to o[((n0 + j) ch + c0 + i) plane + pix]
+ * for the channels c0 + i < ch and images n0 + j < n */
+inline void ct_lane_put(__global float *o, float4 s0, float4 s1, float4 s2, float4 s3, float4 add, int c0,
+                        int ch, int n0, int n, int plane, int pix)
+{
+    float4 sums[4] = { s0 + add.x, s1 + add.y, s2 + add.z, s3 + add.w };
+    for (int i = 0; i < 4 && c0 + i < ch; i++) {
+        float v[4];
+        vstore4(sums[i], 0, v);
+        for (int j = 0; j < 4 && n0 + j < n; j++)
+            o[((n0 + j) * ch + c0 + i) * plane + pix] = v[j];
+    }
+}
+
 /* y (n, c_out, oh, ow) = conv(x, w) + bias: a work-item computes output
  * channels 4 g0 .. 4 g0 + 3 of images 4 g2 .. 4 g2 + 3 at output pixel g1
  * (oy, ox by div_ow). */
@@ -58,24 +83,15 @@ __kernel void conv_lane_fwd(__global float *y, ulong y_off, __global const float
                 const int ix = ix0 + s * g.sc;
                 if (ix < 0 || ix >= W)
                     continue;
-                const int xo = xr + ix, wo = wr + s;
-                const float v0 = x[xa + xo], v1 = x[xb + xo], v2 = x[xc + xo], v3 = x[xd + xo];
-                CT_LANE_ACC(0, w[wa + wo], v0, v1, v2, v3);
-                CT_LANE_ACC(1, w[wb + wo], v0, v1, v2, v3);
-                CT_LANE_ACC(2, w[wc + wo], v0, v1, v2, v3);
-                CT_LANE_ACC(3, w[wd + wo], v0, v1, v2, v3);
+                CT_LANE_STEP(w, wa, wb, wc, wd, wr + s, x, xa, xb, xc, xd, xr + ix);
             }
         }
     }
-    y += y_off;
-    float4 sums[4] = { s0, s1, s2, s3 };
-    for (int i = 0; i < 4 && k0 + i < K; i++) {
-        const float b = has_bias ? bias[b_off + k0 + i] : 0.0f;
-        float v[4];
-        vstore4(sums[i] + b, 0, v);
-        for (int j = 0; j < 4 && n0 + j < N; j++)
-            y[((n0 + j) * K + k0 + i) * P + p] = v[j];
-    }
+    float4 b = 0.0f;
+    if (has_bias)
+        b = (float4)(bias[b_off + k0], bias[b_off + min(k0 + 1, K - 1)], bias[b_off + min(k0 + 2, K - 1)],
+                     bias[b_off + min(k0 + 3, K - 1)]);
+    ct_lane_put(y + y_off, s0, s1, s2, s3, b, k0, K, n0, N, P, p);
 }
 
 /* dx (n, c_in, h, w) = the input gradient: a work-item computes input
@@ -125,23 +141,11 @@ __kernel void conv_lane_dx(__global float *dx, ulong dx_off, __global const floa
                 }
                 if (ox >= OW)
                     continue;
-                const int yo = yr + ox, wo = wr + s;
-                const float v0 = dy[ya + yo], v1 = dy[yb + yo], v2 = dy[yc + yo], v3 = dy[yd + yo];
-                CT_LANE_ACC(0, w[wa + wo], v0, v1, v2, v3);
-                CT_LANE_ACC(1, w[wb + wo], v0, v1, v2, v3);
-                CT_LANE_ACC(2, w[wc + wo], v0, v1, v2, v3);
-                CT_LANE_ACC(3, w[wd + wo], v0, v1, v2, v3);
+                CT_LANE_STEP(w, wa, wb, wc, wd, wr + s, dy, ya, yb, yc, yd, yr + ox);
             }
         }
     }
-    dx += dx_off;
-    float4 sums[4] = { s0, s1, s2, s3 };
-    for (int i = 0; i < 4 && c0 + i < C; i++) {
-        float v[4];
-        vstore4(sums[i], 0, v);
-        for (int j = 0; j < 4 && n0 + j < N; j++)
-            dx[((n0 + j) * C + c0 + i) * HW + q] = v[j];
-    }
+    ct_lane_put(dx + dx_off, s0, s1, s2, s3, (float4)0.0f, c0, C, n0, N, HW, q);
 }
 
 /* The weight gradient over slice g2 of the rows (image, oy), rows
@@ -178,12 +182,7 @@ __kernel void conv_lane_dw(__global float *dw, ulong dw_off, __global const floa
         if (iy >= 0 && iy < H) {
             const int xr = n * C * HW + iy * W, yr = n * K * P + oy * OW;
             for (int ox = lo; ox < hi; ox++) {
-                const int xo = xr + ox * sw, yo = yr + ox;
-                const float v0 = x[xa + xo], v1 = x[xb + xo], v2 = x[xc + xo], v3 = x[xd + xo];
-                CT_LANE_ACC(0, dy[ya + yo], v0, v1, v2, v3);
-                CT_LANE_ACC(1, dy[yb + yo], v0, v1, v2, v3);
-                CT_LANE_ACC(2, dy[yc + yo], v0, v1, v2, v3);
-                CT_LANE_ACC(3, dy[yd + yo], v0, v1, v2, v3);
+                CT_LANE_STEP(dy, ya, yb, yc, yd, yr + ox, x, xa, xb, xc, xd, xr + ox * sw);
             }
         }
         if (++oy == OH)
