@@ -293,6 +293,11 @@ void ct_check_conv(ct_check *c)
                 ct_conv2d_desc d = fixed[f];
                 if (ck_small(c) && d.w > 256)
                     d.n = 1, d.c_in = 1, d.c_out = 2, d.h = d.kh;
+                /* small: the direct host path's batches (more than three
+                 * images) with two: the simulator never runs that path, and
+                 * the nine images of 40 channels were over half its time */
+                if (ck_small(c) && d.n > 3 && path != PATH_DIRECT_HOST && path != PATH_DIRECT_HOST_AVX2)
+                    d.n = 2;
                 conv_case(c, &d, (int)(f + (size_t)mode) % 2 == 0, mode, path);
                 ck_case_end(c);
             }
