@@ -36,8 +36,8 @@ inline float4 ct_greg_row(__global const float *p, uint base, uint i0, uint i1, 
     acc = ct_fma((float4)(a4).z, b2, acc);                                                           \
     acc = ct_fma((float4)(a4).w, b3, acc)
 
-/* Indices are 32-bit, the offsets folded into them (the host keeps every
- * buffer these kernels see below 2^32 floats: ct_gemm_cl_run_epi): on
+/* Indices are 32-bit, the offsets folded into them (the host gives these
+ * kernels only buffers below 2^32 floats: reg_fits in src/ops/gemm_cl.c): on
  * llvmpipe a pointer moved by a 64-bit offset, or a 64-bit index, made each
  * lane's load several times dearer (2.6x on the lane convolutions). */
 inline void ct_greg_tile(const int ta, const int tb, __global const float *a, uint ao, uint lda,

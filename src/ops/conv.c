@@ -68,6 +68,12 @@ int ct_conv2d_out_shape(ct_context *ctx, const ct_conv2d_desc *d, int *oh, int *
     return CT_OK;
 }
 
+cl_int16 ct_conv2d_geom16(const ct_conv2d_desc *d, int oh, int ow)
+{
+    return (cl_int16){ { d->n, d->c_in, d->h, d->w, d->c_out, d->kh, d->kw, d->stride_h, d->stride_w,
+                         d->pad_h, d->pad_w, d->dil_h, d->dil_w, oh, ow, 0 } };
+}
+
 /* Images per GEMM for a workspace of ws_elems floats: 1 (direct) unless two
  * or more images' columns and products fit; capped so that every index the
  * kernels compute fits in an int. */

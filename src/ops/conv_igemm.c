@@ -10,6 +10,7 @@
  */
 #include "ops/conv_igemm.h"
 #include "ops/gemm_cl.h"
+#include "ops/ops.h"
 #include "ops/tune_use.h"
 
 enum { MODE_FWD, MODE_DX, MODE_DW };
@@ -19,11 +20,6 @@ static const char *const kernel_names[3][3] = { /* by mode, then tiles */
     { "conv_igemm_big_dx", "conv_igemm_small_dx", "conv_igemm_narrow_dx" },
     { "conv_igemm_big_dw", "conv_igemm_small_dw", "conv_igemm_narrow_dw" },
 };
-
-static size_t cdiv(size_t a, size_t b)
-{
-    return (a + b - 1) / b;
-}
 
 int ct_conv2d_igemm_ok(const ct_context *ctx, const ct_conv2d_desc *d)
 {
@@ -63,7 +59,7 @@ static int product(ct_context *ctx, int mode, const ct_conv2d_desc *d, int oh, i
     if (st)
         return st;
     int narrow = tiles == CT_GEMM_CL_NARROW ||
-                 (tiles < 0 && m <= 32 && 4 * cdiv(n, ti.tn) * ti.tn > 5 * cdiv(n, tn.tn) * tn.tn);
+                 (tiles < 0 && m <= 32 && 4 * ct_cdiv(n, ti.tn) * ti.tn > 5 * ct_cdiv(n, tn.tn) * tn.tn);
     if (narrow && en->max_wg >= tn.wm * tn.wn)
         t = CT_GEMM_CL_NARROW, ti = tn;
     size_t s = mode != MODE_DW ? 1 : splits ? splits : ct_gemm_cl_slices(ctx, t, m, n, k);
@@ -76,13 +72,12 @@ static int product(ct_context *ctx, int mode, const ct_conv2d_desc *d, int oh, i
             return st;
         out_off = 0, stride = (cl_ulong)m * n, beta = 0.0f;
     }
-    cl_int16 g = { { d->n, d->c_in, d->h, d->w, d->c_out, d->kh, d->kw, d->stride_h, d->stride_w,
-                     d->pad_h, d->pad_w, d->dil_h, d->dil_w, oh, ow, 0 } };
+    cl_int16 g = ct_conv2d_geom16(d, oh, ow);
     cl_mem bm = bias.mem ? bias.mem : c.mem; /* any valid buffer when there is none */
     cl_ulong ao = a.off, bo = b.off, bias_off = bias.mem ? bias.off : 0;
     cl_int has_bias = bias.mem != NULL;
     cl_uint ldc = (cl_uint)n, mm = (cl_uint)m, nn = (cl_uint)n, kk = (cl_uint)k, kcc = (cl_uint)kc;
-    size_t global[3] = { cdiv(n, ti.tn) * ti.wn, cdiv(m, ti.tm) * ti.wm, s };
+    size_t global[3] = { ct_cdiv(n, ti.tn) * ti.wn, ct_cdiv(m, ti.tm) * ti.wm, s };
     size_t local[3] = { ti.wn, ti.wm, 1 };
     /* one record for the product (a GEMM in the launch list), not one per
      * kernel it launches */

@@ -17,11 +17,6 @@
 
 enum { CT_LANE_WG = 8 };
 
-static size_t cdiv(size_t a, size_t b)
-{
-    return (a + b - 1) / b;
-}
-
 int ct_conv2d_lane_ok(const ct_context *ctx, const ct_conv2d_desc *d)
 {
     (void)d;
@@ -40,7 +35,7 @@ static void lane_range(size_t b0, size_t b1, size_t b2, size_t g[3], size_t l[3]
     while (l0 < b0 && l0 < CT_LANE_WG)
         l0 *= 2;
     l[0] = l0, l[1] = CT_LANE_WG / l0, l[2] = 1;
-    g[0] = cdiv(b0, l[0]) * l[0], g[1] = cdiv(b1, l[1]) * l[1], g[2] = b2;
+    g[0] = ct_cdiv(b0, l[0]) * l[0], g[1] = ct_cdiv(b1, l[1]) * l[1], g[2] = b2;
 }
 
 /* a buffer offset as the kernels' int (ct_conv2d_lane_ok keeps buffers
@@ -52,12 +47,6 @@ static int int_off(ct_context *ctx, const char *what, size_t off, size_t extent,
                        "direct kernels' 2^31 - 1 index", what, off, extent);
     *out = (cl_int)off;
     return CT_OK;
-}
-
-static cl_int16 geometry(const ct_conv2d_desc *d, int oh, int ow)
-{
-    return (cl_int16){ { d->n, d->c_in, d->h, d->w, d->c_out, d->kh, d->kw, d->stride_h, d->stride_w,
-                         d->pad_h, d->pad_w, d->dil_h, d->dil_w, oh, ow, 0 } };
 }
 
 int ct_conv2d_lane_forward(ct_context *ctx, const ct_conv2d_desc *d, int oh, int ow, ct_buf y,
@@ -73,12 +62,12 @@ int ct_conv2d_lane_forward(ct_context *ctx, const ct_conv2d_desc *d, int oh, int
         st = int_off(ctx, "the bias", b.off, co, &bo);
     if (st)
         return st;
-    cl_int16 g = geometry(d, oh, ow);
+    cl_int16 g = ct_conv2d_geom16(d, oh, ow);
     cl_uint2 div_ow = ct_fastdiv((uint32_t)ow);
     cl_ulong yo = y.off;
     cl_mem bm = b.mem ? b.mem : w.mem; /* any valid buffer when there is none */
     size_t gl[3], lc[3];
-    lane_range(cdiv(co, 4), P, cdiv((size_t)d->n, 4), gl, lc);
+    lane_range(ct_cdiv(co, 4), P, ct_cdiv((size_t)d->n, 4), gl, lc);
     ct_launch_bytes(ctx, (nx + nw + (b.mem ? co : 0)) * sizeof(float),
                     (size_t)d->n * co * P * sizeof(float));
     return CT_RUN(ctx, CT_PROG_conv_lane, "conv_lane_fwd", 3, gl, lc, CT_ARG(y.mem), CT_ARG(yo),
@@ -93,8 +82,8 @@ static int weight_grad(ct_context *ctx, const ct_conv2d_desc *d, int oh, int ow,
                        ct_buf dy, cl_int dyo, ct_buf x, cl_int xo)
 {
     size_t co = (size_t)d->c_out, taps = (size_t)d->kh * d->kw, K = (size_t)d->c_in * taps;
-    size_t b0 = taps * cdiv((size_t)d->c_in, 4), b1 = cdiv(co, 4), rows = (size_t)d->n * oh;
-    size_t want = cdiv(4 * (size_t)(ctx->dev.compute_units ? ctx->dev.compute_units : 1) * CT_LANE_WG,
+    size_t b0 = taps * ct_cdiv((size_t)d->c_in, 4), b1 = ct_cdiv(co, 4), rows = (size_t)d->n * oh;
+    size_t want = ct_cdiv(4 * (size_t)(ctx->dev.compute_units ? ctx->dev.compute_units : 1) * CT_LANE_WG,
                        b0 * b1);
     size_t s = 1, per = rows;
     ct_slices(rows, want, 4, &s, &per);
@@ -107,7 +96,7 @@ static int weight_grad(ct_context *ctx, const ct_conv2d_desc *d, int oh, int ow,
             return st;
         out_off = 0, beta = 0.0f;
     }
-    cl_int16 g = geometry(d, oh, ow);
+    cl_int16 g = ct_conv2d_geom16(d, oh, ow);
     cl_int rows_per = (cl_int)per;
     size_t gl[3], lc[3];
     lane_range(b0, b1, s, gl, lc);
@@ -136,11 +125,11 @@ int ct_conv2d_lane_backward(ct_context *ctx, const ct_conv2d_desc *d, int oh, in
         st = weight_grad(ctx, d, oh, ow, dw, dy, dyo, x, xo);
     if (st || !dx.mem)
         return st;
-    cl_int16 g = geometry(d, oh, ow);
+    cl_int16 g = ct_conv2d_geom16(d, oh, ow);
     cl_uint2 div_w = ct_fastdiv((uint32_t)d->w);
     cl_ulong dxo = dx.off;
     size_t gl[3], lc[3];
-    lane_range(cdiv(ci, 4), (size_t)d->h * d->w, cdiv((size_t)d->n, 4), gl, lc);
+    lane_range(ct_cdiv(ci, 4), (size_t)d->h * d->w, ct_cdiv((size_t)d->n, 4), gl, lc);
     ct_launch_bytes(ctx, (ny + co * K) * sizeof(float), nx * sizeof(float));
     return CT_RUN(ctx, CT_PROG_conv_lane, "conv_lane_dx", 3, gl, lc, CT_ARG(dx.mem), CT_ARG(dxo),
                   CT_ARG(dy.mem), CT_ARG(dyo), CT_ARG(w.mem), CT_ARG(wo), CT_ARG(g), CT_ARG(div_w));

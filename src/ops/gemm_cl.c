@@ -74,19 +74,14 @@ static tiles_info mm_tiles_of(const ct_context *ctx, ct_gemm_cl_tiles t)
     return ti;
 }
 
-static size_t cdiv(size_t a, size_t b)
-{
-    return (a + b - 1) / b;
-}
-
 /* The slice depth for s slices: a multiple of the tile depth; the number
  * of slices it gives (no empty slice) in *splits. */
 static size_t slice_depth(size_t k, size_t tk, size_t *splits)
 {
-    size_t kc = cdiv(cdiv(k, *splits), tk) * tk;
+    size_t kc = ct_cdiv(ct_cdiv(k, *splits), tk) * tk;
     if (kc == 0)
         kc = tk;
-    *splits = k ? cdiv(k, kc) : 1;
+    *splits = k ? ct_cdiv(k, kc) : 1;
     return kc;
 }
 
@@ -95,12 +90,12 @@ static size_t splits_for(const ct_context *ctx, ct_gemm_cl_tiles t, size_t m, si
 {
     tiles_info ti = mm ? mm_tiles_of(ctx, t) : tiles_of(ctx, t);
     size_t cu = ctx->dev.compute_units ? ctx->dev.compute_units : 1;
-    size_t groups = cdiv(m, ti.tm) * cdiv(n, ti.tn);
+    size_t groups = ct_cdiv(m, ti.tm) * ct_cdiv(n, ti.tn);
     size_t want = ctx->dev.type == CT_DEVICE_CPU ? cu * GROUPS_PER_CPU_CU
-                                                 : cdiv(cu * ITEMS_PER_CU, ti.wm * ti.wn);
+                                                 : ct_cdiv(cu * ITEMS_PER_CU, ti.wm * ti.wn);
     if (groups >= want)
         return 1;
-    size_t s = cdiv(want, groups), most = k / MIN_SLICE;
+    size_t s = ct_cdiv(want, groups), most = k / MIN_SLICE;
     if (s > most)
         s = most;
     size_t cap = ctx->dev.type == CT_DEVICE_CPU ? MAX_SPLITS_CPU : MAX_SPLITS_GPU;
@@ -138,7 +133,7 @@ static int huge_fits(const ct_context *ctx, size_t m, size_t n, size_t k)
         return 0;
     tiles_info h = tiles_of(ctx, CT_GEMM_CL_HUGE);
     size_t cu = ctx->dev.compute_units ? ctx->dev.compute_units : 1;
-    return ctx->dev.max_work_group_size >= h.wm * h.wn && 4 * cdiv(m, h.tm) * cdiv(n, h.tn) >= cu;
+    return ctx->dev.max_work_group_size >= h.wm * h.wn && 4 * ct_cdiv(m, h.tm) * ct_cdiv(n, h.tn) >= cu;
 }
 
 ct_gemm_cl_plan ct_gemm_cl_plan_for(const ct_context *ctx, size_t m, size_t n, size_t k, int ta,
@@ -397,7 +392,7 @@ int ct_gemm_cl_run_epi(ct_context *ctx, ct_gemm_cl_plan plan, const ct_gemm_cl_e
     cl_int zs = 1; /* z: the k-slice */
     cl_uint nb2 = 1;
     cl_ulong zero = 0;
-    size_t global[3] = { cdiv(n, ti.tn) * ti.wn, cdiv(m, ti.tm) * ti.wm, s };
+    size_t global[3] = { ct_cdiv(n, ti.tn) * ti.wn, ct_cdiv(m, ti.tm) * ti.wm, s };
     size_t local[3] = { ti.wn, ti.wm, 1 };
     ct_launch_bytes(ctx, (m * k + k * n + (b_out != 0.0f ? m * n : 0) + (s > 1 ? 0 : epi_rd)) * sizeof(float),
                     s * m * n * sizeof(float));
@@ -439,7 +434,7 @@ int ct_gemm_cl_batched(ct_context *ctx, int trans_a, int trans_b, size_t m, size
             nn = (cl_uint)n, kk = (cl_uint)k, nb2 = (cl_uint)n2;
     cl_int zs = 0, none = 0; /* z: the product (i1, i2) */
     size_t count = n1 * n2;
-    size_t global[3] = { cdiv(n, ti.tn) * ti.wn, cdiv(m, ti.tm) * ti.wm, count };
+    size_t global[3] = { ct_cdiv(n, ti.tn) * ti.wn, ct_cdiv(m, ti.tm) * ti.wm, count };
     size_t local[3] = { ti.wn, ti.wm, 1 };
     ct_launch_bytes(ctx, count * (m * k + k * n + (beta != 0.0f ? m * n : 0)) * sizeof(float),
                     count * m * n * sizeof(float));

@@ -10,7 +10,9 @@
  *   - parameter gradients accumulate (+=, the trainer zeroes them once per
  *     step); input gradients are written (=) unless a launcher says otherwise;
  *   - launchers only enqueue work: no clFinish, no host reads;
- *   - sizes travel to kernels as uint, offsets as ulong (elements).
+ *   - sizes travel to kernels as uint, offsets as ulong (elements); the
+ *     lane convolutions (conv_lane.c) take int offsets, whose 64-bit
+ *     pointer arithmetic made every load dearer on llvmpipe.
  */
 #ifndef CT_OPS_OPS_H
 #define CT_OPS_OPS_H
@@ -20,6 +22,12 @@
 
 /* The two kernel arguments of a ct_buf: the buffer and its element offset. */
 #define CT_BUF(b) CT_ARG((b).mem), CT_ARG((b).off)
+
+/* a / b rounded up (b > 0): blocks or work-groups covering a */
+static inline size_t ct_cdiv(size_t a, size_t b)
+{
+    return (a + b - 1) / b;
+}
 
 /* Division by an invariant divisor in kernels (cl_kernels/common.cl,
  * ct_udiv): for 0 <= x < 2^31 and 1 <= d < 2^31, x / d = mul_hi(x, m) >> s
