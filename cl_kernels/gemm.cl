@@ -189,7 +189,7 @@ inline void ct_gemm_tile(const int ta, const int tb, const int WM, const int WN,
             float v = 0.0f;
             if (gr < m && gp < k1)
                 v = ta ? a[(ulong)gp * lda + gr] : a[(ulong)gr * lda + gp];
-            as[p * (TM + 1) + r] = v;
+            as[p * (TM + 1) + r] = ct_op16(v);
         }
         /* B's tile: element (p, col) = op(B)[kt + p][n0 + col] */
         for (int idx = lid; idx < TK * TN; idx += WG) {
@@ -198,7 +198,7 @@ inline void ct_gemm_tile(const int ta, const int tb, const int WM, const int WN,
             float v = 0.0f;
             if (gc < n && gp < k1)
                 v = tb ? b[(ulong)gc * ldb + gp] : b[(ulong)gp * ldb + gc];
-            bs[p * (TN + 1) + col] = v;
+            bs[p * (TN + 1) + col] = ct_op16(v);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         ct_gemm_fma_tile(acc, as, bs, TM, TN, WM, WN, RM, RNV, TK, tx, ty);
@@ -642,6 +642,15 @@ inline void ct_conv_tile(const int mode, const int WM, const int WN, const int R
             bs[p * (TN + 1) + col] = v;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
+#if CT_OPS16
+        /* 16-bit operands (common.cl): the tiles rounded in place, one pass
+         * for the loads' many forms above */
+        for (int idx = lid; idx < TK * TM; idx += WG)
+            as[idx / TM * (TM + 1) + idx % TM] = ct_op16(as[idx / TM * (TM + 1) + idx % TM]);
+        for (int idx = lid; idx < TK * TN; idx += WG)
+            bs[idx / TN * (TN + 1) + idx % TN] = ct_op16(bs[idx / TN * (TN + 1) + idx % TN]);
+        barrier(CLK_LOCAL_MEM_FENCE);
+#endif
         ct_gemm_fma_tile(acc, as, bs, TM, TN, WM, WN, CT_GEMM_RM, RNV, CT_GEMM_TK, tx, ty);
         barrier(CLK_LOCAL_MEM_FENCE);
     }

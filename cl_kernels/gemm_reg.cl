@@ -88,18 +88,22 @@ inline void ct_greg_tile(const int ta, const int tb, __global const float *a, ui
             a2 = (float4)(t0.z, t1.z, t2.z, t3.z);
             a3 = (float4)(t0.w, t1.w, t2.w, t3.w);
         }
+#if CT_OPS16
+        a0 = ct_op16_4(a0), a1 = ct_op16_4(a1), a2 = ct_op16_4(a2), a3 = ct_op16_4(a3);
+        b0 = ct_op16_4(b0), b1 = ct_op16_4(b1), b2 = ct_op16_4(b2), b3 = ct_op16_4(b3);
+#endif
         CT_GREG_FMA4(acc0, a0, b0, b1, b2, b3);
         CT_GREG_FMA4(acc1, a1, b0, b1, b2, b3);
         CT_GREG_FMA4(acc2, a2, b0, b1, b2, b3);
         CT_GREG_FMA4(acc3, a3, b0, b1, b2, b3);
     }
     for (; p < k1; p++) {
-        const float4 bv = tb ? (float4)(b[bo + cb0 * ldb + p], b[bo + cb1 * ldb + p], b[bo + cb2 * ldb + p],
+        const float4 bv = ct_op16_4(tb ? (float4)(b[bo + cb0 * ldb + p], b[bo + cb1 * ldb + p], b[bo + cb2 * ldb + p],
                                         b[bo + cb3 * ldb + p])
-                             : ct_greg_row(b, bo + p * ldb, cb0, cb1, cb2, cb3);
-        const float4 av = ta ? ct_greg_row(a, ao + p * lda, ra0, ra1, ra2, ra3)
+                             : ct_greg_row(b, bo + p * ldb, cb0, cb1, cb2, cb3));
+        const float4 av = ct_op16_4(ta ? ct_greg_row(a, ao + p * lda, ra0, ra1, ra2, ra3)
                              : (float4)(a[ao + ra0 * lda + p], a[ao + ra1 * lda + p], a[ao + ra2 * lda + p],
-                                        a[ao + ra3 * lda + p]);
+                                        a[ao + ra3 * lda + p]));
         acc0 = ct_fma((float4)av.x, bv, acc0);
         acc1 = ct_fma((float4)av.y, bv, acc1);
         acc2 = ct_fma((float4)av.z, bv, acc2);
@@ -215,10 +219,10 @@ inline void ct_gvec_put16(__global float *cr, uint col, uint n, float16 s, float
 #define CT_GVEC_NN_STEP(LOAD)                                                                     \
     {                                                                                             \
         __global const float *bp = b + (ulong)p * ldb;                                            \
-        const float16 b0 = LOAD(bp, c0, n), b1 = LOAD(bp, c0 + 16, n);                            \
+        const float16 b0 = ct_op16_16(LOAD(bp, c0, n)), b1 = ct_op16_16(LOAD(bp, c0 + 16, n));    \
         _Pragma("unroll") for (int i = 0; i < 8; i++)                                             \
         {                                                                                         \
-            const float16 av = (float16)ar[i][p];                                                 \
+            const float16 av = (float16)ct_op16(ar[i][p]);                                        \
             acc[i][0] = ct_fma(av, b0, acc[i][0]);                                                \
             acc[i][1] = ct_fma(av, b1, acc[i][1]);                                                \
         }                                                                                         \
@@ -285,8 +289,8 @@ inline void ct_gvec_nt(__global const float *a, uint lda, __global const float *
         float16 av[4], bv[4];
 #pragma unroll
         for (int i = 0; i < 4; i++) {
-            av[i] = vload16(0, ar[i] + p);
-            bv[i] = vload16(0, bc[i] + p);
+            av[i] = ct_op16_16(vload16(0, ar[i] + p));
+            bv[i] = ct_op16_16(vload16(0, bc[i] + p));
         }
 #pragma unroll
         for (int i = 0; i < 4; i++)
@@ -305,7 +309,7 @@ inline void ct_gvec_nt(__global const float *a, uint lda, __global const float *
         for (int i = 0; i < 4; i++)
 #pragma unroll
             for (int j = 0; j < 4; j++)
-                s[i][j] = ct_fma(ar[i][p], bc[j][p], s[i][j]);
+                s[i][j] = ct_fma(ct_op16(ar[i][p]), ct_op16(bc[j][p]), s[i][j]);
     for (int i = 0; i < 4 && r0 + i < m; i++)
         for (int j = 0; j < 4 && c0 + j < n; j++)
             ct_gvec_put(c + (ulong)(r0 + i) * ldc, c0 + j, s[i][j], CT_GVEC_EPI);
@@ -315,10 +319,10 @@ inline void ct_gvec_nt(__global const float *a, uint lda, __global const float *
 #define CT_GVEC_TX_STEP(LOAD, TB)                                                                 \
     {                                                                                             \
         __global const float *ap = a + (ulong)p * lda;                                            \
-        const float16 a0 = LOAD(ap, r0, m), a1 = LOAD(ap, r0 + 16, m);                            \
+        const float16 a0 = ct_op16_16(LOAD(ap, r0, m)), a1 = ct_op16_16(LOAD(ap, r0 + 16, m));    \
         _Pragma("unroll") for (int j = 0; j < 8; j++)                                             \
         {                                                                                         \
-            const float16 bv = (float16)(TB ? bc[j][p] : b[(ulong)p * ldb + cj[j]]);              \
+            const float16 bv = (float16)ct_op16(TB ? bc[j][p] : b[(ulong)p * ldb + cj[j]]);       \
             acc[j][0] = ct_fma(a0, bv, acc[j][0]);                                                \
             acc[j][1] = ct_fma(a1, bv, acc[j][1]);                                                \
         }                                                                                         \

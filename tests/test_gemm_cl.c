@@ -16,7 +16,16 @@
  * |beta c_ij|) (Higham, Accuracy and Stability, 3.1-3.5, first order); the
  * reference in double adds error far below that.
  *
- *   test_gemm_cl              the checks
+ * With --precision bf16|fp16 the kernels are the 16-bit variants, which
+ * round each operand to the format (to nearest even) and sum in float: the
+ * reference rounds the operands the same way, and as a product of two
+ * rounded operands is exact in float (8 + 8 or 11 + 11 significant bits),
+ * the bound above holds unchanged, over the rounded operands' products. An
+ * operand left unrounded is off by up to 2^-9 (bf16) or 2^-12 (fp16)
+ * relative: far outside it.
+ *
+ *   test_gemm_cl [--precision bf16|fp16]
+ *                             the checks
  *   test_gemm_cl --small [--tiles reg|vec] [--build-options OPTS]
  *                             the small shapes only (for Oclgrind); with
  *                             --tiles those register tiles only (the
@@ -40,6 +49,33 @@
 static uint64_t rng = 7;
 /* --tiles reg|vec: those register tiles only (their Oclgrind runs); -1 all */
 static int only_tiles = -1;
+/* --precision: ct_precision of the products (the operands the reference rounds) */
+static int prec = CT_PRECISION_FP32;
+
+/* x rounded as the 16-bit kernels round an operand (common.cl's ct_op16):
+ * bf16 to nearest even on the float's bits, NaN kept; fp16 to nearest even
+ * at its quantum (2^-24 below 2^-14, its subnormals), infinity from 65520
+ * (the tie above 65504 rounds to the even infinity) */
+static double op16(float x)
+{
+    if (prec == CT_PRECISION_FP32 || isnan(x))
+        return x;
+    if (prec == CT_PRECISION_BF16) {
+        uint32_t u;
+        memcpy(&u, &x, sizeof u);
+        u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+        float r;
+        memcpy(&r, &u, sizeof r);
+        return r;
+    }
+    double ax = fabs((double)x);
+    if (ax >= 65520.0)
+        return copysign(INFINITY, x);
+    int e;
+    frexp(ax, &e); /* ax in [2^(e-1), 2^e) */
+    double q = e - 1 < -14 ? 0x1p-24 : ldexp(1.0, e - 1 - 10);
+    return copysign(nearbyint(ax / q) * q, x);
+}
 static float frand(void)
 {
     rng = rng * 6364136223846793005ull + 1442695040888963407ull;
@@ -103,8 +139,8 @@ static int one(ct_context *ctx, ct_gemm_cl_plan plan, int ta, int tb, size_t m, 
             size_t r = (i - coff) / ldc, col = (i - coff) % ldc;
             double sum = 0, abs = 0;
             for (size_t p = 0; p < k; p++) {
-                double x = a[aoff + (ta ? p * lda + r : r * lda + p)];
-                double y = b[boff + (tb ? col * ldb + p : p * ldb + col)];
+                double x = op16(a[aoff + (ta ? p * lda + r : r * lda + p)]);
+                double y = op16(b[boff + (tb ? col * ldb + p : p * ldb + col)]);
                 sum += x * y;
                 abs += fabs(x * y);
             }
@@ -374,7 +410,8 @@ static int batched2(ct_context *ctx, int ta, int tb, size_t m, size_t n, size_t 
                     const float *pa = a + i1 * as[0] + i2 * as[1], *pb = b + i1 * bs[0] + i2 * bs[1];
                     double sum = 0, abs = 0;
                     for (size_t p = 0; p < k; p++) {
-                        double x = pa[ta ? p * lda + r : r * lda + p], y = pb[tb ? col * ldb + p : p * ldb + col];
+                        double x = op16(pa[ta ? p * lda + r : r * lda + p]);
+                        double y = op16(pb[tb ? col * ldb + p : p * ldb + col]);
                         sum += x * y;
                         abs += fabs(x * y);
                     }
@@ -419,6 +456,9 @@ int main(int argc, char **argv)
             only_tiles = !strcmp(argv[i + 1], "reg") ? CT_GEMM_CL_REG : CT_GEMM_CL_VEC, i++;
         else if (!strcmp(argv[i], "--build-options") && i + 1 < argc)
             o.build_options = argv[++i];
+        else if (!strcmp(argv[i], "--precision") && i + 1 < argc &&
+                 (!strcmp(argv[i + 1], "bf16") || !strcmp(argv[i + 1], "fp16")))
+            prec = !strcmp(argv[++i], "bf16") ? CT_PRECISION_BF16 : CT_PRECISION_FP16;
     }
     ct_context *ctx = NULL;
     if (ct_context_create(&o, &ctx)) {
@@ -426,6 +466,15 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("device: %s (%u compute units)\n", ctx->dev.name, ctx->dev.compute_units);
+    /* 16-bit products: the GPU class (its device GEMM path) */
+    if (prec != CT_PRECISION_FP32 && (ct_context_set_kernels(ctx, CT_KERNELS_GPU) ||
+                                      ct_context_set_precision(ctx, (ct_precision)prec))) {
+        fprintf(stderr, "--precision %s: %s\n", ct_precision_str((ct_precision)prec), ct_context_last_error(ctx));
+        ct_context_free(&ctx);
+        return 1;
+    }
+    if (prec != CT_PRECISION_FP32)
+        printf("products on %s operands\n", ct_precision_str((ct_precision)prec));
     if (argc > 1 && !strcmp(argv[1], "--bench")) {
         int ok = bench(ctx, argc > 2 && argv[2][0] != '-' ? argv[2] : NULL);
         ct_context_free(&ctx);

@@ -71,7 +71,8 @@ CT_API void ct_context_defaults(ct_context_options *options);
 
 /* Creates a context on the selected device. Unless options->lazy_kernels is
  * set, every kernel program is built (or loaded from the cache) here, so a
- * compiler error surfaces at once. On failure *ctx is NULL and
+ * compiler error surfaces at once (the matrix products' 16-bit variants at
+ * their first use, or with ct_context_build_all). On failure *ctx is NULL and
  * ct_last_error() says why. */
 CT_API int ct_context_create(const ct_context_options *options, ct_context **ctx);
 CT_API void ct_context_free(ct_context **ctx);
@@ -136,7 +137,8 @@ typedef struct ct_program_info {
     char cache_key[65];      /* hex SHA-256 of the cache key material; "" if the cache is off */
 } ct_program_info;
 
-/* The number of kernel programs the library holds. */
+/* The number of kernel programs the library holds (those of cl_kernels/,
+ * then the 16-bit variants of the matrix products': gemm_bf16, ...). */
 CT_API size_t ct_program_count(void);
 
 /* Builds every program not yet built. */

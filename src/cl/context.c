@@ -197,8 +197,13 @@ int ct_context_create(const ct_context_options *options, ct_context **out)
     if ((st = ct_devclass_init(ctx, (ct_kernels)options->kernels)))
         goto fail;
 
-    if (!options->lazy_kernels && (st = ct_context_build_all(ctx)) != CT_OK)
-        goto fail;
+    /* eagerly: the programs of cl_kernels/; their 16-bit variants wait
+     * for a 16-bit product */
+    for (int i = 0; i < CT_PROG_BASE_COUNT && !options->lazy_kernels; i++) {
+        cl_program p;
+        if ((st = ct_program_get(ctx, i, &p)) != CT_OK)
+            goto fail;
+    }
     atomic_fetch_add(&live_contexts, 1);
     ctx->live = 1;
     *out = ctx;

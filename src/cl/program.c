@@ -25,19 +25,50 @@ const char *const ct_program_names[CT_PROG_COUNT] = {
 #define CT_X(name) #name,
     CT_PROGRAMS(CT_X)
 #undef CT_X
+#define CT_V(name, base, ops16) #name,
+    CT_PROGRAM_VARIANTS(CT_V)
+#undef CT_V
 };
 
-static const unsigned char *const embedded_src[CT_PROG_COUNT] = {
+/* Each program's source file (a variant's: its base's) and CT_OPS16 */
+static const int source_of[CT_PROG_COUNT] = {
+#define CT_X(name) CT_PROG_##name,
+    CT_PROGRAMS(CT_X)
+#undef CT_X
+#define CT_V(name, base, ops16) CT_PROG_##base,
+    CT_PROGRAM_VARIANTS(CT_V)
+#undef CT_V
+};
+
+static const int ops16_of[CT_PROG_COUNT] = {
+#define CT_X(name) 0,
+    CT_PROGRAMS(CT_X)
+#undef CT_X
+#define CT_V(name, base, ops16) ops16,
+    CT_PROGRAM_VARIANTS(CT_V)
+#undef CT_V
+};
+
+static const unsigned char *const embedded_src[CT_PROG_BASE_COUNT] = {
 #define CT_X(name) ct_cl_##name,
     CT_PROGRAMS(CT_X)
 #undef CT_X
 };
 
-static const size_t *const embedded_size[CT_PROG_COUNT] = {
+static const size_t *const embedded_size[CT_PROG_BASE_COUNT] = {
 #define CT_X(name) &ct_cl_##name##_size,
     CT_PROGRAMS(CT_X)
 #undef CT_X
 };
+
+int ct_program_for(const struct ct_context *ctx, int base)
+{
+    int want = ctx->precision == CT_PRECISION_BF16 ? 1 : ctx->precision == CT_PRECISION_FP16 ? 2 : 0;
+    for (int p = CT_PROG_BASE_COUNT; p < CT_PROG_COUNT && want; p++)
+        if (source_of[p] == base && ops16_of[p] == want)
+            return p;
+    return base;
+}
 
 char *ct_prelude_make(const ct_device_info *dev)
 {
@@ -97,24 +128,29 @@ static char *load_source(struct ct_context *ctx, const char *name, const unsigne
     return s;
 }
 
-/* prelude, then common.cl and the program's file, each behind a #line so
- * compiler messages name the right file and line. */
+/* prelude (and a variant's CT_OPS16), then common.cl and the program's
+ * file, each behind a #line so compiler messages name the right file and
+ * line. */
 static char *assemble_source(struct ct_context *ctx, int prog, size_t *len, int *from_disk)
 {
-    const char *name = ct_program_names[prog];
+    const int file = source_of[prog];
+    const char *name = ct_program_names[file];
     size_t common_n = 0, own_n = 0;
     *from_disk = 0;
     char *common = load_source(ctx, "common", ct_cl_common, ct_cl_common_size, &common_n, from_disk);
-    char *own = load_source(ctx, name, embedded_src[prog], *embedded_size[prog], &own_n, from_disk);
+    char *own = load_source(ctx, name, embedded_src[file], *embedded_size[file], &own_n, from_disk);
     char *src = NULL;
     size_t cap = 0;
+    char ops16[32] = "";
+    if (ops16_of[prog])
+        snprintf(ops16, sizeof ops16, "#define CT_OPS16 %d\n", ops16_of[prog]);
     if (common && own) {
         /* the two #line directives and the terminator take 36 bytes besides the name */
-        cap = strlen(ctx->prelude) + common_n + own_n + strlen(name) + 64;
+        cap = strlen(ctx->prelude) + strlen(ops16) + common_n + own_n + strlen(name) + 64;
         src = malloc(cap);
     }
     if (src) {
-        int k = snprintf(src, cap, "%s#line 1 \"common.cl\"\n", ctx->prelude);
+        int k = snprintf(src, cap, "%s%s#line 1 \"common.cl\"\n", ctx->prelude, ops16);
         size_t at = k > 0 ? (size_t)k : 0;
         memcpy(src + at, common, common_n);
         at += common_n;

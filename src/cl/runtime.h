@@ -18,10 +18,22 @@
 #include "core/util.h"
 #include "kernel_list.h" /* generated: #define CT_PROGRAMS(X) X(fill) X(...) */
 
+/* Programs built from another program's source with 16-bit matrix
+ * operands (CT_OPS16 defined before common.cl: 1 bf16, 2 fp16; the
+ * products round each operand they load to the format and sum in float32):
+ * (variant, base, CT_OPS16). Built at their first use only. */
+#define CT_PROGRAM_VARIANTS(X)                                                                    \
+    X(gemm_bf16, gemm, 1) X(gemm_fp16, gemm, 2) X(gemm_reg_bf16, gemm_reg, 1) X(gemm_reg_fp16, gemm_reg, 2)
+
 enum ct_program_id {
 #define CT_X(name) CT_PROG_##name,
     CT_PROGRAMS(CT_X)
 #undef CT_X
+    CT_PROG_BASE_COUNT, /* the programs of cl_kernels/, then their variants */
+    CT_PROG_VARIANTS_ = CT_PROG_BASE_COUNT - 1, /* so that the first variant is CT_PROG_BASE_COUNT */
+#define CT_V(name, base, ops16) CT_PROG_##name,
+    CT_PROGRAM_VARIANTS(CT_V)
+#undef CT_V
     CT_PROG_COUNT
 };
 
@@ -209,6 +221,9 @@ int ct_device_query(cl_platform_id platform, cl_device_id device, unsigned p, un
 
 /* src/cl/program.c */
 extern const char *const ct_program_names[CT_PROG_COUNT];
+/* The program that runs base's kernels at the context's precision (its
+ * 16-bit variant, or base itself in float32 or where it has none). */
+int ct_program_for(const struct ct_context *ctx, int base);
 int ct_program_get(struct ct_context *ctx, int prog, cl_program *out);
 /* A digest of every program's source as this context would build it
  * (disk kernels included), its build options and the device and driver. */

@@ -104,16 +104,18 @@ static int softmax(ct_context *ctx, int bwd, const ct_attention_desc *d, ct_buf 
  * CLTRAIN_ATTENTION=unfused, GPU-type devices unless CLTRAIN_ATTENTION=fused
  * (an H200 ran the gpt step in 11.3 ms fused against 9.6 ms with the
  * products: the fused kernels' per-row loops leave its cores idle), Mesa's
- * llvmpipe (ct_gemm_cl_device_ok: 1.3x slower there than the products), or
- * a head too wide for the queries' block in half the local memory. */
+ * llvmpipe (ct_gemm_cl_device_ok: 1.3x slower there than the products),
+ * 16-bit precision, or a head too wide for the queries' block in half the
+ * local memory. */
 #define FUSED_QB 8
 static int fused_lanes(ct_context *ctx, const ct_attention_desc *d, size_t *L)
 {
     *L = 0;
     const char *env = getenv("CLTRAIN_ATTENTION");
     int forced = env && !strcmp(env, "fused");
+    /* 16-bit operands: the products (the fused kernels do not round) */
     if (ctx->cls.kernels != CT_KERNELS_GPU || (env && !strcmp(env, "unfused")) || !ct_gemm_cl_device_ok(ctx) ||
-        (ctx->dev.type != CT_DEVICE_CPU && !forced))
+        (ctx->dev.type != CT_DEVICE_CPU && !forced) || ctx->precision != CT_PRECISION_FP32)
         return CT_OK;
     size_t D = d->E / d->H;
     if ((FUSED_QB * D + FUSED_QB * 8) * sizeof(float) > ctx->dev.local_mem_bytes / 2)

@@ -92,7 +92,7 @@ static int product(ct_context *ctx, int mode, const ct_conv2d_desc *d, int oh, i
     ctx->lrec.mute++;
     ct_launch_bytes(ctx, (rd + (beta != 0.0f ? m * n : 0)) * sizeof(float),
                     (s > 1 ? s * m * n : wr) * sizeof(float));
-    st = CT_RUN(ctx, CT_PROG_gemm, kernel_names[mode][t], 3, global, local, CT_ARG(a.mem),
+    st = CT_RUN(ctx, ct_program_for(ctx, CT_PROG_gemm), kernel_names[mode][t], 3, global, local, CT_ARG(a.mem),
                 CT_ARG(ao), CT_ARG(b.mem), CT_ARG(bo), CT_ARG(out), CT_ARG(out_off),
                 CT_ARG(stride), CT_ARG(ldc), CT_ARG(mm), CT_ARG(nn), CT_ARG(kk), CT_ARG(kcc),
                 CT_ARG(beta), CT_ARG(bm), CT_ARG(bias_off), CT_ARG(has_bias), CT_ARG(g));

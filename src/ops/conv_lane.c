@@ -20,7 +20,9 @@ enum { CT_LANE_WG = 8 };
 int ct_conv2d_lane_ok(const ct_context *ctx, const ct_conv2d_desc *d)
 {
     (void)d;
-    if (ctx->cls.kernels != CT_KERNELS_GPU || !ctx->conv_direct)
+    /* 16-bit operands: im2col and the products' 16-bit kernels (these do
+     * not round) */
+    if (ctx->cls.kernels != CT_KERNELS_GPU || !ctx->conv_direct || ctx->precision != CT_PRECISION_FP32)
         return 0;
     if (ctx->dev.max_alloc_bytes / sizeof(float) > (uint64_t)INT_MAX)
         return 0;

@@ -16,7 +16,8 @@
 /* Whether the context runs conv2d with these kernels: the GPU class on a
  * device ct_gemm_cl_reg_device names, or on any device with
  * CLTRAIN_CONV=lane (ctx->conv_direct == 2); never with
- * CLTRAIN_CONV=im2col. The kernels index with int: devices whose buffers
+ * CLTRAIN_CONV=im2col, nor at 16-bit precision (they do not round their
+ * operands: im2col and the products' 16-bit kernels do). The kernels index with int: devices whose buffers
  * can exceed 2^31 - 1 floats (CL_DEVICE_MAX_MEM_ALLOC_SIZE) are left to
  * the other paths. */
 int ct_conv2d_lane_ok(const ct_context *ctx, const ct_conv2d_desc *d);

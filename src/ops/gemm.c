@@ -145,14 +145,18 @@ const char *ct_precision_str(ct_precision precision)
                                             : "?";
 }
 
+/* 16-bit products run on the device's own SGEMM kernels (their 16-bit
+ * program variants: CLBlast cannot round operands) or on the host's
+ * AVX-512 GEMM (the BLAS has no 16-bit products). */
 int ct_context_set_precision(ct_context *ctx, ct_precision precision)
 {
     CT_VALIDATE(ctx, ctx && precision >= CT_PRECISION_FP32 && precision <= CT_PRECISION_FP16);
-    if (precision != CT_PRECISION_FP32 && (ctx->cls.gemm != CT_GEMM_HOST || !ctx->cls.host_pool || !own_gemm_on()))
-        return ct_fail(ctx, CT_ERR_UNSUPPORTED, "%s products run on the CPU class with the host GEMM on an "
-                       "AVX-512 CPU; here: %s class, GEMM path %s, host GEMM %s: HINT: train in fp32 here (the "
-                       "GPU class has no 16-bit paths yet)", ct_precision_str(precision), ct_kernels_str(ctx->cls.kernels),
-                       ct_gemm_path_str(ctx->cls.gemm), ct_host_gemm_str());
+    int host_ok = ctx->cls.gemm == CT_GEMM_HOST && ctx->cls.host_pool && own_gemm_on();
+    if (precision != CT_PRECISION_FP32 && ctx->cls.gemm != CT_GEMM_CLBLAST && !host_ok)
+        return ct_fail(ctx, CT_ERR_UNSUPPORTED, "%s products run on the device's own kernels or on the host "
+                       "GEMM of an AVX-512 CPU; here: %s class, GEMM path %s, host GEMM %s: HINT: train in fp32 "
+                       "here, or take the device path (CLTRAIN_GEMM=clblast)", ct_precision_str(precision),
+                       ct_kernels_str(ctx->cls.kernels), ct_gemm_path_str(ctx->cls.gemm), ct_host_gemm_str());
     ctx->precision = precision;
     return CT_OK;
 }
@@ -304,8 +308,9 @@ static int clblast_fail(ct_context *ctx, CLBlastStatusCode s, const char *what, 
                    ta ? "T" : "N", tb ? "T" : "N", count, m, n, k, ctx->dev.name, ct_status_str((int)s));
 }
 
-/* Which GPU-class GEMM runs a shape: CLTRAIN_GPU_GEMM=own|clblast forces
- * one; else the tuner's forced pick, else the tuned table's entry for the
+/* Which GPU-class GEMM runs a shape: 16-bit operands, or
+ * CLTRAIN_GPU_GEMM=own, take cltrain's own kernel, CLTRAIN_GPU_GEMM=clblast
+ * CLBlast; else the tuner's forced pick, else the tuned table's entry for the
  * shape (*plan from it), else the rule: cltrain's own kernel
  * (ops/gemm_cl.h) where it was measured faster or where C is too small to
  * fill a GPU without k-slices, else CLBlast. */
@@ -313,7 +318,7 @@ static int own_kernel(ct_context *ctx, size_t m, size_t n, size_t k, int ta, int
 {
     const char *env = getenv("CLTRAIN_GPU_GEMM");
     *plan = ct_gemm_cl_plan_for(ctx, m, n, k, ta, tb);
-    if (env && !strcmp(env, "own"))
+    if ((env && !strcmp(env, "own")) || ctx->precision != CT_PRECISION_FP32) /* 16 bits: own kernels only */
         return 1;
     if (env && !strcmp(env, "clblast"))
         return 0;
@@ -558,9 +563,14 @@ int ct_gemm_batched(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t 
         operand o[3];
         for (int i = 0; i < 3; i++)
             o[i] = ops[i], o[i].off = offs[i][i0];
-        if (len == 1)
-            st = device_gemm(ctx, trans_a, trans_b, m, n, k, alpha, o, beta, NULL, NULL);
-        else
+        if (len == 1 || ctx->precision != CT_PRECISION_FP32) { /* 16 bits: own kernels, one by one */
+            for (size_t j = 0; j < len && !st; j++) {
+                operand oj[3] = { o[0], o[1], o[2] };
+                for (int i = 0; i < 3; i++)
+                    oj[i].off += j * stride[i];
+                st = device_gemm(ctx, trans_a, trans_b, m, n, k, alpha, oj, beta, NULL, NULL);
+            }
+        } else
             st = device_strided(ctx, trans_a, trans_b, m, n, k, alpha, o, stride, len, beta);
         i0 += len;
     }
@@ -593,6 +603,8 @@ static int blocks_disjoint(size_t rows, size_t cols, size_t ld, size_t ext, size
 static int own_batched(const ct_context *ctx)
 {
     const char *env = getenv("CLTRAIN_GPU_GEMM");
+    if (ctx->precision != CT_PRECISION_FP32)
+        return 1; /* CLBlast cannot round the operands */
     if (env && (!strcmp(env, "own") || !strcmp(env, "clblast")))
         return !strcmp(env, "own");
     return ct_gemm_cl_device_ok(ctx);

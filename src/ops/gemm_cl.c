@@ -216,7 +216,7 @@ size_t ct_gemm_cl_slice_depth(size_t k, size_t tk, size_t *splits)
 int ct_gemm_cl_kernel(ct_context *ctx, const char *name, ct_gemm_cl_tiles t, ct_gemm_cl_tile *ti,
                       ct_kernel_entry **e)
 {
-    int st = ct_kernel_get(ctx, CT_PROG_gemm, name, e);
+    int st = ct_kernel_get(ctx, ct_program_for(ctx, CT_PROG_gemm), name, e);
     if (st)
         return st;
     size_t wg[3] = { 0, 0, 0 };
@@ -273,7 +273,7 @@ static int reg_fits(const ct_context *ctx, cl_mem a, cl_mem b)
 static int launchable(ct_context *ctx, ct_gemm_cl_tiles *tiles, int tc, tiles_info *ti, const char **name,
                       int *prog, cl_mem a, cl_mem b)
 {
-    *prog = CT_PROG_gemm;
+    *prog = ct_program_for(ctx, CT_PROG_gemm); /* the 16-bit variants at 16-bit precision */
     if ((*tiles == CT_GEMM_CL_REG || ct_gemm_cl_reg_device(ctx)) && !reg_fits(ctx, a, b))
         *tiles = CT_GEMM_CL_SMALL;
     else if (ct_gemm_cl_reg_device(ctx) && *tiles != CT_GEMM_CL_VEC)
@@ -282,16 +282,16 @@ static int launchable(ct_context *ctx, ct_gemm_cl_tiles *tiles, int tc, tiles_in
         *tiles = CT_GEMM_CL_VEC;
         *ti = vec_tiles[tc];
         *name = vec_names[tc];
-        *prog = CT_PROG_gemm_reg;
+        *prog = ct_program_for(ctx, CT_PROG_gemm_reg);
         ct_kernel_entry *e;
-        return ct_kernel_get(ctx, CT_PROG_gemm_reg, *name, &e);
+        return ct_kernel_get(ctx, *prog, *name, &e);
     }
     if (*tiles == CT_GEMM_CL_REG) {
         *ti = reg_tiles;
         *name = reg_names[tc];
-        *prog = CT_PROG_gemm_reg;
+        *prog = ct_program_for(ctx, CT_PROG_gemm_reg);
         ct_kernel_entry *e;
-        int st = ct_kernel_get(ctx, CT_PROG_gemm_reg, *name, &e);
+        int st = ct_kernel_get(ctx, *prog, *name, &e);
         if (!st && e->max_wg < ti->wm * ti->wn)
             st = ct_fail(ctx, CT_ERR_UNSUPPORTED, "ct_gemm_cl: %s needs work-groups of %zu on %s, which "
                          "allows %zu", *name, ti->wm * ti->wn, ctx->dev.name, e->max_wg);
