@@ -59,48 +59,42 @@ inline void ct_tree_sum(__local float *red, uint lid, uint wg)
 /* 16-bit matrix operands: the products' program variants define CT_OPS16
  * (1 bf16, 2 fp16; src/cl/runtime.h), and their kernels pass every operand
  * they load through ct_op16 (scalars) or ct_op16_4 / ct_op16_16, which
- * round it to the format to nearest even as the CPU class's packing does
- * (bf16: the float's upper half, NaN kept; fp16: IEEE half through the core
- * vstore_half_rte, subnormals kept, beyond 65504 infinity); sums stay
- * float32. Elsewhere they return their operand. */
+ * round it to the format to nearest even as the CPU class's packing does,
+ * in integer and float arithmetic that vectorizes (no half type, no
+ * extension): bf16 keeps the float's upper half (NaN kept); fp16 keeps 10
+ * fraction bits, below 2^-14 multiples of 2^-24 (its subnormals: x + 0.5
+ * - 0.5 rounds there, the float's quantum at 0.5 being 2^-24), from 65520
+ * infinity (the tie above 65504 goes to the even infinity), NaN kept. Sums
+ * stay float32. Elsewhere they return their operand. */
 #ifndef CT_OPS16
 #define CT_OPS16 0
 #endif
-#if CT_OPS16 == 1
+#if CT_OPS16
 #define CT_CAT2(a, b) a##b
 #define CT_CAT(a, b) CT_CAT2(a, b)
-#define CT_OP16_BF16(T, U)                                                                        \
+#if CT_OPS16 == 1
+#define CT_OP16_BODY(T, U)                                                                        \
     {                                                                                             \
         const U u = CT_CAT(as_, U)(x);                                                            \
         const U r = (u + (U)0x7fffu + ((u >> 16) & (U)1u)) & (U)0xffff0000u;                      \
-        return select(CT_CAT(as_, T)(r), x, isnan(x));                                            \
+        return select(CT_CAT(as_, T)(r), x, CT_CAT(as_, U)(isnan(x)));                            \
     }
-inline float ct_op16(float x)
-{
-    const uint u = as_uint(x);
-    return isnan(x) ? x : as_float((u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u);
-}
-inline float4 ct_op16_4(float4 x) CT_OP16_BF16(float4, uint4)
-inline float16 ct_op16_16(float16 x) CT_OP16_BF16(float16, uint16)
-#elif CT_OPS16 == 2
-inline float ct_op16(float x)
-{
-    ushort h;
-    vstore_half_rte(x, 0, (__private half *)&h);
-    return vload_half(0, (__private const half *)&h);
-}
-inline float4 ct_op16_4(float4 x)
-{
-    ushort h[4];
-    vstore_half4_rte(x, 0, (__private half *)h);
-    return vload_half4(0, (__private const half *)h);
-}
-inline float16 ct_op16_16(float16 x)
-{
-    ushort h[16];
-    vstore_half16_rte(x, 0, (__private half *)h);
-    return vload_half16(0, (__private const half *)h);
-}
+#else
+#define CT_OP16_BODY(T, U)                                                                        \
+    {                                                                                             \
+        const U u = CT_CAT(as_, U)(x), sign = u & (U)0x80000000u, a = u ^ sign;                   \
+        const U nrm = (a + (U)0xfffu + ((a >> 13) & (U)1u)) & (U)0xffffe000u;                     \
+        const U sub = CT_CAT(as_, U)((CT_CAT(as_, T)(a) + (T)0.5f) - (T)0.5f);                    \
+        U r = select(nrm, sub, a < (U)0x38800000u);       /* below 2^-14 */                      \
+        r = select(r, (U)0x7f800000u, a >= (U)0x477ff000u); /* from 65520 */                      \
+        return select(CT_CAT(as_, T)(r | sign), x, CT_CAT(as_, U)(isnan(x)));                     \
+    }
+#endif
+/* (for scalars select takes b where c is not 0, for vectors where its
+ * lane's top bit is set: comparisons and isnan give 1 and -1 to match) */
+inline float ct_op16(float x) CT_OP16_BODY(float, uint)
+inline float4 ct_op16_4(float4 x) CT_OP16_BODY(float4, uint4)
+inline float16 ct_op16_16(float16 x) CT_OP16_BODY(float16, uint16)
 #else
 #define ct_op16(x) (x)
 #define ct_op16_4(x) (x)

@@ -26,10 +26,10 @@
  *
  *   test_gemm_cl [--precision bf16|fp16]
  *                             the checks
- *   test_gemm_cl --small [--tiles reg|vec] [--build-options OPTS]
+ *   test_gemm_cl --small [--tiles reg|vec|small] [--build-options OPTS]
  *                             the small shapes only (for Oclgrind); with
- *                             --tiles those register tiles only (the
- *                             products and the epilogues)
+ *                             --tiles those tiles only (the products and
+ *                             the epilogues)
  *   test_gemm_cl --bench [NAME] [--build-options OPTS]
  *                             GFLOP/s of ct_gemm_cl against CLBlastSgemm
  *                             over the shapes the zoo's models run (those
@@ -47,7 +47,7 @@
 #include "tcheck.h"
 
 static uint64_t rng = 7;
-/* --tiles reg|vec: those register tiles only (their Oclgrind runs); -1 all */
+/* --tiles reg|vec|small: those tiles only (their Oclgrind runs); -1 all */
 static int only_tiles = -1;
 /* --precision: ct_precision of the products (the operands the reference rounds) */
 static int prec = CT_PRECISION_FP32;
@@ -210,6 +210,56 @@ static int checks(ct_context *ctx, int small)
     passed += one(ctx, (ct_gemm_cl_plan){ CT_GEMM_CL_SMALL, 5 }, 0, 1, 150, 301, 99, 1.0f, 0.0f, 1);
     printf("ct_gemm_cl: %d of %d cases match the double-precision product\n", passed, cases);
     return passed == cases;
+}
+
+/* With 16-bit operands: each tile set's rounding, element by element, as
+ * C = A . [1] (k = 1: C holds the rounded operand times 1, exactly):
+ * zeros, both formats' ties, fp16's subnormal range and its edge at 2^-14,
+ * its overflow to infinity from 65520, float's largest, infinities, NaN
+ * and values over every exponent from 2^-30 to 2^40. Bit for bit (NaN for
+ * NaN) against op16. */
+static int rounding(ct_context *ctx)
+{
+    float v[512];
+    size_t nv = 0;
+    static const float fixed[] = { 0.0f, -0.0f, 1.0f, 0x1p-25f, 0x3p-25f, 0x1p-24f, -0x5p-26f, 0x1p-14f,
+                                   0x1p-14f - 0x1p-26f, 0x1p-14f - 0x1p-25f, 0x1.002p0f, 0x1.006p0f,
+                                   0x1.01p0f, 0x1.03p0f, 0x1.0101p0f, 65504.0f, 65519.99f, 65520.0f,
+                                   -65520.0f, 1e10f, 3.4028235e38f, INFINITY, -INFINITY, NAN };
+    for (size_t i = 0; i < CT_ARRAY_LEN(fixed); i++)
+        v[nv++] = fixed[i];
+    while (nv < CT_ARRAY_LEN(v))
+        v[nv] = ldexpf(frand(), (int)(nv % 71) - 30), nv++;
+    cl_mem ma = NULL, mb = NULL, mc = NULL;
+    float one_f = 1.0f, got[CT_ARRAY_LEN(v)];
+    int ok = !ct_buffer_create(ctx, sizeof v, &ma) && !ct_buffer_create(ctx, sizeof one_f, &mb) &&
+             !ct_buffer_create(ctx, sizeof v, &mc) && !ct_buffer_write(ctx, ma, 0, sizeof v, v) &&
+             !ct_buffer_write(ctx, mb, 0, sizeof one_f, &one_f);
+    static const ct_gemm_cl_tiles sets[5] = { CT_GEMM_CL_BIG, CT_GEMM_CL_SMALL, CT_GEMM_CL_HUGE, CT_GEMM_CL_REG,
+                                              CT_GEMM_CL_VEC };
+    for (int ts = 0; ts < 5 && ok; ts++) {
+        if (only_tiles >= 0 && sets[ts] != (ct_gemm_cl_tiles)only_tiles)
+            continue;
+        /* A as (m, 1) and as A^T (1, m): both loads of each tile set */
+        for (int ta = 0; ta < 2 && ok; ta++) {
+            int st = ct_gemm_cl_run(ctx, (ct_gemm_cl_plan){ sets[ts], 1 }, ta, 0, nv, 1, 1, 1.0f, ma, 0,
+                                    ta ? nv : 1, mb, 0, 1, 0.0f, mc, 0, 1);
+            if (!st)
+                st = ct_buffer_read(ctx, mc, 0, sizeof got, got);
+            CHECK(st == CT_OK, "rounding: %s", ct_context_last_error(ctx));
+            ok = st == CT_OK;
+            for (size_t i = 0; ok && i < nv; i++) {
+                float want = (float)op16(v[i]) + 0.0f; /* a sum from +0: -0 gives +0 */
+                if (!(isnan(want) ? isnan(got[i]) : memcmp(&want, &got[i], sizeof want) == 0)) {
+                    CHECK(0, "%s tiles (A%s): %a rounds to %a, want %a", tiles_str(sets[ts]), ta ? "^T" : "",
+                          (double)v[i], (double)got[i], (double)want);
+                    ok = 0;
+                }
+            }
+        }
+    }
+    ct_buffer_release(&ma), ct_buffer_release(&mb), ct_buffer_release(&mc);
+    return ok;
 }
 
 /* ---- --bench: GFLOP/s against CLBlast ---- */
@@ -452,8 +502,11 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--small"))
             small = 1;
         else if (!strcmp(argv[i], "--tiles") && i + 1 < argc &&
-                 (!strcmp(argv[i + 1], "reg") || !strcmp(argv[i + 1], "vec")))
-            only_tiles = !strcmp(argv[i + 1], "reg") ? CT_GEMM_CL_REG : CT_GEMM_CL_VEC, i++;
+                 (!strcmp(argv[i + 1], "reg") || !strcmp(argv[i + 1], "vec") || !strcmp(argv[i + 1], "small")))
+            only_tiles = !strcmp(argv[i + 1], "reg")   ? CT_GEMM_CL_REG
+                         : !strcmp(argv[i + 1], "vec") ? CT_GEMM_CL_VEC
+                                                       : CT_GEMM_CL_SMALL,
+            i++;
         else if (!strcmp(argv[i], "--build-options") && i + 1 < argc)
             o.build_options = argv[++i];
         else if (!strcmp(argv[i], "--precision") && i + 1 < argc &&
@@ -481,6 +534,9 @@ int main(int argc, char **argv)
         return ok ? 0 : 1;
     }
     checks(ctx, small);
+    if (prec != CT_PRECISION_FP32)
+        printf("rounding: %s\n", rounding(ctx) ? "every tile set rounds each operand as the reference"
+                                                 : "FAILED");
     /* relu, sigmoid, gelu and none; shapes not multiples of the tiles */
     static const size_t eshape[][3] = { { 37, 70, 29 }, { 5, 129, 300 }, { 64, 33, 1000 } };
     static const int eact[4] = { 1, 3, 5, 0 };

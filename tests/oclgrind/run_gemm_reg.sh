@@ -4,8 +4,11 @@
 # kernels run every product on Mesa's llvmpipe (reg) and on pocl (vec),
 # which the op-family run (run_oclgrind.sh) never selects, so test_gemm_cl
 # runs them here by name (--tiles reg, --tiles vec: every transposition,
-# split-K, edges, guards, epilogues). Fails on any report, a crash or a
-# failed check.
+# split-K, edges, guards, epilogues); then the 16-bit variants: the small
+# tiled kernels (the big and huge ones share their code; the op-family
+# run selects the tiled kernels in float32 only) and the vector tiles in
+# bf16, both register tiles in fp16 (every form of common.cl's rounding).
+# Fails on any report, a crash or a failed check.
 #
 #   run_gemm_reg.sh TEST_GEMM_CL
 #
@@ -26,15 +29,17 @@ export CLTRAIN_CACHE=off CLTRAIN_DEVICE=oclgrind
 reports='Uninitialized value|Uninitialized address|depends on an uninitialized|'
 reports+='Controlflow depends|Invalid read|Invalid write|data race|divergence|'
 reports+='Unaligned address|Oclgrind - OpenCL runtime error|OCLGRIND FATAL ERROR'
-for tiles in reg vec; do
-    oclgrind --data-races --uninitialized --check-api "$bin" --small --tiles $tiles \
+for run in "--tiles reg" "--tiles vec" "--tiles small --precision bf16" "--tiles vec --precision bf16" \
+           "--tiles reg --precision fp16" "--tiles vec --precision fp16"; do
+    # shellcheck disable=SC2086 # each run is a list of arguments
+    oclgrind --data-races --uninitialized --check-api "$bin" --small $run \
         --build-options -cl-opt-disable 2> "$err"
     rc=$?
     n=$(grep -cE "$reports" "$err")
     if [ $rc -ne 0 ] || [ "$n" -ne 0 ]; then
-        echo "FAIL ($tiles): exit status $rc, $n Oclgrind reports; first lines of stderr:"
+        echo "FAIL ($run): exit status $rc, $n Oclgrind reports; first lines of stderr:"
         head -20 "$err" | sed 's/^/  | /'
         exit 1
     fi
-    echo "ok: the $tiles register tiles are clean under Oclgrind"
+    echo "ok: $run: clean under Oclgrind"
 done

@@ -3,7 +3,9 @@
 # simulator with its uninitialized-value, data-race and API checks; fails on
 # any report, a crash or a failed check. One line per family.
 #
-#   run_oclgrind.sh CHECKCL [FAMILY...]     (default: every family, checkcl --list)
+#   run_oclgrind.sh CHECKCL [--precision bf16|fp16] [FAMILY...]
+#                                   (default: every family, checkcl --list;
+#                                   --precision: the products' 16-bit kernels)
 #
 # Exit 77 (skip) when oclgrind is not installed. OCLGRIND_FAMILY_LIMIT: seconds
 # per family (default 480). OCLGRIND_LOG_DIR keeps the
@@ -11,8 +13,13 @@
 # See docs/RELIABILITY.md, "Oclgrind".
 set -u
 
-checkcl=${1:?usage: run_oclgrind.sh CHECKCL [FAMILY...]}
+checkcl=${1:?usage: run_oclgrind.sh CHECKCL [--precision bf16|fp16] [FAMILY...]}
 shift
+prec=()
+if [ "${1:-}" = --precision ]; then
+    prec=(--precision "${2:?--precision needs bf16 or fp16}")
+    shift 2
+fi
 if ! command -v oclgrind > /dev/null 2>&1; then
     echo "oclgrind is not installed (Debian: apt-get install oclgrind); skipping"
     exit 77
@@ -59,7 +66,7 @@ for f in "${families[@]}"; do
     out=$logs/$f.out err=$logs/$f.err
     t0=$SECONDS
     timeout "$limit" oclgrind --data-races --uninitialized --check-api \
-        "$checkcl" --device oclgrind --filter "$f" --iterations 1 --no-finite-diff --small \
+        "$checkcl" --device oclgrind --filter "$f" --iterations 1 --no-finite-diff --small "${prec[@]}" \
         --build-options -cl-opt-disable > "$out" 2> "$err"
     rc=$?
     dt=$((SECONDS - t0))

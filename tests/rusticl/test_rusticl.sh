@@ -7,7 +7,8 @@
 # device before a flush. Exits 77 (skipped) when no llvmpipe device is listed.
 #  - selftest, every op against the host reference, in both device classes
 #    (CLTRAIN_KERNELS=cpu and gpu) and on both GEMM paths (CLTRAIN_GEMM=host
-#    and clblast);
+#    and clblast), and the GPU class with bf16 and fp16 products (the
+#    register tiles' 16-bit variants; 3 random shapes per op);
 #  - the MLP on a Fashion-MNIST subset (2000 samples, 3 epochs, as
 #    tests/train/test_train.sh on pocl) in both classes reaches 77% on 1000
 #    test samples (measured: 79.1% in both; chance is 10%). The GPU class
@@ -54,6 +55,10 @@ fi
 for e in CLTRAIN_KERNELS=cpu CLTRAIN_KERNELS=gpu CLTRAIN_GEMM=host CLTRAIN_GEMM=clblast; do
     expect "selftest $e" 0 "all ops passed" -- env "$e" "$cltrain" selftest --device llvmpipe "${iters[@]}"
     grep '^selftest on' "$tmp/out" | sed 's/^/  | /'
+done
+for p in bf16 fp16; do
+    expect "selftest CLTRAIN_KERNELS=gpu --precision $p" 0 "all ops passed" -- \
+        env CLTRAIN_KERNELS=gpu "$cltrain" selftest --device llvmpipe --precision $p --iterations 3
 done
 
 # 2. the MLP trains to the stated accuracy in both classes

@@ -8,7 +8,8 @@
 # both; fp16 with a learning rate that blows the forward up is a divergence
 # (--check-finite's report), not an overflow; the cnn's convolutions in bf16
 # (dot-product pairs forced, and rounded operands) train as fp32 does within
-# 1.5 points; the GPU class and bad values are refused by name.
+# 1.5 points, and so do the mlp's bf16 and fp16 products in the GPU class;
+# bad values are refused by name.
 set -u
 cltrain=$1
 . "$(dirname "$0")/../lib.sh"
@@ -74,8 +75,15 @@ else
 fi
 expect "fp16 with a forward that overflows: a divergence" 1 "non-finite values in training" -- \
     "$cltrain" train "${common[@]}" --precision fp16 --optimizer sgd --lr 2 --schedule constant
-expect "the GPU class refuses 16-bit products" 1 "bf16 products run on the CPU class" -- \
-    env CLTRAIN_KERNELS=gpu "$cltrain" train "${common[@]}" --precision bf16
+# the GPU class: its own SGEMM kernels' 16-bit variants, loss scaling as above
+for p in bf16 fp16; do
+    if env CLTRAIN_KERNELS=gpu "$cltrain" train "${common[@]}" --precision $p >"$tmp/gpu-$p.out" 2>&1 &&
+        grep -q "kernels gpu" "$tmp/gpu-$p.out" && grep -q "$p products" "$tmp/gpu-$p.out"; then
+        near "GPU class, $p" "$(acc "$tmp/gpu-$p.out")" "${got[fp32]:-}"
+    else
+        bad "GPU class, $p: training failed or not in the GPU class"; tail -n 5 "$tmp/gpu-$p.out" | sed 's/^/  | /'
+    fi
+done
 expect "an unknown precision" 2 "fp32, bf16 or fp16" -- "$cltrain" train --precision fp8
 expect "a loss scale that is no power of two" 1 "power of two" -- \
     "$cltrain" train "${common[@]}" --precision fp16 --loss-scale 3
