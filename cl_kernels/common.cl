@@ -58,7 +58,7 @@ inline void ct_tree_sum(__local float *red, uint lid, uint wg)
 
 /* 16-bit matrix operands: the products' program variants define CT_OPS16
  * (1 bf16, 2 fp16; src/cl/runtime.h), and their kernels pass every operand
- * they load through ct_op16 (scalars) or ct_op16_4 / ct_op16_16, which
+ * they load through ct_op16 (scalars) or ct_op16_4 / _8 / _16, which
  * round it to the format to nearest even as the CPU class's packing does,
  * in integer and float arithmetic that vectorizes (no half type, no
  * extension): bf16 keeps the float's upper half (NaN kept); fp16 keeps 10
@@ -94,10 +94,12 @@ inline void ct_tree_sum(__local float *red, uint lid, uint wg)
  * lane's top bit is set: comparisons and isnan give 1 and -1 to match) */
 inline float ct_op16(float x) CT_OP16_BODY(float, uint)
 inline float4 ct_op16_4(float4 x) CT_OP16_BODY(float4, uint4)
+inline float8 ct_op16_8(float8 x) CT_OP16_BODY(float8, uint8)
 inline float16 ct_op16_16(float16 x) CT_OP16_BODY(float16, uint16)
 #else
 #define ct_op16(x) (x)
 #define ct_op16_4(x) (x)
+#define ct_op16_8(x) (x)
 #define ct_op16_16(x) (x)
 #endif
 

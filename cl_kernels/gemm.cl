@@ -126,24 +126,32 @@
 #define ct_gvec CT_GEMM_CAT(float, CT_GEMM_VN)
 #define ct_gvload CT_GEMM_CAT(vload, CT_GEMM_VN)
 #define ct_gvstore CT_GEMM_CAT(vstore, CT_GEMM_VN)
+#define ct_op16_gvec CT_GEMM_CAT(ct_op16_, CT_GEMM_VN)
 
 /* The products of one step of TK along k: each work-item's RM rows (ty +
  * WM i) by RNV vectors of columns ((tx + WN j) VN) of the local tiles as
- * (TK, TM + 1) and bs (TK, TN + 1) added into its sums acc */
+ * (TK, TM + 1) and bs (TK, TN + 1) added into its sums acc; rnd: the tiles
+ * hold float32 operands that 16-bit products round here, as they are read
+ * (the convolution's tiles, loaded in many forms; the SGEMM's are rounded
+ * as they are stored) */
 inline void ct_gemm_fma_tile(ct_gvec acc[CT_GEMM_RM_MAX][CT_GEMM_RNV_MAX], __local const float *as,
                              __local const float *bs, const int TM, const int TN, const int WM,
                              const int WN, const int RM, const int RNV, const int TK, const int tx,
-                             const int ty)
+                             const int ty, const int rnd)
 {
 #pragma unroll
     for (int p = 0; p < TK; p++) {
         ct_gvec bv[CT_GEMM_RNV_MAX];
 #pragma unroll
-        for (int j = 0; j < RNV; j++)
+        for (int j = 0; j < RNV; j++) {
             bv[j] = ct_gvload(0, bs + p * (TN + 1) + (tx + WN * j) * CT_GEMM_VN);
+            if (rnd)
+                bv[j] = ct_op16_gvec(bv[j]);
+        }
 #pragma unroll
         for (int i = 0; i < RM; i++) {
-            const ct_gvec av = (ct_gvec)as[p * (TM + 1) + ty + WM * i];
+            const float a = as[p * (TM + 1) + ty + WM * i];
+            const ct_gvec av = (ct_gvec)(rnd ? ct_op16(a) : a);
 #pragma unroll
             for (int j = 0; j < RNV; j++)
                 acc[i][j] = ct_fma(av, bv[j], acc[i][j]);
@@ -201,7 +209,7 @@ inline void ct_gemm_tile(const int ta, const int tb, const int WM, const int WN,
             bs[p * (TN + 1) + col] = ct_op16(v);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        ct_gemm_fma_tile(acc, as, bs, TM, TN, WM, WN, RM, RNV, TK, tx, ty);
+        ct_gemm_fma_tile(acc, as, bs, TM, TN, WM, WN, RM, RNV, TK, tx, ty, 0);
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 
@@ -642,16 +650,10 @@ inline void ct_conv_tile(const int mode, const int WM, const int WN, const int R
             bs[p * (TN + 1) + col] = v;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-#if CT_OPS16
-        /* 16-bit operands (common.cl): the tiles rounded in place, one pass
-         * for the loads' many forms above */
-        for (int idx = lid; idx < TK * TM; idx += WG)
-            as[idx / TM * (TM + 1) + idx % TM] = ct_op16(as[idx / TM * (TM + 1) + idx % TM]);
-        for (int idx = lid; idx < TK * TN; idx += WG)
-            bs[idx / TN * (TN + 1) + idx % TN] = ct_op16(bs[idx / TN * (TN + 1) + idx % TN]);
-        barrier(CLK_LOCAL_MEM_FENCE);
-#endif
-        ct_gemm_fma_tile(acc, as, bs, TM, TN, WM, WN, CT_GEMM_RM, RNV, CT_GEMM_TK, tx, ty);
+        /* 16-bit operands (common.cl): rounded as the products read the
+         * tiles (an in-place pass over them cost a barrier per step: the
+         * convolutions 1.3-1.8x slower on pocl) */
+        ct_gemm_fma_tile(acc, as, bs, TM, TN, WM, WN, CT_GEMM_RM, RNV, CT_GEMM_TK, tx, ty, CT_OPS16 != 0);
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 
