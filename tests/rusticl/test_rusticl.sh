@@ -56,9 +56,11 @@ for e in CLTRAIN_KERNELS=cpu CLTRAIN_KERNELS=gpu CLTRAIN_GEMM=host CLTRAIN_GEMM=
     expect "selftest $e" 0 "all ops passed" -- env "$e" "$cltrain" selftest --device llvmpipe "${iters[@]}"
     grep '^selftest on' "$tmp/out" | sed 's/^/  | /'
 done
+it16=(--iterations 3)
+[ ${#iters[@]} -gt 0 ] && it16=("${iters[@]}")
 for p in bf16 fp16; do
     expect "selftest CLTRAIN_KERNELS=gpu --precision $p" 0 "all ops passed" -- \
-        env CLTRAIN_KERNELS=gpu "$cltrain" selftest --device llvmpipe --precision $p --iterations 3
+        env CLTRAIN_KERNELS=gpu "$cltrain" selftest --device llvmpipe --precision $p "${it16[@]}"
 done
 
 # 2. the MLP trains to the stated accuracy in both classes
