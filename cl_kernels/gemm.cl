@@ -277,8 +277,12 @@ inline void ct_gemm_tile(const int ta, const int tb, const int WM, const int WN,
 CT_GEMM_KERNELS(big, CT_GEMM_BIG_WM, CT_GEMM_BIG_WN, CT_GEMM_RM, CT_GEMM_RNV)
 CT_GEMM_KERNELS(small, CT_GEMM_SMALL_WM, CT_GEMM_SMALL_WN, CT_GEMM_RM, CT_GEMM_RNV)
 /* huge: 8 x 8 sums per work-item on GPUs, for products large enough to
- * fill the device with 128 x 128 tiles */
+ * fill the device with 128 x 128 tiles. On CPUs they would be the big ones
+ * again, which the host takes instead (src/ops/gemm_cl.c): not built there
+ * (a third of the program's compile time on pocl) */
+#if !(CT_DEVICE_IS_CPU && !defined(CT_GEMM_GPU_TILES))
 CT_GEMM_KERNELS(huge, CT_GEMM_HUGE_WM, CT_GEMM_HUGE_WN, CT_GEMM_HUGE_RM, CT_GEMM_HUGE_RNV)
+#endif
 
 /* Split-K's second pass: c = act(alpha * sum over the slices of w + beta c
  * + bias), the slices summed in order (deterministic); the epilogue as in

@@ -91,6 +91,13 @@ static const char *tiles_str(ct_gemm_cl_tiles t)
            : t == CT_GEMM_CL_VEC ? "vec" : "reg";
 }
 
+/* On CPU devices the huge tiles are the big ones (cl_kernels/gemm.cl does
+ * not build them there; the host takes the big kernels): checked once */
+static int huge_are_big(const ct_context *ctx)
+{
+    return ctx->dev.type == CT_DEVICE_CPU;
+}
+
 /* One product with a given plan; 1 when it matches. */
 static int one(ct_context *ctx, ct_gemm_cl_plan plan, int ta, int tb, size_t m, size_t n, size_t k,
                float alpha, float beta, int pad)
@@ -186,6 +193,8 @@ static int checks(ct_context *ctx, int small)
                         continue;
                     if (only_tiles >= 0 && tile_sets[ts] != (ct_gemm_cl_tiles)only_tiles)
                         continue;
+                    if (tile_sets[ts] == CT_GEMM_CL_HUGE && huge_are_big(ctx))
+                        continue;
                     ct_gemm_cl_plan plan = { tile_sets[ts], splits[si] };
                     if (!splits[si])
                         plan = ct_gemm_cl_plan_for(ctx, m, n, k, t >> 1, t & 1);
@@ -238,7 +247,8 @@ static int rounding(ct_context *ctx)
     static const ct_gemm_cl_tiles sets[5] = { CT_GEMM_CL_BIG, CT_GEMM_CL_SMALL, CT_GEMM_CL_HUGE, CT_GEMM_CL_REG,
                                               CT_GEMM_CL_VEC };
     for (int ts = 0; ts < 5 && ok; ts++) {
-        if (only_tiles >= 0 && sets[ts] != (ct_gemm_cl_tiles)only_tiles)
+        if ((only_tiles >= 0 && sets[ts] != (ct_gemm_cl_tiles)only_tiles) ||
+            (sets[ts] == CT_GEMM_CL_HUGE && huge_are_big(ctx)))
             continue;
         /* A as (m, 1) and as A^T (1, m): both loads of each tile set */
         for (int ta = 0; ta < 2 && ok; ta++) {

@@ -298,7 +298,9 @@ static int launchable(ct_context *ctx, ct_gemm_cl_tiles *tiles, int tc, tiles_in
         return st;
     }
     const char *const names[4] = { kernel_names[0][tc], kernel_names[1][tc], NULL, kernel_names[3][tc] };
-    if (*tiles == CT_GEMM_CL_HUGE && !huge_launchable(ctx))
+    /* on CPUs the huge tiles are the big ones (gemm.cl builds them on GPUs
+     * only) */
+    if (*tiles == CT_GEMM_CL_HUGE && (!huge_launchable(ctx) || ctx->dev.type == CT_DEVICE_CPU))
         *tiles = CT_GEMM_CL_BIG;
     int st = ct_gemm_cl_launchable(ctx, names, tiles, ti);
     *name = kernel_names[*tiles][tc];
