@@ -23,7 +23,8 @@
  * products round each operand they load to the format and sum in float32):
  * (variant, base, CT_OPS16). Built at their first use only. */
 #define CT_PROGRAM_VARIANTS(X)                                                                    \
-    X(gemm_bf16, gemm, 1) X(gemm_fp16, gemm, 2) X(gemm_reg_bf16, gemm_reg, 1) X(gemm_reg_fp16, gemm_reg, 2)
+    X(gemm_bf16, gemm, 1) X(gemm_fp16, gemm, 2) X(gemm_reg_bf16, gemm_reg, 1)                     \
+    X(gemm_reg_fp16, gemm_reg, 2) X(conv_igemm_bf16, conv_igemm, 1) X(conv_igemm_fp16, conv_igemm, 2)
 
 enum ct_program_id {
 #define CT_X(name) CT_PROG_##name,

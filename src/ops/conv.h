@@ -28,7 +28,7 @@ typedef struct ct_conv2d_desc {
  * CT_ERR_SHAPE if the output would be empty; ctx may be NULL. */
 int ct_conv2d_out_shape(ct_context *ctx, const ct_conv2d_desc *d, int *oh, int *ow);
 
-/* The geometry as the direct kernels take it (cl_kernels/gemm.cl's
+/* The geometry as the direct kernels take it (cl_kernels/conv_igemm.cl's
  * conv_igemm_*, cl_kernels/conv_lane.cl): n, c_in, h, w, c_out, kh, kw,
  * stride_h, stride_w, pad_h, pad_w, dil_h, dil_w, oh, ow, 0. */
 cl_int16 ct_conv2d_geom16(const ct_conv2d_desc *d, int oh, int ow);

@@ -1,6 +1,6 @@
 /*
  * conv_igemm.c - conv2d on the GPU class as three implicit GEMMs
- * (cl_kernels/gemm.cl, conv_igemm_*): the products of im2col + GEMM, their
+ * (cl_kernels/conv_igemm.cl): the products of im2col + GEMM, their
  * operands read in place from the NCHW tensors. No column matrix, no
  * reorders: the forward is one launch (bias included), the input gradient
  * one, the weight gradient one plus split-K's fixed-order sum where its
@@ -32,7 +32,7 @@ int ct_conv2d_igemm_dx_ok(const ct_conv2d_desc *d)
     return d->stride_h == 1 && d->stride_w == 1;
 }
 
-/* One product: C (m, n) over k, mode as cl_kernels/gemm.cl's CT_CONV_*.
+/* One product: C (m, n) over k, mode as cl_kernels/conv_igemm.cl's CT_CONV_*.
  * The weights' product accumulates (beta 1) and splits along k where its
  * tiles would leave the device idle. */
 static int product(ct_context *ctx, int mode, const ct_conv2d_desc *d, int oh, int ow, size_t m,
@@ -53,9 +53,10 @@ static int product(ct_context *ctx, int mode, const ct_conv2d_desc *d, int oh, i
         t = (ct_gemm_cl_tiles)tiles;
     ct_gemm_cl_tile ti, tn;
     ct_kernel_entry *en;
-    int st = ct_gemm_cl_launchable(ctx, kernel_names[mode], &t, &ti);
+    int st = ct_gemm_cl_launchable(ctx, CT_PROG_conv_igemm, kernel_names[mode], &t, &ti);
     if (!st)
-        st = ct_gemm_cl_kernel(ctx, kernel_names[mode][CT_GEMM_CL_NARROW], CT_GEMM_CL_NARROW, &tn, &en);
+        st = ct_gemm_cl_kernel(ctx, CT_PROG_conv_igemm, kernel_names[mode][CT_GEMM_CL_NARROW],
+                               CT_GEMM_CL_NARROW, &tn, &en);
     if (st)
         return st;
     int narrow = tiles == CT_GEMM_CL_NARROW ||
@@ -92,12 +93,12 @@ static int product(ct_context *ctx, int mode, const ct_conv2d_desc *d, int oh, i
     ctx->lrec.mute++;
     ct_launch_bytes(ctx, (rd + (beta != 0.0f ? m * n : 0)) * sizeof(float),
                     (s > 1 ? s * m * n : wr) * sizeof(float));
-    st = CT_RUN(ctx, ct_program_for(ctx, CT_PROG_gemm), kernel_names[mode][t], 3, global, local, CT_ARG(a.mem),
+    st = CT_RUN(ctx, ct_program_for(ctx, CT_PROG_conv_igemm), kernel_names[mode][t], 3, global, local, CT_ARG(a.mem),
                 CT_ARG(ao), CT_ARG(b.mem), CT_ARG(bo), CT_ARG(out), CT_ARG(out_off),
                 CT_ARG(stride), CT_ARG(ldc), CT_ARG(mm), CT_ARG(nn), CT_ARG(kk), CT_ARG(kcc),
                 CT_ARG(beta), CT_ARG(bm), CT_ARG(bias_off), CT_ARG(has_bias), CT_ARG(g));
     if (!st && s > 1)
-        st = ct_gemm_cl_sum(ctx, out, s, m, n, 1.0f, 1.0f, c.mem, c.off, n, NULL);
+        st = ct_gemm_cl_sum(ctx, CT_PROG_conv_igemm, out, s, m, n, 1.0f, 1.0f, c.mem, c.off, n, NULL);
     ctx->lrec.mute--;
     return st;
 }

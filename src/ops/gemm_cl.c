@@ -213,10 +213,10 @@ size_t ct_gemm_cl_slice_depth(size_t k, size_t tk, size_t *splits)
     return slice_depth(k, tk, splits);
 }
 
-int ct_gemm_cl_kernel(ct_context *ctx, const char *name, ct_gemm_cl_tiles t, ct_gemm_cl_tile *ti,
-                      ct_kernel_entry **e)
+int ct_gemm_cl_kernel(ct_context *ctx, int base, const char *name, ct_gemm_cl_tiles t,
+                      ct_gemm_cl_tile *ti, ct_kernel_entry **e)
 {
-    int st = ct_kernel_get(ctx, ct_program_for(ctx, CT_PROG_gemm), name, e);
+    int st = ct_kernel_get(ctx, ct_program_for(ctx, base), name, e);
     if (st)
         return st;
     size_t wg[3] = { 0, 0, 0 };
@@ -233,15 +233,15 @@ int ct_gemm_cl_kernel(ct_context *ctx, const char *name, ct_gemm_cl_tiles t, ct_
                    "disagree", name, wg[0], wg[1]);
 }
 
-int ct_gemm_cl_launchable(ct_context *ctx, const char *const names[], ct_gemm_cl_tiles *tiles,
-                          ct_gemm_cl_tile *ti)
+int ct_gemm_cl_launchable(ct_context *ctx, int base, const char *const names[],
+                          ct_gemm_cl_tiles *tiles, ct_gemm_cl_tile *ti)
 {
     ct_kernel_entry *e;
-    int st = ct_gemm_cl_kernel(ctx, names[*tiles], *tiles, ti, &e);
+    int st = ct_gemm_cl_kernel(ctx, base, names[*tiles], *tiles, ti, &e);
     while (!st && e->max_wg < ti->wm * ti->wn && (*tiles == CT_GEMM_CL_HUGE || *tiles == CT_GEMM_CL_BIG)) {
         /* a device (or kernel) that allows fewer work-items per group */
         *tiles = *tiles == CT_GEMM_CL_HUGE ? CT_GEMM_CL_BIG : CT_GEMM_CL_SMALL;
-        st = ct_gemm_cl_kernel(ctx, names[*tiles], *tiles, ti, &e);
+        st = ct_gemm_cl_kernel(ctx, base, names[*tiles], *tiles, ti, &e);
     }
     if (st)
         return st;
@@ -302,7 +302,7 @@ static int launchable(ct_context *ctx, ct_gemm_cl_tiles *tiles, int tc, tiles_in
      * only) */
     if (*tiles == CT_GEMM_CL_HUGE && (!huge_launchable(ctx) || ctx->dev.type == CT_DEVICE_CPU))
         *tiles = CT_GEMM_CL_BIG;
-    int st = ct_gemm_cl_launchable(ctx, names, tiles, ti);
+    int st = ct_gemm_cl_launchable(ctx, CT_PROG_gemm, names, tiles, ti);
     *name = kernel_names[*tiles][tc];
     /* the slices' depth: a multiple of the SGEMM's step (a kernel built
      * with another still sums right: its steps are guarded at the slice's
@@ -320,7 +320,7 @@ int ct_gemm_cl_workspace(ct_context *ctx, size_t floats, cl_mem *out)
     return ct_scratch(ctx, &workspace_kind, floats, 1u << 16, out);
 }
 
-int ct_gemm_cl_sum(ct_context *ctx, cl_mem ws, size_t s, size_t m, size_t n, float alpha,
+int ct_gemm_cl_sum(ct_context *ctx, int base, cl_mem ws, size_t s, size_t m, size_t n, float alpha,
                    float beta, cl_mem c, size_t c_off, size_t ldc, const ct_gemm_cl_epi *epi)
 {
     cl_mem bias = epi && epi->bias ? epi->bias : c;
@@ -331,7 +331,7 @@ int ct_gemm_cl_sum(ct_context *ctx, cl_mem ws, size_t s, size_t m, size_t n, flo
     size_t g2[2] = { n, m };
     ct_launch_bytes(ctx, (s * m * n + (beta != 0.0f ? m * n : 0) + (has_bias ? n : 0)) * sizeof(float),
                     m * n * sizeof(float));
-    return CT_RUN(ctx, CT_PROG_gemm, "gemm_splitk_sum", 2, g2, NULL, CT_ARG(ws), CT_ARG(ss),
+    return CT_RUN(ctx, ct_program_for(ctx, base), "gemm_splitk_sum", 2, g2, NULL, CT_ARG(ws), CT_ARG(ss),
                   CT_ARG(c), CT_ARG(co), CT_ARG(lc), CT_ARG(mm), CT_ARG(nn), CT_ARG(alpha),
                   CT_ARG(beta), CT_ARG(bias), CT_ARG(bias_off), CT_ARG(has_bias), CT_ARG(act));
 }
@@ -406,7 +406,7 @@ int ct_gemm_cl_run_epi(ct_context *ctx, ct_gemm_cl_plan plan, const ct_gemm_cl_e
                 CT_ARG(zero), CT_ARG(zero), CT_ARG(zero));
     if (st || s == 1)
         return st;
-    return ct_gemm_cl_sum(ctx, out, s, m, n, alpha, beta, c, c_off, ldc, epi);
+    return ct_gemm_cl_sum(ctx, CT_PROG_gemm, out, s, m, n, alpha, beta, c, c_off, ldc, epi);
 }
 
 int ct_gemm_cl_batched(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t n, size_t k,
