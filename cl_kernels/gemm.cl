@@ -1,7 +1,7 @@
 /*
  * gemm.cl - cltrain's own SGEMM for the GPU class (src/ops/gemm_cl.c):
  * row-major C = act(alpha op(A) op(B) + beta C + bias), optionally over k-slices into a
- * workspace that a fixed-order sum kernel (gemm_tiles.cl's) then reduces
+ * workspace that a fixed-order sum kernel (splitk.cl's) then reduces
  * (split-K). The tiles,
  * their parameters and their products per step are gemm_tiles.cl's (compiled
  * in before this file).

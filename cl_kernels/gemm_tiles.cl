@@ -157,30 +157,3 @@ inline void ct_gemm_fma_tile(ct_gvec acc[CT_GEMM_RM_MAX][CT_GEMM_RNV_MAX], __loc
         }
     }
 }
-
-/* Split-K's second pass: c = act(alpha * sum over the slices of w + beta c
- * + bias), the slices summed in order (deterministic); the epilogue as in
- * gemm.cl's ct_gemm_tile (both programs hold it: the SGEMM's and the
- * convolution's split-K). w: (slices, m, n); c: (m, n) at c_off, ldc; bias: (n).
- * Global size (n, m). */
-__kernel void gemm_splitk_sum(__global const float *w, uint slices, __global float *c,
-                              ulong c_off, uint ldc, uint m, uint n, float alpha, float beta,
-                              __global const float *bias, ulong bias_off, int has_bias, int act)
-{
-    const uint j = get_global_id(0), i = get_global_id(1);
-    if (i >= m || j >= n)
-        return;
-    const ulong mn = (ulong)m * n;
-    __global const float *p = w + (ulong)i * n + j;
-    float s = 0.0f;
-    /* in slice order; unrolled so that the loads of several slices are in
-     * flight at once (up to 512 slices on GPUs) */
-#pragma unroll 8
-    for (uint z = 0; z < slices; z++)
-        s += p[z * mn];
-    __global float *q = c + c_off + (ulong)i * ldc + j;
-    float v = beta == 0.0f ? alpha * s : ct_fma(alpha, s, beta * *q);
-    if (has_bias)
-        v += bias[bias_off + j];
-    *q = ct_act_f(act, v);
-}

@@ -98,7 +98,7 @@ static int product(ct_context *ctx, int mode, const ct_conv2d_desc *d, int oh, i
                 CT_ARG(stride), CT_ARG(ldc), CT_ARG(mm), CT_ARG(nn), CT_ARG(kk), CT_ARG(kcc),
                 CT_ARG(beta), CT_ARG(bm), CT_ARG(bias_off), CT_ARG(has_bias), CT_ARG(g));
     if (!st && s > 1)
-        st = ct_gemm_cl_sum(ctx, CT_PROG_conv_igemm, out, s, m, n, 1.0f, 1.0f, c.mem, c.off, n, NULL);
+        st = ct_gemm_cl_sum(ctx, out, s, m, n, 1.0f, 1.0f, c.mem, c.off, n, NULL);
     ctx->lrec.mute--;
     return st;
 }

@@ -108,7 +108,7 @@ static int weight_grad(ct_context *ctx, const ct_conv2d_desc *d, int oh, int ow,
                 CT_ARG(dy.mem), CT_ARG(dyo), CT_ARG(x.mem), CT_ARG(xo), CT_ARG(g), CT_ARG(rows_per),
                 CT_ARG(beta));
     if (!st && s > 1)
-        st = ct_gemm_cl_sum(ctx, CT_PROG_gemm, out, s, co, K, 1.0f, 1.0f, dw.mem, dw.off, K, NULL);
+        st = ct_gemm_cl_sum(ctx, out, s, co, K, 1.0f, 1.0f, dw.mem, dw.off, K, NULL);
     return st;
 }
 

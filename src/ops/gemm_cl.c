@@ -320,7 +320,7 @@ int ct_gemm_cl_workspace(ct_context *ctx, size_t floats, cl_mem *out)
     return ct_scratch(ctx, &workspace_kind, floats, 1u << 16, out);
 }
 
-int ct_gemm_cl_sum(ct_context *ctx, int base, cl_mem ws, size_t s, size_t m, size_t n, float alpha,
+int ct_gemm_cl_sum(ct_context *ctx, cl_mem ws, size_t s, size_t m, size_t n, float alpha,
                    float beta, cl_mem c, size_t c_off, size_t ldc, const ct_gemm_cl_epi *epi)
 {
     cl_mem bias = epi && epi->bias ? epi->bias : c;
@@ -331,7 +331,7 @@ int ct_gemm_cl_sum(ct_context *ctx, int base, cl_mem ws, size_t s, size_t m, siz
     size_t g2[2] = { n, m };
     ct_launch_bytes(ctx, (s * m * n + (beta != 0.0f ? m * n : 0) + (has_bias ? n : 0)) * sizeof(float),
                     m * n * sizeof(float));
-    return CT_RUN(ctx, ct_program_for(ctx, base), "gemm_splitk_sum", 2, g2, NULL, CT_ARG(ws), CT_ARG(ss),
+    return CT_RUN(ctx, CT_PROG_splitk, "gemm_splitk_sum", 2, g2, NULL, CT_ARG(ws), CT_ARG(ss),
                   CT_ARG(c), CT_ARG(co), CT_ARG(lc), CT_ARG(mm), CT_ARG(nn), CT_ARG(alpha),
                   CT_ARG(beta), CT_ARG(bias), CT_ARG(bias_off), CT_ARG(has_bias), CT_ARG(act));
 }
@@ -406,7 +406,7 @@ int ct_gemm_cl_run_epi(ct_context *ctx, ct_gemm_cl_plan plan, const ct_gemm_cl_e
                 CT_ARG(zero), CT_ARG(zero), CT_ARG(zero));
     if (st || s == 1)
         return st;
-    return ct_gemm_cl_sum(ctx, CT_PROG_gemm, out, s, m, n, alpha, beta, c, c_off, ldc, epi);
+    return ct_gemm_cl_sum(ctx, out, s, m, n, alpha, beta, c, c_off, ldc, epi);
 }
 
 int ct_gemm_cl_batched(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t n, size_t k,

@@ -159,8 +159,8 @@ int ct_gemm_cl_batched(ct_context *ctx, int trans_a, int trans_b, size_t m, size
  * variants at 16-bit precision) and the tiles it was compiled with; the k-slices for an m x n product over k; the
  * slice depth (a multiple of tk) for *splits slices, which it may lower;
  * the context's split-K workspace; and split-K's second pass, C =
- * act(alpha sum of the s slices (s, m, n) in ws + beta C + bias), from
- * program base (both hold it). */
+ * act(alpha sum of the s slices (s, m, n) in ws + beta C + bias)
+ * (cl_kernels/splitk.cl). */
 int ct_gemm_cl_kernel(ct_context *ctx, int base, const char *name, ct_gemm_cl_tiles t,
                       ct_gemm_cl_tile *ti, ct_kernel_entry **e);
 /* The kernel names[*tiles] checked against its tiles and the device's
@@ -171,7 +171,7 @@ int ct_gemm_cl_launchable(ct_context *ctx, int base, const char *const names[],
 size_t ct_gemm_cl_slices(const ct_context *ctx, ct_gemm_cl_tiles t, size_t m, size_t n, size_t k);
 size_t ct_gemm_cl_slice_depth(size_t k, size_t tk, size_t *splits);
 int ct_gemm_cl_workspace(ct_context *ctx, size_t floats, cl_mem *out);
-int ct_gemm_cl_sum(ct_context *ctx, int base, cl_mem ws, size_t s, size_t m, size_t n, float alpha,
+int ct_gemm_cl_sum(ct_context *ctx, cl_mem ws, size_t s, size_t m, size_t n, float alpha,
                    float beta, cl_mem c, size_t c_off, size_t ldc, const ct_gemm_cl_epi *epi);
 
 #endif /* CT_OPS_GEMM_CL_H */
