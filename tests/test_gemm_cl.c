@@ -91,13 +91,6 @@ static const char *tiles_str(ct_gemm_cl_tiles t)
            : t == CT_GEMM_CL_VEC ? "vec" : "reg";
 }
 
-/* On CPU devices the huge tiles are the big ones (cl_kernels/gemm.cl does
- * not build them there; the host takes the big kernels): checked once */
-static int huge_are_big(const ct_context *ctx)
-{
-    return ctx->dev.type == CT_DEVICE_CPU;
-}
-
 /* One product with a given plan; 1 when it matches. */
 static int one(ct_context *ctx, ct_gemm_cl_plan plan, int ta, int tb, size_t m, size_t n, size_t k,
                float alpha, float beta, int pad)
@@ -193,7 +186,8 @@ static int checks(ct_context *ctx, int small)
                         continue;
                     if (only_tiles >= 0 && tile_sets[ts] != (ct_gemm_cl_tiles)only_tiles)
                         continue;
-                    if (tile_sets[ts] == CT_GEMM_CL_HUGE && huge_are_big(ctx))
+                    /* without the huge tiles the big ones would run again */
+                    if (tile_sets[ts] == CT_GEMM_CL_HUGE && !ct_gemm_cl_has_huge(ctx))
                         continue;
                     ct_gemm_cl_plan plan = { tile_sets[ts], splits[si] };
                     if (!splits[si])
@@ -248,7 +242,7 @@ static int rounding(ct_context *ctx)
                                               CT_GEMM_CL_VEC };
     for (int ts = 0; ts < 5 && ok; ts++) {
         if ((only_tiles >= 0 && sets[ts] != (ct_gemm_cl_tiles)only_tiles) ||
-            (sets[ts] == CT_GEMM_CL_HUGE && huge_are_big(ctx)))
+            (sets[ts] == CT_GEMM_CL_HUGE && !ct_gemm_cl_has_huge(ctx)))
             continue;
         /* A as (m, 1) and as A^T (1, m): both loads of each tile set */
         for (int ta = 0; ta < 2 && ok; ta++) {

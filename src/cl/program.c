@@ -155,7 +155,7 @@ static char *assemble_source(struct ct_context *ctx, int prog, size_t *len, int 
     if (ops16_of[prog])
         snprintf(ops16, sizeof ops16, "#define CT_OPS16 %d\n", ops16_of[prog]);
     int ok = part[0] && part[2] && (!names[1] || part[1]);
-    /* each #line directive takes 14 bytes besides the name; the terminator one */
+    /* each #line directive takes at most 15 bytes besides the name; the terminator one */
     size_t cap = strlen(ctx->prelude) + strlen(ops16) + 1;
     for (int i = 0; i < 3 && ok; i++)
         if (names[i])

@@ -114,11 +114,10 @@ static size_t mm_local_bytes(tiles_info ti)
     return ti.tk * (ti.tm + 1 + ti.tn + 1) * sizeof(float);
 }
 
-/* Whether the device holds the huge tiles' local memory (32 deep: 33 KiB;
- * Oclgrind, and GPUs of 32 KiB, do not) */
-static int huge_launchable(const ct_context *ctx)
+int ct_gemm_cl_has_huge(const ct_context *ctx)
 {
-    return mm_local_bytes(mm_tiles_of(ctx, CT_GEMM_CL_HUGE)) <= ctx->dev.local_mem_bytes;
+    return ctx->dev.type != CT_DEVICE_CPU &&
+           mm_local_bytes(mm_tiles_of(ctx, CT_GEMM_CL_HUGE)) <= ctx->dev.local_mem_bytes;
 }
 
 /* Whether a product takes the huge tiles: on GPUs, where C has 128 rows and
@@ -129,7 +128,7 @@ static int huge_launchable(const ct_context *ctx)
  * huge tiles, which stay big. */
 static int huge_fits(const ct_context *ctx, size_t m, size_t n, size_t k)
 {
-    if (ctx->dev.type == CT_DEVICE_CPU || m < 128 || n < 128 || k < 64 || !huge_launchable(ctx))
+    if (m < 128 || n < 128 || k < 64 || !ct_gemm_cl_has_huge(ctx))
         return 0;
     tiles_info h = tiles_of(ctx, CT_GEMM_CL_HUGE);
     size_t cu = ctx->dev.compute_units ? ctx->dev.compute_units : 1;
@@ -298,9 +297,7 @@ static int launchable(ct_context *ctx, ct_gemm_cl_tiles *tiles, int tc, tiles_in
         return st;
     }
     const char *const names[4] = { kernel_names[0][tc], kernel_names[1][tc], NULL, kernel_names[3][tc] };
-    /* on CPUs the huge tiles are the big ones (gemm.cl builds them on GPUs
-     * only) */
-    if (*tiles == CT_GEMM_CL_HUGE && (!huge_launchable(ctx) || ctx->dev.type == CT_DEVICE_CPU))
+    if (*tiles == CT_GEMM_CL_HUGE && !ct_gemm_cl_has_huge(ctx))
         *tiles = CT_GEMM_CL_BIG;
     int st = ct_gemm_cl_launchable(ctx, CT_PROG_gemm, names, tiles, ti);
     *name = kernel_names[*tiles][tc];

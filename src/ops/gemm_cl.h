@@ -153,14 +153,20 @@ int ct_gemm_cl_batched(ct_context *ctx, int trans_a, int trans_b, size_t m, size
                        size_t b_off, size_t ldb, const size_t bs[2], float beta, cl_mem c,
                        size_t c_off, size_t ldc, const size_t cs[2], size_t n1, size_t n2);
 
+/* Whether the device has the huge tiles: GPUs whose local memory holds
+ * them (32 deep: 33 KiB; Oclgrind, and GPUs of 32 KiB, do not). CPU devices
+ * do not build them (cl_kernels/gemm.cl): there they would be the big tiles
+ * again. A plan asking for them where there are none takes the big ones. */
+int ct_gemm_cl_has_huge(const ct_context *ctx);
+
 /* For kernels built on the same tiles (cl_kernels/conv_igemm.cl's
  * implicit-GEMM convolution, src/ops/conv_igemm.c): the kernel `name` of
- * tiles t in program base (CT_PROG_gemm or CT_PROG_conv_igemm; their 16-bit
- * variants at 16-bit precision) and the tiles it was compiled with; the k-slices for an m x n product over k; the
- * slice depth (a multiple of tk) for *splits slices, which it may lower;
- * the context's split-K workspace; and split-K's second pass, C =
- * act(alpha sum of the s slices (s, m, n) in ws + beta C + bias)
- * (cl_kernels/splitk.cl). */
+ * tiles t in program base (CT_PROG_gemm or CT_PROG_conv_igemm; their
+ * 16-bit variants at 16-bit precision) and the tiles it was compiled with;
+ * the k-slices for an m x n product over k; the slice depth (a multiple
+ * of tk) for *splits slices, which it may lower; the context's split-K
+ * workspace; and split-K's second pass, C = act(alpha sum of the s slices
+ * (s, m, n) in ws + beta C + bias) (cl_kernels/splitk.cl). */
 int ct_gemm_cl_kernel(ct_context *ctx, int base, const char *name, ct_gemm_cl_tiles t,
                       ct_gemm_cl_tile *ti, ct_kernel_entry **e);
 /* The kernel names[*tiles] checked against its tiles and the device's

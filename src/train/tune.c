@@ -221,7 +221,7 @@ static int tune_shape(tuner *t, const tm_shape *s, tn_shape_result *r)
         /* big, small, on GPUs huge, on pocl the float16 register tiles */
         for (int tiles = 0; tiles <= CT_GEMM_CL_VEC && !st && !t->stop; tiles++)
             if (tiles != CT_GEMM_CL_NARROW && tiles != CT_GEMM_CL_REG &&
-                (tiles != CT_GEMM_CL_HUGE || ctx->dev.type != CT_DEVICE_CPU) &&
+                (tiles != CT_GEMM_CL_HUGE || ct_gemm_cl_has_huge(ctx)) &&
                 (tiles != CT_GEMM_CL_VEC || ct_gemm_cl_vec_device(ctx)))
                 st = walk_splits(t, s, &b, tiles, &best, &best_ms, r);
     }
