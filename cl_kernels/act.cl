@@ -7,27 +7,29 @@
 /* ct_act_f / ct_act_df live in common.cl: the fused bias + activation
  * kernels (dense.cl) share them. */
 
-__kernel void act_fwd_f32(__global float *y, ulong y_off, __global const float *x, ulong x_off,
+/* The GPU class's kernels store activations as ct_at (common.cl): float,
+ * or 16 bits in the CT_ACT16 variants; the math is float either way. */
+__kernel void act_fwd_f32(__global ct_at *y, ulong y_off, __global const ct_at *x, ulong x_off,
                           uint n, int act)
 {
     uint i = get_global_id(0);
     if (i < n)
-        y[y_off + i] = ct_act_f(act, x[x_off + i]);
+        ct_st(y, y_off + i, ct_act_f(act, ct_ld(x, x_off + i)));
 }
 
 /* Reads only the input the derivative uses (x: relu, leaky relu, gelu,
  * silu, hardswish, relu6; y: sigmoid, tanh; neither: none): a third less
  * traffic than reading both. */
-__kernel void act_bwd_f32(__global float *dx, ulong dx_off, __global const float *dy, ulong dy_off,
-                          __global const float *x, ulong x_off, __global const float *y,
+__kernel void act_bwd_f32(__global ct_at *dx, ulong dx_off, __global const ct_at *dy, ulong dy_off,
+                          __global const ct_at *x, ulong x_off, __global const ct_at *y,
                           ulong y_off, uint n, int act)
 {
     uint i = get_global_id(0);
     if (i >= n)
         return;
-    float xv = act == 1 || act == 2 || act >= 5 ? x[x_off + i] : 0.0f;
-    float yv = act == 3 || act == 4 ? y[y_off + i] : 0.0f;
-    dx[dx_off + i] = dy[dy_off + i] * ct_act_df(act, xv, yv);
+    float xv = act == 1 || act == 2 || act >= 5 ? ct_ld(x, x_off + i) : 0.0f;
+    float yv = act == 3 || act == 4 ? ct_ld(y, y_off + i) : 0.0f;
+    ct_st(dx, dx_off + i, ct_ld(dy, dy_off + i) * ct_act_df(act, xv, yv));
 }
 
 /*

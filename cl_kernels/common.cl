@@ -103,6 +103,47 @@ inline float16 ct_op16_16(float16 x) CT_OP16_BODY(float16, uint16)
 #define ct_op16_16(x) (x)
 #endif
 
+/* Activation storage: a program variant with CT_ACT16 (1 bf16, 2 fp16;
+ * src/cl/runtime.h) stores activations and their gradients in 16 bits,
+ * the arguments its kernels type ct_at. ct_ld loads element i as float
+ * (exact: every 16-bit value is a float), ct_st rounds v to nearest even
+ * and stores it: bf16 keeps the float's upper half (NaN kept quiet), fp16
+ * through vstore_half_rte (core OpenCL 1.2: no extension, subnormals,
+ * infinity from 65520). Without CT_ACT16 they are plain float accesses,
+ * so the float32 program is the same code. */
+#ifndef CT_ACT16
+#define CT_ACT16 0
+#endif
+#if CT_ACT16
+typedef ushort ct_at;
+#if CT_ACT16 == 1
+inline float ct_ld(__global const ct_at *p, size_t i)
+{
+    return as_float((uint)p[i] << 16);
+}
+
+inline void ct_st(__global ct_at *p, size_t i, float v)
+{
+    uint u = as_uint(v);
+    p[i] = isnan(v) ? (ushort)((u >> 16) | 0x40u) : (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+#else
+inline float ct_ld(__global const ct_at *p, size_t i)
+{
+    return vload_half(i, (__global const half *)p);
+}
+
+inline void ct_st(__global ct_at *p, size_t i, float v)
+{
+    vstore_half_rte(v, i, (__global half *)p);
+}
+#endif
+#else
+typedef float ct_at;
+#define ct_ld(p, i) ((p)[i])
+#define ct_st(p, i, v) ((p)[i] = (v))
+#endif
+
 /* The SGEMM kernels' parameters (gemm.cl's tiles, gemm_reg.cl's register
  * tiles: src/ops/gemm_cl.c launches either with the same arguments) */
 #define CT_GEMM_PARAMS                                                                            \

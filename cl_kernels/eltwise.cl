@@ -9,32 +9,44 @@
  * isfinite(), which a compiler assuming finite math may fold to true.
  */
 
+/* The residual connection's kernels store activations as ct_at (common.cl):
+ * float, or 16 bits in the CT_ACT16 variants; sums in float. */
+
 /* y = a + b */
-__kernel void add_fwd_f32(__global float *y, ulong y_off, __global const float *a, ulong a_off,
-                          __global const float *b, ulong b_off, uint n)
+__kernel void add_fwd_f32(__global ct_at *y, ulong y_off, __global const ct_at *a, ulong a_off,
+                          __global const ct_at *b, ulong b_off, uint n)
 {
     uint i = get_global_id(0);
     if (i < n)
-        y[y_off + i] = a[a_off + i] + b[b_off + i];
+        ct_st(y, y_off + i, ct_ld(a, a_off + i) + ct_ld(b, b_off + i));
 }
 
 /* da = dy and/or db = dy (bit 0 of `which`: da, bit 1: db), reading dy
  * once; bit 2 (da) and bit 3 (db): add dy into that target instead (a
  * gradient other layers write too) */
-__kernel void add_bwd_f32(__global float *da, ulong da_off, __global float *db, ulong db_off,
-                          __global const float *dy, ulong dy_off, uint n, int which)
+__kernel void add_bwd_f32(__global ct_at *da, ulong da_off, __global ct_at *db, ulong db_off,
+                          __global const ct_at *dy, ulong dy_off, uint n, int which)
 {
     uint i = get_global_id(0);
     if (i >= n)
         return;
-    float g = dy[dy_off + i];
+    float g = ct_ld(dy, dy_off + i);
     if (which & 1)
-        da[da_off + i] = which & 4 ? da[da_off + i] + g : g;
+        ct_st(da, da_off + i, which & 4 ? ct_ld(da, da_off + i) + g : g);
     if (which & 2)
-        db[db_off + i] = which & 8 ? db[db_off + i] + g : g;
+        ct_st(db, db_off + i, which & 8 ? ct_ld(db, db_off + i) + g : g);
 }
 
-/* dst += src */
+/* dst += src over activations (add_accumulate_f32 below: over floats) */
+__kernel void add_accumulate_act(__global ct_at *dst, ulong dst_off, __global const ct_at *src,
+                                 ulong src_off, uint n)
+{
+    uint i = get_global_id(0);
+    if (i < n)
+        ct_st(dst, dst_off + i, ct_ld(dst, dst_off + i) + ct_ld(src, src_off + i));
+}
+
+/* dst += src over floats (the trainer's counts, parameters' gradients) */
 __kernel void add_accumulate_f32(__global float *dst, ulong dst_off, __global const float *src,
                                  ulong src_off, uint n)
 {

@@ -70,6 +70,23 @@ ct_buf ck_dev_const(ct_check *c, size_t n, double value);
  * a launcher updates in place; written in one transfer, guards included. */
 ct_buf ck_dev_inout(ct_check *c, const double *x, size_t n);
 
+/* Activations in the context's storage (ct_context_set_act16): ck_act16
+ * gives its format (0 float32, 1 bf16, 2 fp16); ck_act_in / _out / _inout
+ * are ck_dev_in / _out / _inout with elements in that format (inputs
+ * rounded to nearest even; ck_expect reads either kind back), and
+ * ck_round_act rounds host values in place to it, so that the reference
+ * sees the device's inputs exactly. */
+int ck_act16(const ct_check *c);
+/* Switches the context's activation storage to f (GPU class only); returns
+ * the one it had, to be given back the same way. The ops with a 16-bit
+ * form run their 16-bit cases through it where the run's precision
+ * (ct_context_precision) is bf16 or fp16, on the GPU class. */
+int ck_use_act16(ct_check *c, int f);
+void ck_round_act(const ct_check *c, double *x, size_t n);
+ct_buf ck_act_in(ct_check *c, const double *x, size_t n);
+ct_buf ck_act_out(ct_check *c, size_t n);
+ct_buf ck_act_inout(ct_check *c, const double *x, size_t n);
+
 /* Reports a launcher's failure status as a check failure. Returns status. */
 int ck_status(ct_check *c, int status, const char *what);
 

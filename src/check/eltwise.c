@@ -19,6 +19,12 @@
  *     the absolute sum), plus the addend's rounding when added;
  *   - copies of row blocks (the concatenation): exact (atol 0, rtol 0);
  *     added into a gradient, one rounding (rtol 2u);
+ *   - 16-bit activation storage (runs at bf16 or fp16 precision, GPU
+ *     class): the residual add's kernels with operands exact in the
+ *     format; a sum, exact in float or rounded once (2^-24), rounded to
+ *     the format (unit roundoff u 2^-8 bf16, 2^-11 fp16; fp16's subnormal
+ *     half step s 2^-25): rtol u (1 + 2^-24) + 2^-24, atol s; copies
+ *     exact;
  *   - the non-finite count: an integer, exact (atol 0, rtol 0). Its inputs
  *     plant NaN, +Inf and -Inf at random places among finite values chosen
  *     to look suspicious (+-FLT_MAX, subnormals, -0), and the harness's NaN
@@ -164,6 +170,56 @@ static void one_case(ct_check *c, size_t n)
     add_loss l = { a, b, dy, ck_host(c, n), n };
     ck_gradcheck(c, "reference da", loss_of_ab, &l, a, n, da, 16);
     ck_gradcheck(c, "reference db", loss_of_ab, &l, b, n, db, 16);
+}
+
+/* The residual add's kernels with activations stored in 16 bits (the run's
+ * precision, on the GPU class): forward, in place, backward written and
+ * added, accumulate. */
+static void add16_case(ct_check *c, size_t n)
+{
+    int f = (int)ct_context_precision(ck_ctx(c));
+    ct_kernels real = ck_use_class(c, CT_KERNELS_GPU);
+    int had = ck_use_act16(c, f);
+    ck_case(c, "add n=%zu, 16-bit activations", n);
+    ct_context *ctx = ck_ctx(c);
+    double *a = ck_host(c, n), *b = ck_host(c, n), *dy = ck_host(c, n), *y = ck_host(c, n);
+    double *r = ck_host(c, n);
+    const double rtol = ck_prec_u((ct_precision)f) * (1 + U) + U, atol = ck_prec_sub((ct_precision)f);
+    if (ck_failed(c))
+        goto out;
+    ck_fill(c, a, n, -1, 1);
+    ck_fill(c, b, n, -1, 1);
+    ck_fill(c, dy, n, -1, 1);
+    ck_round_act(c, a, n);
+    ck_round_act(c, b, n);
+    ck_round_act(c, dy, n);
+    ct_buf d_a = ck_act_inout(c, a, n), d_b = ck_act_in(c, b, n), d_dy = ck_act_in(c, dy, n);
+    ct_buf d_y = ck_act_out(c, n), d_da = ck_act_out(c, n), d_db = ck_act_inout(c, b, n);
+    if (ck_failed(c))
+        goto out;
+    ct_ref_add_forward(y, a, b, n);
+    if (ck_status(c, ct_add_forward(ctx, d_y, d_a, d_b, n), "add forward") ||
+        ck_status(c, ct_add_forward(ctx, d_a, d_a, d_b, n), "add forward in place"))
+        goto out;
+    ck_expect(c, "add y", d_y, n, y, atol, rtol);
+    ck_expect(c, "add y over a", d_a, n, y, atol, rtol);
+    /* da = dy written, db = b + dy added */
+    for (size_t i = 0; i < n; i++)
+        r[i] = b[i] + dy[i];
+    if (ck_status(c, ct_add_backward_acc(ctx, d_da, 0, d_db, 1, d_dy, n), "add backward acc"))
+        goto out;
+    ck_expect(c, "add da = dy", d_da, n, dy, 0, 0);
+    ck_expect(c, "add db += dy", d_db, n, r, atol, rtol);
+    /* accumulate: da (= dy) += b */
+    for (size_t i = 0; i < n; i++)
+        r[i] = dy[i] + b[i];
+    if (ck_status(c, ct_add_accumulate(ctx, d_da, d_b, n), "add accumulate"))
+        goto out;
+    ck_expect(c, "accumulate dst", d_da, n, r, atol, rtol);
+out:
+    ck_case_end(c);
+    ck_use_act16(c, had);
+    ck_use_class(c, real);
 }
 
 /* x with `bad` non-finite values at distinct random places (bad <= n). */
@@ -369,6 +425,11 @@ void ct_check_eltwise(ct_check *c)
     for (int it = 0; it < ck_iterations(c) && !ck_failed(c); it++) {
         one_case(c, (size_t)ck_dim(c, 5000));
         ck_case_end(c);
+    }
+    if (ct_context_precision(ck_ctx(c)) != CT_PRECISION_FP32) {
+        add16_case(c, 1);
+        for (int it = 0; it < ck_iterations(c) && !ck_failed(c); it++)
+            add16_case(c, (size_t)ck_dim(c, 5000));
     }
     /* the gating multiply: one element; a squeeze-and-excitation shape
      * (rows longer than a 256-item group); one shape (hw 1); random */

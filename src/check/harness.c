@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "check/check.h"
+#include "core/half.h"
 
 /* Bit patterns: outputs start as OUT_NAN, output guards hold GUARD_BITS
  * and must survive; input guards are NaN so out-of-bounds reads poison the
@@ -21,6 +22,7 @@
 typedef struct dev_rec {
     cl_mem mem;
     size_t n;
+    int act16;  /* elements in the 16-bit storage format (1 bf16, 2 fp16), else float */
 } dev_rec;
 
 struct ct_check {
@@ -219,25 +221,44 @@ double *ck_host(ct_check *c, size_t n)
     return p;
 }
 
-static ct_buf dev_make(ct_check *c, size_t n, const double *x, uint32_t region_bits, uint32_t guard_bits)
+/* The 16-bit pattern for float bits u in format f (1 bf16, 2 fp16): its
+ * value rounded, or for the NaN canaries a quiet NaN whose payload keeps
+ * u's low bits (the canaries differ there only) */
+static uint16_t half_bits(int f, uint32_t u)
+{
+    if (!isnan(bits_f(u)))
+        return f == 1 ? ct_bf16_from_f32(bits_f(u)) : ct_fp16_from_f32(bits_f(u));
+    return f == 1 ? (uint16_t)(0x7fc0u | (u & 0x3fu)) : (uint16_t)(0x7e00u | (u & 0x1ffu));
+}
+
+static ct_buf dev_make(ct_check *c, size_t n, const double *x, uint32_t region_bits, uint32_t guard_bits,
+                       int act16)
 {
     ct_buf b = { NULL, CK_GUARD };
-    size_t total = n + 2 * CK_GUARD;
-    float *h = malloc(total * sizeof *h);
+    size_t total = n + 2 * CK_GUARD, es = act16 ? 2 : 4;
+    void *h = malloc(total * es);
     if (!h) {
-        failf(c, "out of host memory (%zu floats)", total);
+        failf(c, "out of host memory (%zu elements)", total);
         return b;
     }
-    for (size_t i = 0; i < CK_GUARD; i++)
-        h[i] = h[total - 1 - i] = bits_f(guard_bits);
-    for (size_t i = 0; i < n; i++)
-        h[CK_GUARD + i] = x ? (float)x[i] : bits_f(region_bits);
+    float *hf = h;
+    uint16_t *h16 = h;
+    for (size_t i = 0; i < total; i++) {
+        int guard = i < CK_GUARD || i >= CK_GUARD + n;
+        float v = guard ? bits_f(guard_bits) : x ? (float)x[i - CK_GUARD] : bits_f(region_bits);
+        if (!act16)
+            hf[i] = v;
+        else if (guard || !x)
+            h16[i] = half_bits(act16, guard ? guard_bits : region_bits);
+        else
+            h16[i] = act16 == 1 ? ct_bf16_from_f32(v) : ct_fp16_from_f32(v);
+    }
     cl_mem m = NULL;
-    int st = ct_buffer_create(c->ctx, total * sizeof(float), &m);
+    int st = ct_buffer_create(c->ctx, total * es, &m);
     if (!st)
-        st = ct_buffer_write(c->ctx, m, 0, total * sizeof(float), h);
+        st = ct_buffer_write(c->ctx, m, 0, total * es, h);
     free(h);
-    dev_rec r = { m, n };
+    dev_rec r = { m, n, act16 };
     if (st || track((void ***)&c->dev, &c->ndev, &c->capdev, sizeof r, &r)) {
         ck_status(c, st ? st : CT_ERR_NO_MEMORY, "allocating a device buffer");
         if (m)
@@ -250,23 +271,56 @@ static ct_buf dev_make(ct_check *c, size_t n, const double *x, uint32_t region_b
 
 ct_buf ck_dev_in(ct_check *c, const double *x, size_t n)
 {
-    return dev_make(c, n, x, 0, IN_GUARD_NAN);
+    return dev_make(c, n, x, 0, IN_GUARD_NAN, 0);
 }
 
 ct_buf ck_dev_out(ct_check *c, size_t n)
 {
-    return dev_make(c, n, NULL, OUT_NAN, GUARD_BITS);
+    return dev_make(c, n, NULL, OUT_NAN, GUARD_BITS, 0);
 }
 
 ct_buf ck_dev_const(ct_check *c, size_t n, double value)
 {
-    ct_buf b = dev_make(c, n, NULL, f_bits((float)value), GUARD_BITS);
+    ct_buf b = dev_make(c, n, NULL, f_bits((float)value), GUARD_BITS, 0);
     return b;
 }
 
 ct_buf ck_dev_inout(ct_check *c, const double *x, size_t n)
 {
-    return dev_make(c, n, x, 0, GUARD_BITS);
+    return dev_make(c, n, x, 0, GUARD_BITS, 0);
+}
+
+int ck_act16(const ct_check *c)
+{
+    return c->ctx->act16;
+}
+
+int ck_use_act16(ct_check *c, int f)
+{
+    int had = c->ctx->act16;
+    ck_status(c, ct_context_set_act16(c->ctx, f), "switching the activation storage");
+    return had;
+}
+
+void ck_round_act(const ct_check *c, double *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = (double)ct_round_to(c->ctx->act16, (float)x[i]);
+}
+
+ct_buf ck_act_in(ct_check *c, const double *x, size_t n)
+{
+    return dev_make(c, n, x, 0, IN_GUARD_NAN, c->ctx->act16);
+}
+
+ct_buf ck_act_out(ct_check *c, size_t n)
+{
+    return dev_make(c, n, NULL, OUT_NAN, GUARD_BITS, c->ctx->act16);
+}
+
+ct_buf ck_act_inout(ct_check *c, const double *x, size_t n)
+{
+    return dev_make(c, n, x, 0, GUARD_BITS, c->ctx->act16);
 }
 
 double *ck_abs(ct_check *c, const double *x, size_t n)
@@ -292,19 +346,31 @@ int ck_expect(ct_check *c, const char *what, ct_buf got, size_t n, const double 
     for (size_t i = 0; i < c->ndev; i++)
         if (c->dev[i].mem == got.mem)
             rec = &c->dev[i];
-    int guarded = rec && got.off == CK_GUARD && rec->n == n;
-    size_t first = guarded ? 0 : got.off, total = guarded ? n + 2 * CK_GUARD : n;
+    int guarded = rec && got.off == CK_GUARD && rec->n == n, act16 = rec ? rec->act16 : 0;
+    size_t first = guarded ? 0 : got.off, total = guarded ? n + 2 * CK_GUARD : n, es = act16 ? 2 : 4;
     float *h = malloc(total * sizeof *h);
-    if (!h) {
+    uint16_t *h16 = act16 ? malloc(total * sizeof *h16) : NULL;
+    if (!h || (act16 && !h16)) {
         failf(c, "out of host memory");
+        free(h);
+        free(h16);
         return 0;
     }
-    int st = ct_buffer_read(c->ctx, got.mem, first * sizeof(float), total * sizeof(float), h);
+    int st = ct_buffer_read(c->ctx, got.mem, first * es, total * es, act16 ? (void *)h16 : (void *)h);
     if (st) {
         ck_status(c, st, what);
         free(h);
+        free(h16);
         return 0;
     }
+    /* 16-bit elements widened to float, canaries to their float patterns
+     * so the guard and never-written tests below read them as in float */
+    for (size_t i = 0; act16 && i < total; i++)
+        h[i] = h16[i] == half_bits(act16, GUARD_BITS) ? bits_f(GUARD_BITS)
+               : h16[i] == half_bits(act16, OUT_NAN) ? bits_f(OUT_NAN)
+               : act16 == 1                          ? ct_f32_from_bf16(h16[i])
+                                                     : ct_f32_from_fp16(h16[i]);
+    free(h16);
     float *v = guarded ? h + CK_GUARD : h;
     if (c->opt.plant_bug && !c->planted && n > 0) {
         size_t k = ck_u32(c) % n;

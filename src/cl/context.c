@@ -320,6 +320,17 @@ int ct_context_finish(ct_context *ctx)
     return err == CL_SUCCESS ? CT_OK : ct_cl_fail(ctx, err, "clFinish");
 }
 
+int ct_context_set_act16(struct ct_context *ctx, int act16)
+{
+    CT_VALIDATE(ctx, ctx && act16 >= CT_PRECISION_FP32 && act16 <= CT_PRECISION_FP16);
+    if (act16 && ctx->cls.kernels != CT_KERNELS_GPU)
+        return ct_fail(ctx, CT_ERR_UNSUPPORTED, "16-bit activation storage (%s) runs on the GPU "
+                       "class's kernels; this context has the %s class: HINT: CLTRAIN_KERNELS=gpu",
+                       ct_precision_str((ct_precision)act16), ct_kernels_str(ctx->cls.kernels));
+    ctx->act16 = act16;
+    return CT_OK;
+}
+
 int ct_context_build_all(ct_context *ctx)
 {
     CT_VALIDATE(ctx, ctx);

@@ -27,17 +27,17 @@ const char *const ct_program_names[CT_PROG_COUNT] = {
 #define CT_X(name) #name,
     CT_PROGRAMS(CT_X)
 #undef CT_X
-#define CT_V(name, base, ops16) #name,
+#define CT_V(name, base, ops16, act16) #name,
     CT_PROGRAM_VARIANTS(CT_V)
 #undef CT_V
 };
 
-/* Each program's source file (a variant's: its base's) and CT_OPS16 */
+/* Each program's source file (a variant's: its base's), CT_OPS16 and CT_ACT16 */
 static const int source_of[CT_PROG_COUNT] = {
 #define CT_X(name) CT_PROG_##name,
     CT_PROGRAMS(CT_X)
 #undef CT_X
-#define CT_V(name, base, ops16) CT_PROG_##base,
+#define CT_V(name, base, ops16, act16) CT_PROG_##base,
     CT_PROGRAM_VARIANTS(CT_V)
 #undef CT_V
 };
@@ -46,7 +46,16 @@ static const int ops16_of[CT_PROG_COUNT] = {
 #define CT_X(name) 0,
     CT_PROGRAMS(CT_X)
 #undef CT_X
-#define CT_V(name, base, ops16) ops16,
+#define CT_V(name, base, ops16, act16) ops16,
+    CT_PROGRAM_VARIANTS(CT_V)
+#undef CT_V
+};
+
+static const int act16_of[CT_PROG_COUNT] = {
+#define CT_X(name) 0,
+    CT_PROGRAMS(CT_X)
+#undef CT_X
+#define CT_V(name, base, ops16, act16) act16,
     CT_PROGRAM_VARIANTS(CT_V)
 #undef CT_V
 };
@@ -67,9 +76,19 @@ int ct_program_for(const struct ct_context *ctx, int base)
 {
     int want = ctx->precision == CT_PRECISION_BF16 ? 1 : ctx->precision == CT_PRECISION_FP16 ? 2 : 0;
     for (int p = CT_PROG_BASE_COUNT; p < CT_PROG_COUNT && want; p++)
-        if (source_of[p] == base && ops16_of[p] == want)
+        if (source_of[p] == base && ops16_of[p] == want && !act16_of[p])
             return p;
     return base;
+}
+
+int ct_program_store(const struct ct_context *ctx, int base)
+{
+    if (!ctx->act16)
+        return base;
+    for (int p = CT_PROG_BASE_COUNT; p < CT_PROG_COUNT; p++)
+        if (source_of[p] == base && act16_of[p] == ctx->act16)
+            return p;
+    return -1;
 }
 
 char *ct_prelude_make(const ct_device_info *dev)
@@ -137,7 +156,7 @@ static int takes_tiles(int file)
     return file == CT_PROG_gemm || file == CT_PROG_conv_igemm;
 }
 
-/* prelude (and a variant's CT_OPS16), then common.cl, gemm_tiles.cl where
+/* prelude (and a variant's CT_OPS16 and CT_ACT16), then common.cl, gemm_tiles.cl where
  * the program takes it, and the program's file, each behind a #line so
  * compiler messages name the right file and line. */
 static char *assemble_source(struct ct_context *ctx, int prog, size_t *len, int *from_disk)
@@ -151,9 +170,10 @@ static char *assemble_source(struct ct_context *ctx, int prog, size_t *len, int 
     if (names[1])
         part[1] = load_source(ctx, "gemm_tiles", ct_cl_gemm_tiles, ct_cl_gemm_tiles_size, &n[1], from_disk);
     part[2] = load_source(ctx, names[2], embedded_src[file], *embedded_size[file], &n[2], from_disk);
-    char ops16[32] = "";
-    if (ops16_of[prog])
-        snprintf(ops16, sizeof ops16, "#define CT_OPS16 %d\n", ops16_of[prog]);
+    char ops16[64] = "";
+    if (ops16_of[prog] || act16_of[prog])
+        snprintf(ops16, sizeof ops16, "#define CT_OPS16 %d\n#define CT_ACT16 %d\n", ops16_of[prog],
+                 act16_of[prog]);
     int ok = part[0] && part[2] && (!names[1] || part[1]);
     /* each #line directive takes at most 15 bytes besides the name; the terminator one */
     size_t cap = strlen(ctx->prelude) + strlen(ops16) + 1;

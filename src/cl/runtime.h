@@ -18,13 +18,19 @@
 #include "core/util.h"
 #include "kernel_list.h" /* generated: #define CT_PROGRAMS(X) X(fill) X(...) */
 
-/* Programs built from another program's source with 16-bit matrix
- * operands (CT_OPS16 defined before common.cl: 1 bf16, 2 fp16; the
- * products round each operand they load to the format and sum in float32):
- * (variant, base, CT_OPS16). Built at their first use only. */
+/* Programs built from another program's source, at their first use only:
+ * (variant, base, CT_OPS16, CT_ACT16). CT_OPS16 (1 bf16, 2 fp16) gives a
+ * product's program 16-bit matrix operands: its kernels round each operand
+ * they load to the format and sum in float32. CT_ACT16 (same codes) gives
+ * a program 16-bit activation storage: the arguments its kernels type
+ * ct_at (common.cl) hold activations or their gradients as bf16 or fp16
+ * bit patterns, loaded to float and rounded to nearest even when stored;
+ * parameters, reductions and scratch stay float32 (ct_program_store). */
 #define CT_PROGRAM_VARIANTS(X)                                                                    \
-    X(gemm_bf16, gemm, 1) X(gemm_fp16, gemm, 2) X(gemm_reg_bf16, gemm_reg, 1)                     \
-    X(gemm_reg_fp16, gemm_reg, 2) X(conv_igemm_bf16, conv_igemm, 1) X(conv_igemm_fp16, conv_igemm, 2)
+    X(gemm_bf16, gemm, 1, 0) X(gemm_fp16, gemm, 2, 0) X(gemm_reg_bf16, gemm_reg, 1, 0)            \
+    X(gemm_reg_fp16, gemm_reg, 2, 0) X(conv_igemm_bf16, conv_igemm, 1, 0)                         \
+    X(conv_igemm_fp16, conv_igemm, 2, 0) X(act_sbf16, act, 0, 1) X(act_sfp16, act, 0, 2)          \
+    X(eltwise_sbf16, eltwise, 0, 1) X(eltwise_sfp16, eltwise, 0, 2)
 
 enum ct_program_id {
 #define CT_X(name) CT_PROG_##name,
@@ -32,7 +38,7 @@ enum ct_program_id {
 #undef CT_X
     CT_PROG_BASE_COUNT, /* the programs of cl_kernels/, then their variants */
     CT_PROG_VARIANTS_ = CT_PROG_BASE_COUNT - 1, /* so that the first variant is CT_PROG_BASE_COUNT */
-#define CT_V(name, base, ops16) CT_PROG_##name,
+#define CT_V(name, base, ops16, act16) CT_PROG_##name,
     CT_PROGRAM_VARIANTS(CT_V)
 #undef CT_V
     CT_PROG_COUNT
@@ -117,6 +123,7 @@ struct ct_context {
     int conv_direct;        /* direct convolutions allowed (CLTRAIN_CONV: 0 im2col, 1 auto,
                                2 lane: the GPU class's lane kernels on any device) */
     int precision;          /* ct_precision: the operands of matrix products */
+    int act16;              /* ct_precision of activation storage (ct_context_set_act16) */
     ct_gemm_path gemm_asked; /* the GEMM path asked for (CLTRAIN_GEMM, ct_gemm_set_path);
                                 AUTO: the class's own */
     size_t ones_n;
@@ -225,6 +232,23 @@ extern const char *const ct_program_names[CT_PROG_COUNT];
 /* The program that runs base's kernels at the context's precision (its
  * 16-bit variant, or base itself in float32 or where it has none). */
 int ct_program_for(const struct ct_context *ctx, int base);
+/* The program that runs base's kernels with the context's activation
+ * storage (ct_context_set_act16): its CT_ACT16 variant, or base itself
+ * in float32. -1 where base has no such variant (the caller refuses). */
+int ct_program_store(const struct ct_context *ctx, int base);
+/* src/cl/context.c: activations and their gradients stored as ct_precision
+ * act16 (bf16, fp16; FP32: float) by every op called on ctx: the ops take
+ * their programs through ct_program_store and refuse where they have no
+ * 16-bit form. GPU class only (its kernels; the CPU class's host loops and
+ * chunk kernels read floats). Parameters, their gradients and the
+ * optimizer's state stay float32. */
+int ct_context_set_act16(struct ct_context *ctx, int act16);
+
+/* Bytes per stored activation: 2 with 16-bit storage, else 4. */
+static inline size_t ct_act_size(const struct ct_context *ctx)
+{
+    return ctx->act16 ? 2 : 4;
+}
 int ct_program_get(struct ct_context *ctx, int prog, cl_program *out);
 /* A digest of every program's source as this context would build it
  * (disk kernels included), its build options and the device and driver. */

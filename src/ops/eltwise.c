@@ -14,6 +14,14 @@ static int check_n(ct_context *ctx, const char *who, size_t n)
     return CT_OK;
 }
 
+/* The eltwise program for kernels over activations: its storage variant
+ * (ct_program_store), whose elements take `*esize` bytes. */
+static int store_prog(ct_context *ctx, size_t *esize)
+{
+    *esize = ct_act_size(ctx);
+    return ct_program_store(ctx, CT_PROG_eltwise);
+}
+
 static int same(ct_buf a, ct_buf b)
 {
     return a.mem == b.mem && a.off == b.off;
@@ -24,12 +32,13 @@ int ct_add_forward(ct_context *ctx, ct_buf y, ct_buf a, ct_buf b, size_t n)
     int st = check_n(ctx, "ct_add_forward", n);
     if (st)
         return st;
-    if (ct_eltwise_host_ok(ctx, n))
+    if (!ctx->act16 && ct_eltwise_host_ok(ctx, n))
         return ct_host_add(ctx, y, a, b, n);
     cl_uint nn = (cl_uint)n;
-    size_t g[1] = { n };
-    ct_launch_bytes(ctx, 2 * n * sizeof(float), n * sizeof(float));
-    return CT_RUN(ctx, CT_PROG_eltwise, "add_fwd_f32", 1, g, NULL, CT_BUF(y), CT_BUF(a), CT_BUF(b),
+    size_t g[1] = { n }, es;
+    int prog = store_prog(ctx, &es);
+    ct_launch_bytes(ctx, 2 * n * es, n * es);
+    return CT_RUN(ctx, prog, "add_fwd_f32", 1, g, NULL, CT_BUF(y), CT_BUF(a), CT_BUF(b),
                   CT_ARG(nn));
 }
 
@@ -50,7 +59,7 @@ int ct_add_backward_acc(ct_context *ctx, ct_buf da, int acc_a, ct_buf db, int ac
                    (db.mem && (acc_b || !same(db, dy)) ? 2 : 0);
     if (!which)
         return CT_OK;
-    if (ct_eltwise_host_ok(ctx, n)) {
+    if (!ctx->act16 && ct_eltwise_host_ok(ctx, n)) {
         if (!acc_a && !acc_b)
             return ct_host_add_backward(ctx, da, db, dy, n, which);
         if (which & 1)
@@ -63,16 +72,31 @@ int ct_add_backward_acc(ct_context *ctx, ct_buf da, int acc_a, ct_buf db, int ac
     /* a skipped target's argument must still be a valid buffer: pass dy */
     ct_buf a = which & 1 ? da : dy, b = which & 2 ? db : dy;
     cl_uint nn = (cl_uint)n;
-    size_t g[1] = { n };
+    size_t g[1] = { n }, es;
+    int prog = store_prog(ctx, &es);
     size_t targets = (size_t)((which & 1) + ((which >> 1) & 1)), adds = (size_t)(acc_a + acc_b);
-    ct_launch_bytes(ctx, (1 + adds) * n * sizeof(float), targets * n * sizeof(float));
-    return CT_RUN(ctx, CT_PROG_eltwise, "add_bwd_f32", 1, g, NULL, CT_BUF(a), CT_BUF(b), CT_BUF(dy),
+    ct_launch_bytes(ctx, (1 + adds) * n * es, targets * n * es);
+    return CT_RUN(ctx, prog, "add_bwd_f32", 1, g, NULL, CT_BUF(a), CT_BUF(b), CT_BUF(dy),
                   CT_ARG(nn), CT_ARG(which));
 }
 
 int ct_add_accumulate(ct_context *ctx, ct_buf dst, ct_buf src, size_t n)
 {
     int st = check_n(ctx, "ct_add_accumulate", n);
+    if (st)
+        return st;
+    if (!ctx->act16 && ct_eltwise_host_ok(ctx, n))
+        return ct_host_accumulate(ctx, dst, src, n);
+    cl_uint nn = (cl_uint)n;
+    size_t g[1] = { n }, es;
+    int prog = store_prog(ctx, &es);
+    ct_launch_bytes(ctx, 2 * n * es, n * es);
+    return CT_RUN(ctx, prog, "add_accumulate_act", 1, g, NULL, CT_BUF(dst), CT_BUF(src), CT_ARG(nn));
+}
+
+int ct_add_accumulate_f32(ct_context *ctx, ct_buf dst, ct_buf src, size_t n)
+{
+    int st = check_n(ctx, "ct_add_accumulate_f32", n);
     if (st)
         return st;
     if (ct_eltwise_host_ok(ctx, n))

@@ -22,8 +22,12 @@ int ct_add_backward(ct_context *ctx, ct_buf da, ct_buf db, ct_buf dy, size_t n);
 int ct_add_backward_acc(ct_context *ctx, ct_buf da, int acc_a, ct_buf db, int acc_b, ct_buf dy,
                         size_t n);
 /* dst += src: the gradient of a tensor read by two consumers gets the
- * second one's contribution. dst, src: (n) */
+ * second one's contribution. dst, src: (n) activations (16-bit with the
+ * context's activation storage, ct_context_set_act16) */
 int ct_add_accumulate(ct_context *ctx, ct_buf dst, ct_buf src, size_t n);
+/* dst += src over float32 buffers whatever the activation storage (the
+ * trainer's counts). dst, src: (n) */
+int ct_add_accumulate_f32(ct_context *ctx, ct_buf dst, ct_buf src, size_t n);
 /* x *= s (a plain product: NaN and infinity in x survive s = 0). x: (n) */
 int ct_scale(ct_context *ctx, ct_buf x, float s, size_t n);
 /* y += a * x. y, x: (n) */

@@ -140,7 +140,7 @@ static int run_step(bench_step *b, long step)
         b->prof[1] += ct_now() - t2;
     }
     if ((st = ct_axpy(ctx, (ct_buf){ b->acc, 0 }, (float)net->batch, net->loss, 1)) ||
-        (st = ct_add_accumulate(ctx, (ct_buf){ b->acc, 1 }, net->correct, 1)))
+        (st = ct_add_accumulate_f32(ctx, (ct_buf){ b->acc, 1 }, net->correct, 1)))
         return st;
     if (b->used[k])
         clReleaseEvent(b->used[k]);

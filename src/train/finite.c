@@ -84,7 +84,7 @@ static int count(const ct_finite *f, ct_context *ctx, size_t k, ct_buf x, size_t
         size_t len = n - done < piece ? n - done : piece;
         st = ct_nonfinite_count(ctx, slot(f, SLOT_TMP), ct_buf_at(x, done), len, workspace(f));
         if (!st)
-            st = ct_add_accumulate(ctx, slot(f, k), slot(f, SLOT_TMP), 1);
+            st = ct_add_accumulate_f32(ctx, slot(f, k), slot(f, SLOT_TMP), 1);
     }
     return st;
 }

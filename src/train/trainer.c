@@ -241,7 +241,7 @@ static int replica_account(ct_replica *r, int cur)
     if ((st = ct_axpy(ctx, acc, (float)r->rows, net->loss, 1)) ||
         (st = ct_session_regression(net->model)
                   ? ct_axpy(ctx, ct_buf_at(acc, 1), (float)r->rows, net->correct, 1)
-                  : ct_add_accumulate(ctx, ct_buf_at(acc, 1), net->correct, 1)))
+                  : ct_add_accumulate_f32(ctx, ct_buf_at(acc, 1), net->correct, 1)))
         return st;
     if (r->used[cur])
         clReleaseEvent(r->used[cur]);
