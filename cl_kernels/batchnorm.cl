@@ -44,6 +44,11 @@
  * group ids need no guard: an early return ahead of the barriers, even a
  * uniform one, hangs pocl's CPU device.
  *
+ * The GPU-class kernels type x, y, dy and dx ct_at (common.cl): float, or
+ * 16 bits in the program's CT_ACT16 variants (batchnorm_sbf16, _sfp16);
+ * statistics, partials, parameters and their gradients stay float, and
+ * every sum is float. The CPU kernels below read floats only.
+ *
  * relu = 1 fuses y = max(0, bn(x)); its backward takes that y and passes the
  * gradient only where y > 0 (the same as where bn(x) > 0).
  */
@@ -132,31 +137,31 @@ __kernel void bn_stats_partial_f32(__global float *part, ulong part_off, __globa
                                    ulong mean_off, __global float *invstd, ulong invstd_off,
                                    __global float *running_mean, ulong rmean_off,
                                    __global float *running_var, ulong rvar_off,
-                                   __global const float *x, ulong x_off, uint N, uint C, uint HW,
+                                   __global const ct_at *x, ulong x_off, uint N, uint C, uint HW,
                                    uint L, float momentum, float eps, __local float *red)
 {
     uint s = get_group_id(0), S = get_num_groups(0), c = get_group_id(1);
     uint lid = get_local_id(0), wg = get_local_size(0);
     uint m = N * HW, j0 = s * L, j1 = bn_slice_end(s, L, m);
-    __global const float *xc = x + x_off;
+    __global const ct_at *xc = x + x_off;
     float4 sum4 = 0.0f, comp4 = 0.0f;
     float sum1 = 0.0f, comp1 = 0.0f;
     bn_walk w = bn_walk_start(j0 + lid, wg, HW);
     uint j = j0 + lid;
     for (; j < j1 && j1 - j > 3 * wg; j += 4 * wg) {
         float4 v;
-        v.x = xc[bn_at(&w, c, C, HW)];
+        v.x = ct_ld(xc, bn_at(&w, c, C, HW));
         bn_walk_step(&w, HW);
-        v.y = xc[bn_at(&w, c, C, HW)];
+        v.y = ct_ld(xc, bn_at(&w, c, C, HW));
         bn_walk_step(&w, HW);
-        v.z = xc[bn_at(&w, c, C, HW)];
+        v.z = ct_ld(xc, bn_at(&w, c, C, HW));
         bn_walk_step(&w, HW);
-        v.w = xc[bn_at(&w, c, C, HW)];
+        v.w = ct_ld(xc, bn_at(&w, c, C, HW));
         bn_walk_step(&w, HW);
         bn_kahan4(&sum4, &comp4, v);
     }
     for (; j < j1; j += wg, bn_walk_step(&w, HW))
-        bn_kahan(&sum1, &comp1, xc[bn_at(&w, c, C, HW)]);
+        bn_kahan(&sum1, &comp1, ct_ld(xc, bn_at(&w, c, C, HW)));
     red[lid] = bn_lanes4(sum4, sum1);
     ct_tree_sum(red, lid, wg);
     float sum = red[0];
@@ -168,20 +173,20 @@ __kernel void bn_stats_partial_f32(__global float *part, ulong part_off, __globa
     j = j0 + lid;
     for (; j < j1 && j1 - j > 3 * wg; j += 4 * wg) {
         float4 d;
-        d.x = xc[bn_at(&w, c, C, HW)];
+        d.x = ct_ld(xc, bn_at(&w, c, C, HW));
         bn_walk_step(&w, HW);
-        d.y = xc[bn_at(&w, c, C, HW)];
+        d.y = ct_ld(xc, bn_at(&w, c, C, HW));
         bn_walk_step(&w, HW);
-        d.z = xc[bn_at(&w, c, C, HW)];
+        d.z = ct_ld(xc, bn_at(&w, c, C, HW));
         bn_walk_step(&w, HW);
-        d.w = xc[bn_at(&w, c, C, HW)];
+        d.w = ct_ld(xc, bn_at(&w, c, C, HW));
         bn_walk_step(&w, HW);
         d -= mu;
         bn_kahan4(&r4, &cr4, d);
         bn_kahan4(&q4, &cq4, d * d);
     }
     for (; j < j1; j += wg, bn_walk_step(&w, HW)) {
-        float d = xc[bn_at(&w, c, C, HW)] - mu;
+        float d = ct_ld(xc, bn_at(&w, c, C, HW)) - mu;
         bn_kahan(&r1, &cr1, d);
         bn_kahan(&q1, &cq1, d * d);
     }
@@ -257,7 +262,7 @@ inline uint bn_channel(uint r, uint C, uint2 md)
  * variance and invstd = 1 / sqrt(stat + eps) (inference, running stats).
  * y may alias x. x, y: (N, C, HW), mean, stat, gamma, beta: (C)
  */
-__kernel void bn_fwd_f32(__global float *y, ulong y_off, __global const float *x, ulong x_off,
+__kernel void bn_fwd_f32(__global ct_at *y, ulong y_off, __global const ct_at *x, ulong x_off,
                          __global const float *mean, ulong mean_off, __global const float *stat,
                          ulong stat_off, __global const float *gamma, ulong gamma_off,
                          __global const float *beta, ulong beta_off, uint N, uint C, uint HW,
@@ -272,8 +277,8 @@ __kernel void bn_fwd_f32(__global float *y, ulong y_off, __global const float *x
     if (p >= HW || r >= N * C)
         return;
     ulong i = (ulong)r * HW + p;
-    float o = ga * ((x[x_off + i] - mu) * is) + be;
-    y[y_off + i] = relu && !(o > 0.0f) ? 0.0f : o;
+    float o = ga * ((ct_ld(x, x_off + i) - mu) * is) + be;
+    ct_st(y, y_off + i, relu && !(o > 0.0f) ? 0.0f : o);
 }
 
 /*
@@ -286,11 +291,11 @@ __kernel void bn_fwd_f32(__global float *y, ulong y_off, __global const float *x
  * the barrier). x, y: (N, C, HW), part: (C, S, 4), mean, invstd, gamma,
  * beta, running_mean, running_var: (C), loc: (4 ly)
  */
-__kernel void bn_fwd_train_f32(__global float *y, ulong y_off, __global float *mean,
+__kernel void bn_fwd_train_f32(__global ct_at *y, ulong y_off, __global float *mean,
                                ulong mean_off, __global float *invstd, ulong invstd_off,
                                __global float *running_mean, ulong rmean_off,
                                __global float *running_var, ulong rvar_off,
-                               __global const float *x, ulong x_off, __global const float *part,
+                               __global const ct_at *x, ulong x_off, __global const float *part,
                                ulong part_off, __global const float *gamma, ulong gamma_off,
                                __global const float *beta, ulong beta_off, uint N, uint C,
                                uint HW, uint S, uint L, uint2 md, float momentum, float eps,
@@ -321,8 +326,8 @@ __kernel void bn_fwd_train_f32(__global float *y, ulong y_off, __global float *m
     float mu = loc[t], is = loc[ly + t], ga = loc[2 * ly + t], be = loc[3 * ly + t];
     if (p < HW && r < rows) {
         ulong i = (ulong)r * HW + p;
-        float v = ga * ((x[x_off + i] - mu) * is) + be;
-        y[y_off + i] = relu && !(v > 0.0f) ? 0.0f : v; /* fmax(v, 0), a call on pocl */
+        float v = ga * ((ct_ld(x, x_off + i) - mu) * is) + be;
+        ct_st(y, y_off + i, relu && !(v > 0.0f) ? 0.0f : v); /* fmax(v, 0), a call on pocl */
     }
 }
 
@@ -339,17 +344,17 @@ __kernel void bn_fwd_train_f32(__global float *y, ulong y_off, __global float *m
  * launcher passes dy for it without relu) and the choice is a select: a
  * branch on y's sign mispredicts half the time (3 ms of 4.4 on a cnn layer
  * on a CPU). */
-inline float bn_bwd_g(__global const float *dy, __global const float *y, ulong k, int relu)
+inline float bn_bwd_g(__global const ct_at *dy, __global const ct_at *y, ulong k, int relu)
 {
-    float g = dy[k], yv = y[k];
+    float g = ct_ld(dy, k), yv = ct_ld(y, k);
     int keep = !relu | (yv > 0.0f);
     return keep ? g : 0.0f;
 }
 
 __kernel void bn_bwd_partial_f32(__global float *part, ulong part_off, __global float *dgamma,
                                  ulong dgamma_off, __global float *dbeta, ulong dbeta_off,
-                                 __global const float *dy, ulong dy_off, __global const float *x,
-                                 ulong x_off, __global const float *y, ulong y_off,
+                                 __global const ct_at *dy, ulong dy_off, __global const ct_at *x,
+                                 ulong x_off, __global const ct_at *y, ulong y_off,
                                  __global const float *mean, ulong mean_off,
                                  __global const float *stat, ulong stat_off, uint N, uint C,
                                  uint HW, uint L, float eps, int train, int relu,
@@ -360,7 +365,7 @@ __kernel void bn_bwd_partial_f32(__global float *part, ulong part_off, __global 
     uint m = N * HW, j0 = s * L, j1 = bn_slice_end(s, L, m);
     float mu = mean[mean_off + c], v = stat[stat_off + c];
     float is = train ? v : 1.0f / sqrt(v + eps);
-    __global const float *dyc = dy + dy_off, *xc = x + x_off, *yc = y + y_off;
+    __global const ct_at *dyc = dy + dy_off, *xc = x + x_off, *yc = y + y_off;
     float4 sg4 = 0.0f, cg4 = 0.0f, sgx4 = 0.0f, cgx4 = 0.0f;
     float sg1 = 0.0f, cg1 = 0.0f, sgx1 = 0.0f, cgx1 = 0.0f;
     bn_walk w = bn_walk_start(j0 + lid, wg, HW);
@@ -369,19 +374,19 @@ __kernel void bn_bwd_partial_f32(__global float *part, ulong part_off, __global 
         float4 g, xh;
         ulong k = bn_at(&w, c, C, HW);
         g.x = bn_bwd_g(dyc, yc, k, relu);
-        xh.x = xc[k];
+        xh.x = ct_ld(xc, k);
         bn_walk_step(&w, HW);
         k = bn_at(&w, c, C, HW);
         g.y = bn_bwd_g(dyc, yc, k, relu);
-        xh.y = xc[k];
+        xh.y = ct_ld(xc, k);
         bn_walk_step(&w, HW);
         k = bn_at(&w, c, C, HW);
         g.z = bn_bwd_g(dyc, yc, k, relu);
-        xh.z = xc[k];
+        xh.z = ct_ld(xc, k);
         bn_walk_step(&w, HW);
         k = bn_at(&w, c, C, HW);
         g.w = bn_bwd_g(dyc, yc, k, relu);
-        xh.w = xc[k];
+        xh.w = ct_ld(xc, k);
         bn_walk_step(&w, HW);
         bn_kahan4(&sg4, &cg4, g);
         bn_kahan4(&sgx4, &cgx4, g * ((xh - mu) * is));
@@ -390,7 +395,7 @@ __kernel void bn_bwd_partial_f32(__global float *part, ulong part_off, __global 
         ulong k = bn_at(&w, c, C, HW);
         float g = bn_bwd_g(dyc, yc, k, relu);
         bn_kahan(&sg1, &cg1, g);
-        bn_kahan(&sgx1, &cgx1, g * ((xc[k] - mu) * is));
+        bn_kahan(&sgx1, &cgx1, g * ((ct_ld(xc, k) - mu) * is));
     }
     red[lid] = bn_lanes4(sg4, sg1);
     red[wg + lid] = bn_lanes4(sgx4, sgx1);
@@ -418,10 +423,10 @@ __kernel void bn_bwd_partial_f32(__global float *part, ulong part_off, __global 
  * Masked past the ends. x, dy, dx, y: (N, C, HW), gamma, mean, stat,
  * dgamma, dbeta: (C), part: (C, S, 2), loc: (5 ly)
  */
-__kernel void bn_bwd_dx_f32(__global float *dx, ulong dx_off, __global float *dgamma,
+__kernel void bn_bwd_dx_f32(__global ct_at *dx, ulong dx_off, __global float *dgamma,
                             ulong dgamma_off, __global float *dbeta, ulong dbeta_off,
-                            __global const float *dy, ulong dy_off, __global const float *x,
-                            ulong x_off, __global const float *y, ulong y_off,
+                            __global const ct_at *dy, ulong dy_off, __global const ct_at *x,
+                            ulong x_off, __global const ct_at *y, ulong y_off,
                             __global const float *gamma, ulong gamma_off,
                             __global const float *mean, ulong mean_off,
                             __global const float *stat, ulong stat_off,
@@ -455,7 +460,8 @@ __kernel void bn_bwd_dx_f32(__global float *dx, ulong dx_off, __global float *dg
     if (p < HW && r < rows) {
         ulong i = (ulong)r * HW + p;
         float g = bn_bwd_g(dy + dy_off, y + y_off, i, relu);
-        dx[dx_off + i] = train ? gi * (g - mg - ((x[x_off + i] - mu) * is) * mgx) : gi * g;
+        float xh = train ? (ct_ld(x, x_off + i) - mu) * is : 0.0f;
+        ct_st(dx, dx_off + i, train ? gi * (g - mg - xh * mgx) : gi * g);
     }
 }
 
@@ -466,9 +472,9 @@ __kernel void bn_bwd_dx_f32(__global float *dx, ulong dx_off, __global float *dg
  * a CPU cost as much as the elements). The same formulas.
  * x, dy, dx, y: (N, C, HW), gamma, mean, stat: (C), part: (C, 1, 2)
  */
-__kernel void bn_bwd_dx1_f32(__global float *dx, ulong dx_off, __global const float *dy,
-                             ulong dy_off, __global const float *x, ulong x_off,
-                             __global const float *y, ulong y_off, __global const float *gamma,
+__kernel void bn_bwd_dx1_f32(__global ct_at *dx, ulong dx_off, __global const ct_at *dy,
+                             ulong dy_off, __global const ct_at *x, ulong x_off,
+                             __global const ct_at *y, ulong y_off, __global const float *gamma,
                              ulong gamma_off, __global const float *mean, ulong mean_off,
                              __global const float *stat, ulong stat_off,
                              __global const float *part, ulong part_off, uint N, uint C, uint HW,
@@ -485,7 +491,8 @@ __kernel void bn_bwd_dx1_f32(__global float *dx, ulong dx_off, __global const fl
         return;
     ulong i = (ulong)r * HW + p;
     float g = bn_bwd_g(dy + dy_off, y + y_off, i, relu);
-    dx[dx_off + i] = train ? gi * (g - mg - ((x[x_off + i] - mu) * is) * mgx) : gi * g;
+    float xh = train ? (ct_ld(x, x_off + i) - mu) * is : 0.0f;
+    ct_st(dx, dx_off + i, train ? gi * (g - mg - xh * mgx) : gi * g);
 }
 
 /* ---- CPU devices ---- */

@@ -125,7 +125,8 @@ inline float ct_ld(__global const ct_at *p, size_t i)
 inline void ct_st(__global ct_at *p, size_t i, float v)
 {
     uint u = as_uint(v);
-    p[i] = isnan(v) ? (ushort)((u >> 16) | 0x40u) : (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+    uint r = isnan(v) ? u | 0x400000u : u + 0x7fffu + ((u >> 16) & 1u);
+    p[i] = (ushort)(r >> 16);
 }
 #else
 inline float ct_ld(__global const ct_at *p, size_t i)

@@ -31,6 +31,16 @@
  * and rtol 8 eps everywhere for the final roundings. A wrong formula (biased
  * for unbiased variance, a missing term, a wrong channel) is off by orders
  * of magnitude more at these shapes.
+ *
+ * 16-bit activation storage (runs at bf16 or fp16 precision, GPU class):
+ * x and dy are stored in the format (exact in it, the reference sees the
+ * same values), y and dx rounded once more to it on store: unit roundoff u
+ * (2^-8 bf16, 2^-11 fp16) of the float result, and fp16's subnormal half
+ * step s = 2^-25 -> rtol 8 eps + u (1 + 8 eps), atol (1 + u) times the
+ * float atol + s. With relu the backward's mask reads the stored y, whose
+ * sign rounding keeps (fp16 may flush |y| < 2^-25 to 0, inside the 1e-3
+ * band where dy is 0). The statistics, dgamma and dbeta are float sums of
+ * the exact inputs: their bounds stay.
  */
 #include <float.h>
 #include <math.h>
@@ -92,15 +102,17 @@ static void one_case(ct_check *c, size_t N, size_t C, size_t HW, int train, int 
     double momentum = ck_int(c, 0, 1) ? 0.1 : (double)(float)ck_uniform(c, 0, 1);
     double eps = ck_int(c, 0, 1) ? 1e-5 : 1e-3;
     eps = (double)(float)eps;
-    ck_case(c, "batchnorm %s%s N=%zu C=%zu HW=%zu drift=%g momentum=%g eps=%g as %s",
+    ck_case(c, "batchnorm %s%s N=%zu C=%zu HW=%zu drift=%g momentum=%g eps=%g as %s%s",
             train ? "train" : "eval", relu ? "+relu" : "", N, C, HW, drift, momentum, eps,
-            ct_kernels_str(ct_context_kernels(ctx)));
+            ct_kernels_str(ct_context_kernels(ctx)), ck_act16(c) ? ", 16-bit activations" : "");
     double *x = ck_host(c, n), *dy = ck_host(c, n), *y = ck_host(c, n), *dx = ck_host(c, n);
     double *gamma = ck_host(c, C), *beta = ck_host(c, C), *rmean = ck_host(c, C);
     double *rvar = ck_host(c, C), *rmean_out = ck_host(c, C), *rvar_out = ck_host(c, C);
     double *mean = ck_host(c, C), *invstd = ck_host(c, C), *dgamma = ck_host(c, C);
     double *dbeta = ck_host(c, C), *dg_acc = ck_host(c, C), *db_acc = ck_host(c, C);
     double *scratch = ck_host(c, n + 2 * C);
+    const int f = ck_act16(c);
+    const double u = f ? ck_prec_u((ct_precision)f) : 0, sub = f ? ck_prec_sub((ct_precision)f) : 0;
     if (ck_failed(c))
         return;
     /* channels with their own offset and spread, so the mean is not ~0 */
@@ -117,6 +129,8 @@ static void one_case(ct_check *c, size_t N, size_t C, size_t HW, int train, int 
     }
     for (size_t i = 0; i < n; i++)
         dy[i] = (double)(float)ck_uniform(c, -1, 1);
+    ck_round_act(c, x, n); /* the 16-bit storage's values (float: as they are) */
+    ck_round_act(c, dy, n);
     if (train)
         ct_ref_batchnorm_forward_train(y, mean, invstd, rmean_out, rvar_out, x, gamma, beta, N, C,
                                        HW, momentum, eps, relu);
@@ -172,12 +186,15 @@ static void one_case(ct_check *c, size_t N, size_t C, size_t HW, int train, int 
         s_rv = dmax(s_rv, rvar[ch] + (train ? 1 / (invstd[ch] * invstd[ch]) : 0));
     }
 
-    ct_buf d_x = ck_dev_in(c, x, n), d_dy = ck_dev_in(c, dy, n), d_g = ck_dev_in(c, gamma, C);
+    ct_buf d_x = ck_act_in(c, x, n), d_dy = ck_act_in(c, dy, n), d_g = ck_dev_in(c, gamma, C);
     ct_buf d_b = ck_dev_in(c, beta, C);
     /* updated in place by training: output guards around the input values */
     ct_buf d_rm = train ? ck_dev_inout(c, rmean, C) : ck_dev_in(c, rmean, C);
     ct_buf d_rv = train ? ck_dev_inout(c, rvar, C) : ck_dev_in(c, rvar, C);
-    ct_buf d_y = ck_dev_out(c, n), d_dx = ck_dev_out(c, n);
+    ct_buf d_y = ck_act_out(c, n), d_dx = ck_act_out(c, n);
+    /* y's and dx's bounds with the storage's rounding (0 in float32) */
+    const double at_y = 48 * EPS * s_y * (1 + u) + sub, at_dx = 128 * EPS * s_dx * (1 + u) + sub;
+    const double rt16 = 8 * EPS + u * (1 + 8 * EPS);
     ct_buf d_dg = ck_dev_const(c, C, 0.5), d_db = ck_dev_const(c, C, 0.5);
     ct_buf d_mean = ck_dev_out(c, C), d_is = ck_dev_out(c, C);
     ct_buf d_w = ck_dev_out(c, ct_batchnorm_workspace_size(N, C, HW));
@@ -189,7 +206,7 @@ static void one_case(ct_check *c, size_t N, size_t C, size_t HW, int train, int 
                                                     relu, d_w),
                       "batchnorm forward (train)"))
             return;
-        ck_expect(c, "forward y", d_y, n, y, 48 * EPS * s_y, 8 * EPS);
+        ck_expect(c, "forward y", d_y, n, y, at_y, rt16);
         ck_expect(c, "saved mean", d_mean, C, mean, 16 * EPS * s_x, 8 * EPS);
         ck_expect(c, "saved invstd", d_is, C, invstd, 0, 32 * EPS);
         ck_expect(c, "running mean", d_rm, C, rmean_out, 16 * EPS * s_rm, 8 * EPS);
@@ -203,13 +220,13 @@ static void one_case(ct_check *c, size_t N, size_t C, size_t HW, int train, int 
                                                    (float)eps, relu),
                       "batchnorm forward (eval)"))
             return;
-        ck_expect(c, "forward y", d_y, n, y, 48 * EPS * s_y, 8 * EPS);
+        ck_expect(c, "forward y", d_y, n, y, at_y, rt16);
         if (ck_status(c, ct_batchnorm_backward_eval(ctx, d_dx, d_dg, d_db, d_dy, d_x, d_y, d_g, d_b,
                                                     d_rm, d_rv, N, C, HW, (float)eps, relu, d_w),
                       "batchnorm backward (eval)"))
             return;
     }
-    ck_expect(c, "backward dx", d_dx, n, dx, 128 * EPS * s_dx, 8 * EPS);
+    ck_expect(c, "backward dx", d_dx, n, dx, at_dx, rt16);
     ck_expect(c, "backward dgamma (+= 0.5)", d_dg, C, dg_acc, 64 * EPS * s_dg, 8 * EPS);
     ck_expect(c, "backward dbeta (+= 0.5)", d_db, C, db_acc, 16 * EPS * s_db, 8 * EPS);
 
@@ -221,12 +238,22 @@ static void one_case(ct_check *c, size_t N, size_t C, size_t HW, int train, int 
 
 /* The launchers pick per-channel kernels in the CPU class and
  * work-group trees in the GPU class: the case switches the context to
- * either (ck_use_class), so both are checked on any device. */
+ * either (ck_use_class), so both are checked on any device. At 16-bit
+ * precision a GPU-class case runs again with activations stored in that
+ * format. */
 static void case_as(ct_check *c, size_t N, size_t C, size_t HW, int train, int relu, int as_cpu,
                     double drift)
 {
     ct_kernels real = ck_use_class(c, as_cpu ? CT_KERNELS_CPU : CT_KERNELS_GPU);
     one_case(c, N, C, HW, train, relu, drift);
+    int f = (int)ct_context_precision(ck_ctx(c));
+    if (f && !as_cpu && !ck_failed(c)) {
+        ck_case_end(c);
+        int had = ck_use_act16(c, f);
+        if (!ck_failed(c))
+            one_case(c, N, C, HW, train, relu, drift);
+        ck_use_act16(c, had);
+    }
     ck_use_class(c, real);
 }
 

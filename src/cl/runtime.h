@@ -30,7 +30,8 @@
     X(gemm_bf16, gemm, 1, 0) X(gemm_fp16, gemm, 2, 0) X(gemm_reg_bf16, gemm_reg, 1, 0)            \
     X(gemm_reg_fp16, gemm_reg, 2, 0) X(conv_igemm_bf16, conv_igemm, 1, 0)                         \
     X(conv_igemm_fp16, conv_igemm, 2, 0) X(act_sbf16, act, 0, 1) X(act_sfp16, act, 0, 2)          \
-    X(eltwise_sbf16, eltwise, 0, 1) X(eltwise_sfp16, eltwise, 0, 2)
+    X(eltwise_sbf16, eltwise, 0, 1) X(eltwise_sfp16, eltwise, 0, 2)                              \
+    X(batchnorm_sbf16, batchnorm, 0, 1) X(batchnorm_sfp16, batchnorm, 0, 2)
 
 enum ct_program_id {
 #define CT_X(name) CT_PROG_##name,

@@ -57,11 +57,18 @@ static int cpu_local(ct_context *ctx, const char *kernel, size_t items, size_t *
  * one from 32 to 256 that pads a row least (ties to the wider); ly as many
  * rows as make 256 work-items (fewer if the kernel allows less). The shape
  * and the device's limit decide; the results do not depend on them. */
+/* The GPU-class kernels' program: with 16-bit activation storage
+ * (ct_context_set_act16) its variant, whose x, y, dy and dx hold 16 bits */
+static int gpu_prog(ct_context *ctx)
+{
+    return ct_program_store(ctx, CT_PROG_batchnorm);
+}
+
 static int elt_layout(ct_context *ctx, const char *kernel, size_t HW, size_t rows, size_t g[2],
                       size_t l[2])
 {
     size_t cap;
-    int st = ct_kernel_pow2_wg(ctx, CT_PROG_batchnorm, kernel, BN_MAX_WG, 0, &cap);
+    int st = ct_kernel_pow2_wg(ctx, gpu_prog(ctx), kernel, BN_MAX_WG, 0, &cap);
     if (st)
         return st;
     size_t lx = 1, best = (size_t)-1;
@@ -105,8 +112,9 @@ static int launch_fwd(ct_context *ctx, ct_buf y, ct_buf x, ct_buf mean, ct_buf s
     cl_uint n = (cl_uint)N, c = (cl_uint)C, hw = (cl_uint)HW;
     cl_float e = eps;
     cl_int fv = from_var, r = relu ? 1 : 0;
-    ct_launch_bytes(ctx, (N * C * HW + 4 * C) * sizeof(float), N * C * HW * sizeof(float));
-    if (ctx->cls.row_kernels) {
+    size_t es = ct_act_size(ctx);
+    ct_launch_bytes(ctx, N * C * HW * es + 4 * C * sizeof(float), N * C * HW * es);
+    if (ctx->cls.row_kernels && !ctx->act16) {
         size_t g[1] = { N * C }, l[1];
         int st = cpu_local(ctx, "bn_fwd_rows_f32", N * C, &l[0]);
         if (st)
@@ -120,7 +128,7 @@ static int launch_fwd(ct_context *ctx, ct_buf y, ct_buf x, ct_buf mean, ct_buf s
     if (st)
         return st;
     cl_uint2 md = ct_fastdiv(c);
-    return CT_RUN(ctx, CT_PROG_batchnorm, "bn_fwd_f32", 2, g, l, CT_BUF(y), CT_BUF(x),
+    return CT_RUN(ctx, gpu_prog(ctx), "bn_fwd_f32", 2, g, l, CT_BUF(y), CT_BUF(x),
                   CT_BUF(mean), CT_BUF(stat), CT_BUF(gamma), CT_BUF(beta), CT_ARG(n), CT_ARG(c),
                   CT_ARG(hw), CT_ARG(md), CT_ARG(e), CT_ARG(fv), CT_ARG(r));
 }
@@ -145,13 +153,13 @@ int ct_batchnorm_forward_train(ct_context *ctx, ct_buf y, ct_buf save_mean, ct_b
         !running_mean.mem != !running_var.mem)
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "%s: a NULL buffer (only the running statistics "
                        "may be NULL, and then both)", who);
-    if (ct_batchnorm_host_ok(ctx))
+    if (!ctx->act16 && ct_batchnorm_host_ok(ctx))
         return ct_batchnorm_host_forward(ctx, y, save_mean, save_invstd, running_mean, running_var,
                                          x, gamma, beta, N, C, HW, momentum, eps, 1, relu);
     cl_uint n = (cl_uint)N, c = (cl_uint)C, hw = (cl_uint)HW;
     cl_float mom = momentum, e = eps;
-    size_t running = running_mean.mem ? 2 * C : 0;
-    if (ctx->cls.row_kernels) {
+    size_t running = running_mean.mem ? 2 * C : 0, es = ct_act_size(ctx);
+    if (ctx->cls.row_kernels && !ctx->act16) {
         size_t g[1] = { C }, l[1];
         if ((st = cpu_local(ctx, "bn_stats_cpu_f32", C, &l[0])))
             return st;
@@ -168,15 +176,15 @@ int ct_batchnorm_forward_train(ct_context *ctx, ct_buf y, ct_buf save_mean, ct_b
                        "ct_batchnorm_workspace_size(N, C, HW) floats", who);
     size_t S, L, wg;
     bn_slices(N * HW, C, ctx->dev.compute_units, &S, &L);
-    if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_batchnorm, "bn_stats_partial_f32", BN_MAX_WG, L, &wg)))
+    if ((st = ct_kernel_pow2_wg(ctx, gpu_prog(ctx), "bn_stats_partial_f32", BN_MAX_WG, L, &wg)))
         return st;
     cl_uint ns = (cl_uint)S, nl = (cl_uint)L;
     size_t g1[2] = { S * wg, C }, l1[2] = { wg, 1 };
     /* one slice: the group finishes the statistics (mean, invstd, running) */
     size_t fin = S == 1 ? 2 * C + running : 0;
-    ct_launch_bytes(ctx, (N * C * HW + (S == 1 ? running : 0)) * sizeof(float),
+    ct_launch_bytes(ctx, N * C * HW * es + (S == 1 ? running : 0) * sizeof(float),
                     (4 * C * S + fin) * sizeof(float));
-    st = CT_RUN(ctx, CT_PROG_batchnorm, "bn_stats_partial_f32", 2, g1, l1, CT_BUF(work),
+    st = CT_RUN(ctx, gpu_prog(ctx), "bn_stats_partial_f32", 2, g1, l1, CT_BUF(work),
                 CT_BUF(save_mean), CT_BUF(save_invstd), CT_BUF(running_mean), CT_BUF(running_var),
                 CT_BUF(x), CT_ARG(n), CT_ARG(c), CT_ARG(hw), CT_ARG(nl), CT_ARG(mom), CT_ARG(e),
                 CT_LOCAL(2 * wg * sizeof(cl_float)));
@@ -190,9 +198,9 @@ int ct_batchnorm_forward_train(ct_context *ctx, ct_buf y, ct_buf save_mean, ct_b
         return st;
     cl_uint2 md = ct_fastdiv(c);
     cl_int r = relu ? 1 : 0;
-    ct_launch_bytes(ctx, (n_el + 4 * C * S + 2 * C + running) * sizeof(float),
-                    (n_el + 2 * C + running) * sizeof(float));
-    return CT_RUN(ctx, CT_PROG_batchnorm, "bn_fwd_train_f32", 2, g2, l2, CT_BUF(y),
+    ct_launch_bytes(ctx, n_el * es + (4 * C * S + 2 * C + running) * sizeof(float),
+                    n_el * es + (2 * C + running) * sizeof(float));
+    return CT_RUN(ctx, gpu_prog(ctx), "bn_fwd_train_f32", 2, g2, l2, CT_BUF(y),
                   CT_BUF(save_mean), CT_BUF(save_invstd), CT_BUF(running_mean),
                   CT_BUF(running_var), CT_BUF(x), CT_BUF(work), CT_BUF(gamma), CT_BUF(beta),
                   CT_ARG(n), CT_ARG(c), CT_ARG(hw), CT_ARG(ns), CT_ARG(nl), CT_ARG(md),
@@ -209,7 +217,7 @@ int ct_batchnorm_forward_eval(ct_context *ctx, ct_buf y, ct_buf x, ct_buf gamma,
         return st;
     if (!y.mem || !x.mem || !gamma.mem || !beta.mem || !running_mean.mem || !running_var.mem)
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "%s: a NULL buffer", who);
-    if (ct_batchnorm_host_ok(ctx))
+    if (!ctx->act16 && ct_batchnorm_host_ok(ctx))
         return ct_batchnorm_host_forward(ctx, y, (ct_buf){ NULL, 0 }, (ct_buf){ NULL, 0 }, running_mean, running_var, x,
                                          gamma, beta, N, C, HW, 0.0f, eps, 0, relu);
     return launch_fwd(ctx, y, x, running_mean, running_var, gamma, beta, N, C, HW, eps, 1, relu);
@@ -227,14 +235,15 @@ static int launch_bwd(ct_context *ctx, const char *who, ct_buf dx, ct_buf dgamma
         !stat.mem || (relu && (!y.mem || !beta.mem)))
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "%s: a NULL buffer (y and beta are needed with relu)",
                        who);
-    if (ct_batchnorm_host_ok(ctx))
+    if (!ctx->act16 && ct_batchnorm_host_ok(ctx))
         return ct_batchnorm_host_backward(ctx, dx, dgamma, dbeta, dy, x, gamma, beta, mean, stat, N,
                                           C, HW, eps, train, relu);
     cl_uint n = (cl_uint)N, c = (cl_uint)C, hw = (cl_uint)HW;
     cl_float e = eps;
     cl_int t = train, r = relu ? 1 : 0;
     size_t n_el = N * C * HW, streams = relu ? 3 : 2; /* dy, x and y with relu */
-    if (ctx->cls.row_kernels) {
+    size_t es = ct_act_size(ctx);
+    if (ctx->cls.row_kernels && !ctx->act16) {
         size_t g[1] = { C }, l[1];
         if ((st = cpu_local(ctx, "bn_bwd_cpu_f32", C, &l[0])))
             return st;
@@ -249,16 +258,16 @@ static int launch_bwd(ct_context *ctx, const char *who, ct_buf dx, ct_buf dgamma
                        "ct_batchnorm_workspace_size(N, C, HW) floats", who);
     size_t S, L, wg;
     bn_slices(N * HW, C, ctx->dev.compute_units, &S, &L);
-    if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_batchnorm, "bn_bwd_partial_f32", BN_MAX_WG, L, &wg)))
+    if ((st = ct_kernel_pow2_wg(ctx, gpu_prog(ctx), "bn_bwd_partial_f32", BN_MAX_WG, L, &wg)))
         return st;
     cl_uint ns = (cl_uint)S, nl = (cl_uint)L;
     size_t g1[2] = { S * wg, C }, l1[2] = { wg, 1 };
     /* one slice: the group adds its sums to dgamma and dbeta too */
     size_t fin = S == 1 ? 2 * C : 0;
-    ct_launch_bytes(ctx, (streams * n_el + 2 * C + fin) * sizeof(float),
+    ct_launch_bytes(ctx, streams * n_el * es + (2 * C + fin) * sizeof(float),
                     (2 * C * S + fin) * sizeof(float));
     ct_buf yr = relu ? y : dy; /* read unconditionally, used with relu only */
-    st = CT_RUN(ctx, CT_PROG_batchnorm, "bn_bwd_partial_f32", 2, g1, l1, CT_BUF(work),
+    st = CT_RUN(ctx, gpu_prog(ctx), "bn_bwd_partial_f32", 2, g1, l1, CT_BUF(work),
                 CT_BUF(dgamma), CT_BUF(dbeta), CT_BUF(dy), CT_BUF(x), CT_BUF(yr), CT_BUF(mean),
                 CT_BUF(stat), CT_ARG(n), CT_ARG(c), CT_ARG(hw), CT_ARG(nl), CT_ARG(e), CT_ARG(t),
                 CT_ARG(r), CT_LOCAL(2 * wg * sizeof(cl_float)));
@@ -269,8 +278,8 @@ static int launch_bwd(ct_context *ctx, const char *who, ct_buf dx, ct_buf dgamma
         if ((st = elt_layout(ctx, "bn_bwd_dx1_f32", HW, N * C, g2, l2)))
             return st;
         cl_uint2 md = ct_fastdiv(c);
-        ct_launch_bytes(ctx, (streams * n_el + 5 * C) * sizeof(float), n_el * sizeof(float));
-        return CT_RUN(ctx, CT_PROG_batchnorm, "bn_bwd_dx1_f32", 2, g2, l2, CT_BUF(dx), CT_BUF(dy),
+        ct_launch_bytes(ctx, streams * n_el * es + 5 * C * sizeof(float), n_el * es);
+        return CT_RUN(ctx, gpu_prog(ctx), "bn_bwd_dx1_f32", 2, g2, l2, CT_BUF(dx), CT_BUF(dy),
                       CT_BUF(x), CT_BUF(yr), CT_BUF(gamma), CT_BUF(mean), CT_BUF(stat),
                       CT_BUF(work), CT_ARG(n), CT_ARG(c), CT_ARG(hw), CT_ARG(md), CT_ARG(e),
                       CT_ARG(t), CT_ARG(r));
@@ -281,9 +290,9 @@ static int launch_bwd(ct_context *ctx, const char *who, ct_buf dx, ct_buf dgamma
         return st;
     cl_uint2 md = ct_fastdiv(c);
     /* reads dy, x (y), the partials, gamma, mean, stat, dgamma, dbeta */
-    ct_launch_bytes(ctx, (streams * n_el + 2 * C * S + 5 * C) * sizeof(float),
-                    (n_el + 2 * C) * sizeof(float));
-    return CT_RUN(ctx, CT_PROG_batchnorm, "bn_bwd_dx_f32", 2, g2, l2, CT_BUF(dx), CT_BUF(dgamma),
+    ct_launch_bytes(ctx, streams * n_el * es + (2 * C * S + 5 * C) * sizeof(float),
+                    n_el * es + 2 * C * sizeof(float));
+    return CT_RUN(ctx, gpu_prog(ctx), "bn_bwd_dx_f32", 2, g2, l2, CT_BUF(dx), CT_BUF(dgamma),
                   CT_BUF(dbeta), CT_BUF(dy), CT_BUF(x), CT_BUF(yr), CT_BUF(gamma), CT_BUF(mean),
                   CT_BUF(stat), CT_BUF(work), CT_ARG(n), CT_ARG(c), CT_ARG(hw), CT_ARG(ns),
                   CT_ARG(md), CT_ARG(e), CT_ARG(t), CT_ARG(r), CT_LOCAL(5 * l2[1] * sizeof(cl_float)));
