@@ -16,7 +16,17 @@
  * (a table of TN int4) and once per step for the TK indices of the step
  * (a double-buffered table of TK int4, the next step's filled while this
  * one loads), so the loads are adds and bounds tests.
+ *
+ * Activations (x, y, dy, dx) are ct_at (common.cl): 16 bits in the
+ * program's CT_ACT16 variants (conv_igemm_sbf16, _sfp16, which also round
+ * the weights as CT_OPS16 does), where the CPU devices' vector loads below
+ * are left out; the weights, their gradient and split-K's slices are float.
  */
+#if CT_DEVICE_IS_CPU && !defined(CT_GEMM_GPU_TILES) && !CT_ACT16
+#define CT_CONV_VEC 1
+#else
+#define CT_CONV_VEC 0
+#endif
 #define CT_CONV_FWD 0
 #define CT_CONV_DX 1
 #define CT_CONV_DW 2
@@ -43,10 +53,10 @@ inline int4 ct_conv_tap(int t, int end, int16 g)
 }
 
 /* x at a pixel's window and a tap, 0 in the padding */
-inline float ct_conv_x(__global const float *x, int4 pix, int4 tap, int16 g)
+inline float ct_conv_x(__global const ct_at *x, int4 pix, int4 tap, int16 g)
 {
     const int iy = pix.y + tap.y, ix = pix.z + tap.z;
-    return iy >= 0 && iy < g.s2 && ix >= 0 && ix < g.s3 ? x[pix.x + tap.x] : 0.0f;
+    return iy >= 0 && iy < g.s2 && ix >= 0 && ix < g.s3 ? ct_ld(x, pix.x + tap.x) : 0.0f;
 }
 
 /* An input pixel j = (i, iy, ix) of n h w: (dy offset of image i, iy + pad_h,
@@ -70,7 +80,7 @@ inline int4 ct_conv_dxtap(int u, int end, int16 g)
 }
 
 /* The dy pixel an input pixel fed through a tap, 0 where there is none */
-inline float ct_conv_dy(__global const float *dy, int4 pix, int4 tap, int16 g)
+inline float ct_conv_dy(__global const ct_at *dy, int4 pix, int4 tap, int16 g)
 {
     int ty = pix.y - tap.y, tx = pix.z - tap.z; /* = oy stride_h, ox stride_w */
     if (ty < 0 || tx < 0)
@@ -78,7 +88,7 @@ inline float ct_conv_dy(__global const float *dy, int4 pix, int4 tap, int16 g)
     const int oy = g.s7 == 1 ? ty : ty / g.s7, ox = g.s8 == 1 ? tx : tx / g.s8;
     if (oy * g.s7 != ty || ox * g.s8 != tx || oy >= g.sd || ox >= g.se)
         return 0.0f;
-    return dy[pix.x + tap.x + oy * g.se + ox];
+    return ct_ld(dy, pix.x + tap.x + oy * g.se + ox);
 }
 
 /* The index tables: a C column's (per tile) and a step index's */
@@ -94,7 +104,7 @@ inline int4 ct_conv_step_info(const int mode, int t, int end, int16 g)
            : mode == CT_CONV_DX ? ct_conv_dxtap(t, end, g) : ct_conv_pix(t, end, g);
 }
 
-#if CT_DEVICE_IS_CPU && !defined(CT_GEMM_GPU_TILES)
+#if CT_CONV_VEC
 /* CPUs: VN consecutive floats src[off + e] of one image row, zero where
  * the row's column c0 + e falls outside [0, width); 0 (the caller loads
  * element by element) where the vector would leave the buffer of `total`
@@ -190,13 +200,15 @@ inline float16 ct_conv_vload2(__global const float *src, int es, int4 c0, int4 c
 #endif
 
 /* One tile of C for a conv product, as ct_gemm_tile. a: w (forward,
- * input) or dy (weights); b: x (forward, weights) or dy (input); c: y, dx
- * or dw (or split-K's slices, c_stride apart). The forward's epilogue adds
- * bias[row]; the weights' product is C = beta C + sum. */
+ * input: af) or dy (weights: ah); b: x (forward, weights) or dy (input);
+ * c: y, dx (ch) or dw (or split-K's slices, c_stride apart: cf). The
+ * forward's epilogue adds bias[row]; the weights' product is C = beta C +
+ * sum. */
 inline void ct_conv_tile(const int mode, const int WM, const int WN, const int RNV, __local float *as,
                          __local float *bs, __local int4 *ctab, __local int4 *stab,
                          __local int *gflag, __local int *sflag,
-                         __global const float *a, __global const float *b, __global float *c,
+                         __global const float *af, __global const ct_at *ah,
+                         __global const ct_at *b, __global float *cf, __global ct_at *ch,
                          ulong c_stride, uint ldc, uint m, uint n, uint k, uint kc, float beta,
                          __global const float *bias, int has_bias, int16 g)
 {
@@ -218,7 +230,7 @@ inline void ct_conv_tile(const int mode, const int WM, const int WN, const int R
 
     for (int i = lid; i < TN; i += WG)
         ctab[i] = ct_conv_col_info(mode, n0 + i, n, g);
-#if CT_DEVICE_IS_CPU && !defined(CT_GEMM_GPU_TILES)
+#if CT_CONV_VEC
     /* groups of VN columns whose pixels are consecutive in memory: the
      * same image and row, stride 1 (forward: unit stride_w; the input
      * gradient's pixels always are) */
@@ -240,7 +252,7 @@ inline void ct_conv_tile(const int mode, const int WM, const int WN, const int R
          * the previous step's barriers) */
         for (int i = lid; i < TK; i += WG)
             stab[(s ^ 1) * TK + i] = ct_conv_step_info(mode, kt + TK + i, k1, g);
-#if CT_DEVICE_IS_CPU && !defined(CT_GEMM_GPU_TILES)
+#if CT_CONV_VEC
         if (mode == CT_CONV_DW && lid == 0)
             sflag[s ^ 1] = ct_conv_runs(0, kt + TK, k1, g);
 #endif
@@ -252,15 +264,15 @@ inline void ct_conv_tile(const int mode, const int WM, const int WN, const int R
             float v = 0.0f;
             if (mode == CT_CONV_FWD) {
                 if (gr < m && kt + p < k1)
-                    v = a[(ulong)gr * k + kt + p];
+                    v = af[(ulong)gr * k + kt + p];
             } else {
                 const int4 t = st[p];
                 if (gr < m && t.w >= 0)
-                    v = a[t.w + (int)gr * (mode == CT_CONV_DX ? khw : P)];
+                    v = mode == CT_CONV_DX ? af[t.w + (int)gr * khw] : ct_ld(ah, t.w + (int)gr * P);
             }
             as[p * (TM + 1) + r] = v;
         }
-#if CT_DEVICE_IS_CPU && !defined(CT_GEMM_GPU_TILES)
+#if CT_CONV_VEC
         /* CPUs: one vector load per VN pixels that are consecutive in
          * memory (one image row, stride 1), lanes past the row's ends
          * zeroed, instead of VN gathers; the rest element by element.
@@ -353,7 +365,7 @@ inline void ct_conv_tile(const int mode, const int WM, const int WN, const int R
     /* forward: y (i, row, q); input: dx (i, row, pixel); weights: C
      * row-major (or slice z) */
     const int plane = mode == CT_CONV_FWD ? P : g.s2 * g.s3;
-    c += z * c_stride;
+    cf += z * c_stride;
 #pragma unroll
     for (int i = 0; i < CT_GEMM_RM; i++) {
         const uint row = m0 + ty + WM * i;
@@ -368,13 +380,13 @@ inline void ct_conv_tile(const int mode, const int WM, const int WN, const int R
             for (int e = 0; e < CT_GEMM_VN; e++) {
                 if (mode == CT_CONV_DW) {
                     if (n0 + col + e < n) {
-                        __global float *q = c + (ulong)row * ldc + n0 + col + e;
+                        __global float *q = cf + (ulong)row * ldc + n0 + col + e;
                         *q = beta == 0.0f ? sums[e] : ct_fma(beta, *q, sums[e]);
                     }
                 } else {
                     const int o = ctab[col + e].w;
                     if (o >= 0)
-                        c[o + (int)row * plane] = sums[e] + bv;
+                        ct_st(ch, o + (int)row * plane, sums[e] + bv);
                 }
             }
         }
@@ -382,11 +394,12 @@ inline void ct_conv_tile(const int mode, const int WM, const int WN, const int R
 }
 
 /* conv_igemm_<tiles>_<fwd|dx|dw>: global size (ceil(n / TN) WN, ceil(m /
- * TM) WM, slices); the operands' offsets are folded into the pointers by
- * the host (sub-buffers), m, n, k as in the comment above. */
+ * TM) WM, slices); m, n, k as in the comment above. a and c come typed
+ * float and are viewed as either type (a: the weights or dy; c: y, dx or
+ * the weights' gradient), each offset in its own elements. */
 #define CT_CONV_KERNEL(NAME, MODE, WM, WN, RNV)                                                        \
     __kernel __attribute__((reqd_work_group_size(WN, WM, 1))) void NAME(                          \
-        __global const float *a, ulong a_off, __global const float *b, ulong b_off,               \
+        __global const float *a, ulong a_off, __global const ct_at *b, ulong b_off,               \
         __global float *c, ulong c_off, ulong c_stride, uint ldc, uint m, uint n, uint k,         \
         uint kc, float beta, __global const float *bias, ulong bias_off, int has_bias, int16 g)   \
     {                                                                                             \
@@ -396,9 +409,10 @@ inline void ct_conv_tile(const int mode, const int WM, const int WN, const int R
         __local int4 stab[2 * CT_GEMM_TK];                                                        \
         __local int gflag[(WN) * (RNV)];                                                          \
         __local int sflag[2];                                                                     \
-        ct_conv_tile(MODE, WM, WN, RNV, as, bs, ctab, stab, gflag, sflag, a + a_off, b + b_off,   \
-                     c + c_off,                                                                   \
-                     c_stride, ldc, m, n, k, kc, beta, bias + bias_off, has_bias, g);             \
+        ct_conv_tile(MODE, WM, WN, RNV, as, bs, ctab, stab, gflag, sflag, a + a_off,              \
+                     (__global const ct_at *)a + a_off, b + b_off, c + c_off,                     \
+                     (__global ct_at *)c + c_off, c_stride, ldc, m, n, k, kc, beta,               \
+                     bias + bias_off, has_bias, g);                                               \
     }
 
 CT_CONV_KERNEL(conv_igemm_big_fwd, CT_CONV_FWD, CT_GEMM_BIG_WM, CT_GEMM_BIG_WN, CT_GEMM_RNV)

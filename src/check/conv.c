@@ -31,6 +31,13 @@
  *   db: n oh ow.
  * Inputs lie in [-1, 1]: a missing or misplaced term (~0.25) is orders of
  * magnitude above these bounds (~1e-4 at the sizes used here).
+ *
+ * 16-bit activation storage (runs at bf16 or fp16 precision): the implicit
+ * GEMMs' cases run again with x, y, dy and dx stored in the format, x and
+ * dy exact in it; y and dx are the products' sums (bounded as above)
+ * rounded once more on store: unit roundoff u of the float result (2^-8
+ * bf16, 2^-11 fp16) plus fp16's subnormal half step s = 2^-25 -> atol
+ * (1 + u) times the product bound + s, rtol u. dw stays float.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -109,6 +116,18 @@ static void conv_case(ct_check *c, const ct_conv2d_desc *d, int has_bias, int ws
     int gpu = path == PATH_GPU_KERNELS || path == PATH_GPU_IMPLICIT || path == PATH_GPU_LANE;
     ct_kernels real = ck_use_class(c, gpu ? CT_KERNELS_GPU : CT_KERNELS_CPU);
     conv_case_on(c, d, has_bias, ws_mode);
+    int f = (int)ct_context_precision(ctx);
+    if (f && path == PATH_GPU_IMPLICIT && !ck_failed(c)) {
+        ck_case_end(c);
+        int had = ck_use_act16(c, f);
+        ck_case(c, "conv2d x (%d, %d, %d, %d) w (%d, %d, %d, %d) stride %dx%d pad %dx%d dil %dx%d "
+                "bias=%d, implicit gemm gpu, 16-bit activations", d->n, d->c_in, d->h, d->w, d->c_out,
+                d->c_in, d->kh, d->kw, d->stride_h, d->stride_w, d->pad_h, d->pad_w, d->dil_h, d->dil_w,
+                has_bias);
+        if (!ck_failed(c))
+            conv_case_on(c, d, has_bias, ws_mode);
+        ck_use_act16(c, had);
+    }
     ctx->conv_direct = direct;
     ck_use_class(c, real);
 }
@@ -135,6 +154,10 @@ static void conv_case_on(ct_check *c, const ct_conv2d_desc *d, int has_bias, int
     fill_f32(c, w, nw);
     fill_f32(c, b, nb);
     fill_f32(c, dy, ny);
+    ck_round_act(c, x, nx); /* activations in the storage's format (float: as they are) */
+    ck_round_act(c, dy, ny);
+    const int f = ck_act16(c);
+    const double u = f ? ck_prec_u((ct_precision)f) : 0, sub = f ? ck_prec_sub((ct_precision)f) : 0;
     const double *bias = has_bias ? b : NULL;
     ct_ref_conv2d_forward(d, y, x, w, bias);
     ct_ref_conv2d_backward(d, dx, gw, gb, dy, x, w);
@@ -150,9 +173,9 @@ static void conv_case_on(ct_check *c, const ct_conv2d_desc *d, int has_bias, int
     ct_ref_conv2d_forward(d, ay, ax, aw, has_bias ? ab : NULL);
     ct_ref_conv2d_backward(d, adx, adw, adb, ady, ax, aw);
 
-    ct_buf d_x = ck_dev_in(c, x, nx), d_w = ck_dev_in(c, w, nw), d_dy = ck_dev_in(c, dy, ny);
+    ct_buf d_x = ck_act_in(c, x, nx), d_w = ck_dev_in(c, w, nw), d_dy = ck_act_in(c, dy, ny);
     ct_buf d_b = has_bias ? ck_dev_in(c, b, nb) : (ct_buf){ NULL, 0 };
-    ct_buf d_y = ck_dev_out(c, ny), d_dx = ck_dev_out(c, nx);
+    ct_buf d_y = ck_act_out(c, ny), d_dx = ck_act_out(c, nx);
     ct_buf d_dw = ck_dev_const(c, nw, 0.5), d_db = ck_dev_const(c, nb, 0.25);
     /* the workspace starts as NaN: nothing may be read before it is written */
     ct_buf d_ws = ck_dev_out(c, ws_elems);
@@ -161,18 +184,20 @@ static void conv_case_on(ct_check *c, const ct_conv2d_desc *d, int has_bias, int
     if (ck_status(c, ct_conv2d_forward(ctx, d, d_y, d_x, d_w, d_b, d_ws, ws_elems),
                   "conv2d forward"))
         return;
-    ck_expect(c, "forward y", d_y, ny, y, ck_prod_atol(c, K, ay, ny), 0);
-    if (ck_status(c, ct_conv2d_backward(ctx, d, d_dx, d_dw, has_bias ? d_db : (ct_buf){ NULL, 0 },
+    ck_expect(c, "forward y", d_y, ny, y, ck_prod_atol(c, K, ay, ny) * (1 + u) + sub, u);
+    /* (with 16-bit storage the bias gradient is refused: its sum reads dy
+     * as float) */
+    if (ck_status(c, ct_conv2d_backward(ctx, d, d_dx, d_dw, has_bias && !f ? d_db : (ct_buf){ NULL, 0 },
                                         d_dy, d_x, d_w, d_ws, ws_elems), "conv2d backward"))
         return;
     /* im2col: a sum over c_out, then col2im's over kh kw; the implicit
      * GEMM and the lane kernels: one sum over c_out kh kw */
     size_t khw = (size_t)d->kh * d->kw;
-    int one_sum = ct_conv2d_lane_ok(ctx, d) || (ct_conv2d_igemm_ok(ctx, d) && ct_conv2d_igemm_dx_ok(d));
+    int one_sum = ct_conv2d_lane_ok(ctx, d) || (ct_conv2d_igemm_ok(ctx, d) && ct_conv2d_igemm_dx_ok(ctx, d));
     size_t k_dx = one_sum ? (size_t)d->c_out * khw : (size_t)d->c_out + khw;
-    ck_expect(c, "backward dx", d_dx, nx, dx, ck_prod_atol(c, k_dx, adx, nx), 0);
+    ck_expect(c, "backward dx", d_dx, nx, dx, ck_prod_atol(c, k_dx, adx, nx) * (1 + u) + sub, u);
     ck_expect(c, "backward dw", d_dw, nw, dw, ck_prod_atol(c, (size_t)d->n * (P + 1), adw, nw), 0);
-    if (has_bias)
+    if (has_bias && !f)
         ck_expect(c, "backward db", d_db, nb, db, ck_sum_atol((size_t)d->n * P, adb, nb), 0);
 
     conv_loss l = { d, x, w, bias, dy, ck_host(c, ny), ny };

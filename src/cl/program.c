@@ -75,6 +75,9 @@ static const size_t *const embedded_size[CT_PROG_BASE_COUNT] = {
 int ct_program_for(const struct ct_context *ctx, int base)
 {
     int want = ctx->precision == CT_PRECISION_BF16 ? 1 : ctx->precision == CT_PRECISION_FP16 ? 2 : 0;
+    int store = ctx->act16 ? ct_program_store(ctx, base) : -1;
+    if (store >= 0)
+        return store;
     for (int p = CT_PROG_BASE_COUNT; p < CT_PROG_COUNT && want; p++)
         if (source_of[p] == base && ops16_of[p] == want && !act16_of[p])
             return p;

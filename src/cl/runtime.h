@@ -31,7 +31,8 @@
     X(gemm_reg_fp16, gemm_reg, 2, 0) X(conv_igemm_bf16, conv_igemm, 1, 0)                         \
     X(conv_igemm_fp16, conv_igemm, 2, 0) X(act_sbf16, act, 0, 1) X(act_sfp16, act, 0, 2)          \
     X(eltwise_sbf16, eltwise, 0, 1) X(eltwise_sfp16, eltwise, 0, 2)                              \
-    X(batchnorm_sbf16, batchnorm, 0, 1) X(batchnorm_sfp16, batchnorm, 0, 2)
+    X(batchnorm_sbf16, batchnorm, 0, 1) X(batchnorm_sfp16, batchnorm, 0, 2)                      \
+    X(conv_igemm_sbf16, conv_igemm, 1, 1) X(conv_igemm_sfp16, conv_igemm, 2, 2)
 
 enum ct_program_id {
 #define CT_X(name) CT_PROG_##name,
@@ -231,7 +232,8 @@ int ct_device_query(cl_platform_id platform, cl_device_id device, unsigned p, un
 /* src/cl/program.c */
 extern const char *const ct_program_names[CT_PROG_COUNT];
 /* The program that runs base's kernels at the context's precision (its
- * 16-bit variant, or base itself in float32 or where it has none). */
+ * 16-bit variant, or base itself in float32 or where it has none); with
+ * 16-bit activation storage its storage variant where it has one. */
 int ct_program_for(const struct ct_context *ctx, int base);
 /* The program that runs base's kernels with the context's activation
  * storage (ct_context_set_act16): its CT_ACT16 variant, or base itself

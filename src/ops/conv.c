@@ -136,7 +136,7 @@ size_t ct_conv2d_workspace(const ct_conv2d_desc *d)
 size_t ct_conv2d_workspace_for(const ct_context *ctx, const ct_conv2d_desc *d)
 {
     size_t target = CT_CONV_WS_TARGET;
-    if (ctx && ((ct_conv2d_igemm_ok(ctx, d) && ct_conv2d_igemm_dx_ok(d)) || ct_conv2d_lane_ok(ctx, d)))
+    if (ctx && ((ct_conv2d_igemm_ok(ctx, d) && ct_conv2d_igemm_dx_ok(ctx, d)) || ct_conv2d_lane_ok(ctx, d)))
         return workspace_within(d, 0); /* the implicit GEMMs and the direct kernels use none: the
                                           least allowed */
     if (ctx && ctx->cls.kernels == CT_KERNELS_GPU) {
@@ -230,6 +230,15 @@ static int gemm(ct_context *ctx, int ta, int tb, size_t m, size_t n, size_t k, c
                    c.off, ldc);
 }
 
+/* With 16-bit activation storage only the implicit GEMMs read and write
+ * the activations (the bias gradient's sum reads floats) */
+static int act16_refused(ct_context *ctx, const char *who)
+{
+    return ct_fail(ctx, CT_ERR_UNSUPPORTED, "%s: 16-bit activation storage runs the implicit-GEMM "
+                   "convolution only (GPU class, CLTRAIN_CONV not im2col), without a bias gradient; "
+                   "HINT: train in fp32 activations (--precision fp32)", who);
+}
+
 int ct_conv2d_forward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf y, ct_buf x, ct_buf w,
                       ct_buf b, ct_buf ws, size_t ws_elems)
 {
@@ -240,6 +249,8 @@ int ct_conv2d_forward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf y, ct_buf
     if (!y.mem || !x.mem || !w.mem)
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_conv2d_forward: y %p, x %p, w %p",
                        (void *)y.mem, (void *)x.mem, (void *)w.mem);
+    if (ctx->act16 && !ct_conv2d_igemm_ok(ctx, d))
+        return act16_refused(ctx, "ct_conv2d_forward");
     if (ct_conv2d_host_ok(ctx, d))
         return ct_conv2d_host_forward(ctx, d, y, x, w, b);
     if (ct_conv2d_lane_ok(ctx, d))
@@ -293,6 +304,8 @@ int ct_conv2d_backward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf dx, ct_b
     if (!dy.mem || (dx.mem && !w.mem) || (dw.mem && !x.mem))
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_conv2d_backward: dy %p, w %p (needed for dx), "
                        "x %p (needed for dw)", (void *)dy.mem, (void *)w.mem, (void *)x.mem);
+    if (ctx->act16 && (!ct_conv2d_igemm_ok(ctx, d) || db.mem))
+        return act16_refused(ctx, "ct_conv2d_backward");
     if (ct_conv2d_host_ok(ctx, d))
         return ct_conv2d_host_backward(ctx, d, dx, dw, db, dy, x, w);
     if (ct_conv2d_lane_ok(ctx, d)) {
@@ -302,7 +315,7 @@ int ct_conv2d_backward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf dx, ct_b
     } else if (ct_conv2d_igemm_ok(ctx, d)) {
         /* a strided input gradient stays with col2im below (as an implicit
          * GEMM most of its taps would be zeros) */
-        int dx_here = ct_conv2d_igemm_dx_ok(d);
+        int dx_here = ct_conv2d_igemm_dx_ok(ctx, d);
         st = ct_conv2d_igemm_backward(ctx, d, p.oh, p.ow, dx_here ? dx : (ct_buf){ NULL, 0 }, dw,
                                       dy, x, w);
         if (st)

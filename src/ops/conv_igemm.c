@@ -27,14 +27,17 @@ int ct_conv2d_igemm_ok(const ct_context *ctx, const ct_conv2d_desc *d)
     return ctx->cls.kernels == CT_KERNELS_GPU && ctx->conv_direct && ct_gemm_cl_device_ok(ctx);
 }
 
-int ct_conv2d_igemm_dx_ok(const ct_conv2d_desc *d)
+int ct_conv2d_igemm_dx_ok(const ct_context *ctx, const ct_conv2d_desc *d)
 {
-    return d->stride_h == 1 && d->stride_w == 1;
+    /* strided: col2im, unless activations are stored in 16 bits (which
+     * col2im does not read): then the product, most of its taps zeros */
+    return (d->stride_h == 1 && d->stride_w == 1) || ctx->act16;
 }
 
 /* One product: C (m, n) over k, mode as cl_kernels/conv_igemm.cl's CT_CONV_*.
  * The weights' product accumulates (beta 1) and splits along k where its
- * tiles would leave the device idle. */
+ * tiles would leave the device idle. rd, wr: the bytes it reads and writes
+ * (the weights' gradient's read for beta 1 and split-K's slices aside). */
 static int product(ct_context *ctx, int mode, const ct_conv2d_desc *d, int oh, int ow, size_t m,
                    size_t n, size_t k, ct_buf c, ct_buf a, ct_buf b, ct_buf bias, size_t rd,
                    size_t wr)
@@ -87,12 +90,11 @@ static int product(ct_context *ctx, int mode, const ct_conv2d_desc *d, int oh, i
                                             .conv_geom = { d->n, d->c_in, d->h, d->w, d->c_out, d->kh, d->kw,
                                                            d->stride_h, d->stride_w, d->pad_h, d->pad_w,
                                                            d->dil_h, d->dil_w, oh, ow },
-                                            .rd = (int64_t)((rd + (mode == MODE_DW ? m * n : 0)) *
-                                                            sizeof(float)),
-                                            .wr = (int64_t)(wr * sizeof(float)) });
+                                            .rd = (int64_t)(rd + (mode == MODE_DW ? m * n * sizeof(float) : 0)),
+                                            .wr = (int64_t)wr });
     ctx->lrec.mute++;
-    ct_launch_bytes(ctx, (rd + (beta != 0.0f ? m * n : 0)) * sizeof(float),
-                    (s > 1 ? s * m * n : wr) * sizeof(float));
+    ct_launch_bytes(ctx, rd + (beta != 0.0f ? m * n * sizeof(float) : 0),
+                    s > 1 ? s * m * n * sizeof(float) : wr);
     st = CT_RUN(ctx, ct_program_for(ctx, CT_PROG_conv_igemm), kernel_names[mode][t], 3, global, local, CT_ARG(a.mem),
                 CT_ARG(ao), CT_ARG(b.mem), CT_ARG(bo), CT_ARG(out), CT_ARG(out_off),
                 CT_ARG(stride), CT_ARG(ldc), CT_ARG(mm), CT_ARG(nn), CT_ARG(kk), CT_ARG(kcc),
@@ -107,9 +109,9 @@ int ct_conv2d_igemm_forward(ct_context *ctx, const ct_conv2d_desc *d, int oh, in
                             ct_buf x, ct_buf w, ct_buf b)
 {
     size_t K = (size_t)d->c_in * d->kh * d->kw, nP = (size_t)d->n * oh * ow;
-    size_t nx = (size_t)d->n * d->c_in * d->h * d->w, co = (size_t)d->c_out;
+    size_t nx = (size_t)d->n * d->c_in * d->h * d->w, co = (size_t)d->c_out, es = ct_act_size(ctx);
     return product(ctx, MODE_FWD, d, oh, ow, co, nP, K, y, w, x, b,
-                   nx + co * K + (b.mem ? co : 0), co * nP);
+                   nx * es + (co * K + (b.mem ? co : 0)) * sizeof(float), co * nP * es);
 }
 
 int ct_conv2d_igemm_backward(ct_context *ctx, const ct_conv2d_desc *d, int oh, int ow, ct_buf dx,
@@ -117,12 +119,13 @@ int ct_conv2d_igemm_backward(ct_context *ctx, const ct_conv2d_desc *d, int oh, i
 {
     size_t khw = (size_t)d->kh * d->kw, K = (size_t)d->c_in * khw, nP = (size_t)d->n * oh * ow;
     size_t nx = (size_t)d->n * d->c_in * d->h * d->w, co = (size_t)d->c_out, ny = co * nP;
+    size_t es = ct_act_size(ctx), fs = sizeof(float);
     int st = CT_OK;
     if (dw.mem)
-        st = product(ctx, MODE_DW, d, oh, ow, co, K, nP, dw, dy, x, (ct_buf){ NULL, 0 }, ny + nx,
-                     co * K);
+        st = product(ctx, MODE_DW, d, oh, ow, co, K, nP, dw, dy, x, (ct_buf){ NULL, 0 },
+                     (ny + nx) * es, co * K * fs);
     if (!st && dx.mem)
         st = product(ctx, MODE_DX, d, oh, ow, (size_t)d->c_in, nx / d->c_in, co * khw, dx, w, dy,
-                     (ct_buf){ NULL, 0 }, ny + co * K, nx);
+                     (ct_buf){ NULL, 0 }, ny * es + co * K * fs, nx * es);
     return st;
 }

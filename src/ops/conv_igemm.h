@@ -16,8 +16,9 @@ int ct_conv2d_igemm_ok(const ct_context *ctx, const ct_conv2d_desc *d);
 
 /* Whether the input gradient runs as an implicit GEMM too: stride 1 (a
  * stride s would make (s^2 - 1) / s^2 of its products zeros; such layers
- * keep col2im for it, and their workspace). */
-int ct_conv2d_igemm_dx_ok(const ct_conv2d_desc *d);
+ * keep col2im for it, and their workspace), or any stride with 16-bit
+ * activation storage (ct_context_set_act16), which col2im does not read. */
+int ct_conv2d_igemm_dx_ok(const ct_context *ctx, const ct_conv2d_desc *d);
 
 /* y = conv(x, w) + b (b.mem NULL: none); oh, ow from ct_conv2d_out_shape */
 int ct_conv2d_igemm_forward(ct_context *ctx, const ct_conv2d_desc *d, int oh, int ow, ct_buf y,
