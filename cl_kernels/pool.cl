@@ -266,26 +266,28 @@ __kernel void avgpool_bwd_f32(__global float *dx, ulong dx_off, __global const f
 
 /* y (planes) = mean of each plane of x (planes, hw); inv_hw = 1/hw rounded
  * once on the host, so every device scales alike. One work-item per plane
- * sums in index order. */
-__kernel void global_avgpool_fwd_f32(__global float *y, ulong y_off, __global const float *x,
+ * sums in index order. The global pooling's x, y, dy, dx are ct_at
+ * (common.cl: 16 bits in the CT_ACT16 variants; the sum in float); the
+ * other pooling kernels read floats only. */
+__kernel void global_avgpool_fwd_f32(__global ct_at *y, ulong y_off, __global const ct_at *x,
                                      ulong x_off, uint planes, uint hw, float inv_hw)
 {
     uint i = get_global_id(0);
     if (i >= planes)
         return;
-    __global const float *xp = x + x_off + (ulong)i * hw;
+    __global const ct_at *xp = x + x_off + (ulong)i * hw;
     float acc = 0.0f;
     for (uint j = 0; j < hw; j++)
-        acc += xp[j];
-    y[y_off + i] = acc * inv_hw;
+        acc += ct_ld(xp, j);
+    ct_st(y, y_off + i, acc * inv_hw);
 }
 
 /* dx (planes, hw) = dy (planes) * inv_hw */
-__kernel void global_avgpool_bwd_f32(__global float *dx, ulong dx_off, __global const float *dy,
+__kernel void global_avgpool_bwd_f32(__global ct_at *dx, ulong dx_off, __global const ct_at *dy,
                                      ulong dy_off, uint planes, uint hw, float inv_hw)
 {
     uint i = get_global_id(0);
     if (i >= planes * hw)
         return;
-    dx[dx_off + i] = dy[dy_off + i / hw] * inv_hw;
+    ct_st(dx, dx_off + i, ct_ld(dy, dy_off + i / hw) * inv_hw);
 }

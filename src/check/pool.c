@@ -22,6 +22,13 @@
  *     roundings, |err| <= ((1 + u)^2 - 1) |dx| < 4u |dx|: atol 0, rtol 4u.
  * Each bound is what float arithmetic can lose, no more; a wrong window,
  * divisor or tie rule is off by whole input values.
+ *
+ * At bf16 or fp16 precision the global pooling's cases run again on the GPU
+ * class with 16-bit activation storage (inputs exact in the format), each
+ * output rounded once more on store: unit roundoff u16 (2^-8 bf16, 2^-11
+ * fp16) of the float result, fp16's subnormal half step s = 2^-25: forward
+ * atol (1 + u16) (hw + 3) u + s, rtol u16; backward atol s, rtol 4u +
+ * u16 (1 + 4u).
  */
 #include <float.h>
 #include <math.h>
@@ -50,6 +57,25 @@ static double loss_of_x(void *user)
     else
         ct_ref_avgpool_forward(l->p, l->y, l->x);
     return ck_dot(l->y, l->w, l->ny);
+}
+
+static void global_case_on(ct_check *c, int n, int ch, int h, int w);
+
+/* The case, and at 16-bit precision again on the GPU class with
+ * activations stored in that format */
+static void global_case(ct_check *c, int n, int ch, int h, int w)
+{
+    global_case_on(c, n, ch, h, w);
+    int f = (int)ct_context_precision(ck_ctx(c));
+    if (!f || ck_failed(c))
+        return;
+    ck_case_end(c);
+    ct_kernels real = ck_use_class(c, CT_KERNELS_GPU);
+    int had = ck_use_act16(c, f);
+    if (!ck_failed(c))
+        global_case_on(c, n, ch, h, w);
+    ck_use_act16(c, had);
+    ck_use_class(c, real);
 }
 
 typedef struct global_loss {
@@ -184,10 +210,13 @@ static void pool_case_on(ct_check *c, pool_kind kind, const ct_pool2d *p, input_
     }
 }
 
-static void global_case(ct_check *c, int n, int ch, int h, int w)
+static void global_case_on(ct_check *c, int n, int ch, int h, int w)
 {
     ct_context *ctx = ck_ctx(c);
-    ck_case(c, "global_avgpool x (%d, %d, %d, %d)", n, ch, h, w);
+    ck_case(c, "global_avgpool x (%d, %d, %d, %d)%s", n, ch, h, w,
+            ck_act16(c) ? ", 16-bit activations" : "");
+    const int f = ck_act16(c);
+    const double u16 = f ? ck_prec_u((ct_precision)f) : 0, s16 = f ? ck_prec_sub((ct_precision)f) : 0;
     size_t ny = (size_t)n * (size_t)ch, hw = (size_t)h * (size_t)w, nx = ny * hw;
     double *x = ck_host(c, nx), *y = ck_host(c, ny), *dy = ck_host(c, ny), *dx = ck_host(c, nx);
     if (ck_failed(c))
@@ -198,19 +227,21 @@ static void global_case(ct_check *c, int n, int ch, int h, int w)
         x[i] = (double)(float)x[i];
     for (size_t i = 0; i < ny; i++)
         dy[i] = (double)(float)dy[i];
+    ck_round_act(c, x, nx);
+    ck_round_act(c, dy, ny);
     ct_ref_global_avgpool_forward(y, x, n, ch, h, w);
     ct_ref_global_avgpool_backward(dx, dy, n, ch, h, w);
 
-    ct_buf d_x = ck_dev_in(c, x, nx), d_dy = ck_dev_in(c, dy, ny);
-    ct_buf d_y = ck_dev_out(c, ny), d_dx = ck_dev_out(c, nx);
+    ct_buf d_x = ck_act_in(c, x, nx), d_dy = ck_act_in(c, dy, ny);
+    ct_buf d_y = ck_act_out(c, ny), d_dx = ck_act_out(c, nx);
     if (ck_failed(c))
         return;
     if (ck_status(c, ct_global_avgpool_forward(ctx, d_y, d_x, n, ch, h, w), "global forward"))
         return;
-    ck_expect(c, "forward y", d_y, ny, y, ((double)hw + 3) * U, 0);
+    ck_expect(c, "forward y", d_y, ny, y, (1 + u16) * ((double)hw + 3) * U + s16, u16);
     if (ck_status(c, ct_global_avgpool_backward(ctx, d_dx, d_dy, n, ch, h, w), "global backward"))
         return;
-    ck_expect(c, "backward dx", d_dx, nx, dx, 0, 4 * U);
+    ck_expect(c, "backward dx", d_dx, nx, dx, s16, 4 * U + u16 * (1 + 4 * U));
 
     global_loss l = { x, dy, ck_host(c, ny), n, ch, h, w };
     ck_gradcheck(c, "reference dx", global_loss_of_x, &l, x, nx, dx, 32);

@@ -3,7 +3,9 @@
  * against src/ref/shortcut.c.
  *
  * Tolerance: both passes copy floats or write zeros, with no arithmetic,
- * so they must match exactly: atol 0, rtol 0.
+ * so they must match exactly: atol 0, rtol 0. At bf16 or fp16 precision
+ * each case runs again on the GPU class with 16-bit activation storage,
+ * its inputs exact in the format: exact too.
  */
 #include "check/check.h"
 #include "ref/shortcut.h"
@@ -30,8 +32,8 @@ static double loss_of_x(void *user)
 static void one_case(ct_check *c, const sc_shape *s)
 {
     ct_context *ctx = ck_ctx(c);
-    ck_case(c, "shortcut_a x (%d, %d, %d, %d) stride %d to %d channels", s->n, s->c, s->h, s->w,
-            s->stride, s->co);
+    ck_case(c, "shortcut_a x (%d, %d, %d, %d) stride %d to %d channels%s", s->n, s->c, s->h, s->w,
+            s->stride, s->co, ck_act16(c) ? ", 16-bit activations" : "");
     size_t oh = (size_t)ct_shortcut_a_out_dim(s->h, s->stride);
     size_t ow = (size_t)ct_shortcut_a_out_dim(s->w, s->stride);
     size_t nx = (size_t)s->n * (size_t)s->c * (size_t)s->h * (size_t)s->w;
@@ -45,11 +47,13 @@ static void one_case(ct_check *c, const sc_shape *s)
         x[i] = (double)(float)x[i];
     for (size_t i = 0; i < ny; i++)
         dy[i] = (double)(float)dy[i];
+    ck_round_act(c, x, nx);
+    ck_round_act(c, dy, ny);
     ct_ref_shortcut_a_forward(y, x, s->n, s->c, s->h, s->w, s->stride, s->co);
     ct_ref_shortcut_a_backward(dx, dy, s->n, s->c, s->h, s->w, s->stride, s->co);
 
-    ct_buf d_x = ck_dev_in(c, x, nx), d_dy = ck_dev_in(c, dy, ny);
-    ct_buf d_y = ck_dev_out(c, ny), d_dx = ck_dev_out(c, nx);
+    ct_buf d_x = ck_act_in(c, x, nx), d_dy = ck_act_in(c, dy, ny);
+    ct_buf d_y = ck_act_out(c, ny), d_dx = ck_act_out(c, nx);
     if (ck_failed(c))
         return;
     if (ck_status(c, ct_shortcut_a_forward(ctx, d_y, d_x, s->n, s->c, s->h, s->w, s->stride, s->co),
@@ -64,6 +68,23 @@ static void one_case(ct_check *c, const sc_shape *s)
 
     sc_loss l = { s, x, dy, ck_host(c, ny), ny };
     ck_gradcheck(c, "reference dx", loss_of_x, &l, x, nx, dx, 32);
+}
+
+/* The case, and at 16-bit precision again on the GPU class with
+ * activations stored in that format */
+static void case_both(ct_check *c, const sc_shape *s)
+{
+    one_case(c, s);
+    int f = (int)ct_context_precision(ck_ctx(c));
+    if (!f || ck_failed(c))
+        return;
+    ck_case_end(c);
+    ct_kernels real = ck_use_class(c, CT_KERNELS_GPU);
+    int had = ck_use_act16(c, f);
+    if (!ck_failed(c))
+        one_case(c, s);
+    ck_use_act16(c, had);
+    ck_use_class(c, real);
 }
 
 typedef struct sc_bench {
@@ -106,14 +127,14 @@ void ct_check_shortcut(ct_check *c)
         { 4, 6, 33, 31, 2, 11 }, { 2, 5, 40, 37, 3, 9 }, { 3, 8, 32, 32, 1, 8 },
     };
     for (size_t e = 0; e < CT_ARRAY_LEN(edges) && !ck_failed(c); e++) {
-        one_case(c, &edges[e]);
+        case_both(c, &edges[e]);
         ck_case_end(c);
     }
     for (int it = 0; it < ck_iterations(c) && !ck_failed(c); it++) {
         sc_shape s = { ck_dim(c, 3), ck_dim(c, 13), ck_dim(c, 21), ck_dim(c, 19), ck_int(c, 1, 3),
                        0 };
         s.co = s.c + (ck_int(c, 0, 3) ? ck_int(c, 1, s.c + 2) : 0);
-        one_case(c, &s);
+        case_both(c, &s);
         ck_case_end(c);
     }
 

@@ -20,6 +20,13 @@ int ct_pool_out_dim(int in, int k, int stride, int pad)
     return span < 0 ? 0 : (int)(span / stride + 1);
 }
 
+/* With 16-bit activation storage only the global pooling has its form */
+static int no_act16(ct_context *ctx, const char *who)
+{
+    return ct_fail(ctx, CT_ERR_UNSUPPORTED, "%s: no 16-bit activation storage form (the global "
+                   "average pooling has one): HINT: train with fp32 activations", who);
+}
+
 int ct_pool2d_validate(ct_context *ctx, const ct_pool2d *p, const char *who, int *oh, int *ow)
 {
     if (!p)
@@ -118,6 +125,8 @@ int ct_maxpool_forward(ct_context *ctx, const ct_pool2d *p, ct_buf y, ct_buf x, 
 {
     int oh = 0, ow = 0;
     int st = ct_pool2d_validate(ctx, p, "ct_maxpool_forward", &oh, &ow);
+    if (!st && ctx->act16)
+        st = no_act16(ctx, "ct_maxpool_forward");
     if (st)
         return st;
     pool_args a = args_of(p, oh, ow);
@@ -143,6 +152,8 @@ int ct_maxpool_backward(ct_context *ctx, const ct_pool2d *p, ct_buf dx, ct_buf d
 {
     int oh = 0, ow = 0;
     int st = ct_pool2d_validate(ctx, p, "ct_maxpool_backward", &oh, &ow);
+    if (!st && ctx->act16)
+        st = no_act16(ctx, "ct_maxpool_backward");
     if (st)
         return st;
     pool_args a = args_of(p, oh, ow);
@@ -187,6 +198,8 @@ int ct_avgpool_forward(ct_context *ctx, const ct_pool2d *p, ct_buf y, ct_buf x)
 {
     int oh = 0, ow = 0;
     int st = ct_pool2d_validate(ctx, p, "ct_avgpool_forward", &oh, &ow);
+    if (!st && ctx->act16)
+        st = no_act16(ctx, "ct_avgpool_forward");
     if (st)
         return st;
     pool_args a = args_of(p, oh, ow);
@@ -200,6 +213,8 @@ int ct_avgpool_backward(ct_context *ctx, const ct_pool2d *p, ct_buf dx, ct_buf d
 {
     int oh = 0, ow = 0;
     int st = ct_pool2d_validate(ctx, p, "ct_avgpool_backward", &oh, &ow);
+    if (!st && ctx->act16)
+        st = no_act16(ctx, "ct_avgpool_backward");
     if (st)
         return st;
     pool_args a = args_of(p, oh, ow);
@@ -234,8 +249,9 @@ int ct_global_avgpool_forward(ct_context *ctx, ct_buf y, ct_buf x, int n, int c,
         return st;
     cl_float inv = (cl_float)(1.0 / hw);
     size_t g[1] = { planes };
-    ct_launch_bytes(ctx, (size_t)planes * hw * sizeof(float), planes * sizeof(float));
-    return CT_RUN(ctx, CT_PROG_pool, "global_avgpool_fwd_f32", 1, g, NULL, CT_BUF(y), CT_BUF(x),
+    size_t es = ct_act_size(ctx);
+    ct_launch_bytes(ctx, (size_t)planes * hw * es, planes * es);
+    return CT_RUN(ctx, ct_program_store(ctx, CT_PROG_pool), "global_avgpool_fwd_f32", 1, g, NULL, CT_BUF(y), CT_BUF(x),
                   CT_ARG(planes), CT_ARG(hw), CT_ARG(inv));
 }
 
@@ -247,7 +263,8 @@ int ct_global_avgpool_backward(ct_context *ctx, ct_buf dx, ct_buf dy, int n, int
         return st;
     cl_float inv = (cl_float)(1.0 / hw);
     size_t g[1] = { (size_t)planes * hw };
-    ct_launch_bytes(ctx, planes * sizeof(float), g[0] * sizeof(float));
-    return CT_RUN(ctx, CT_PROG_pool, "global_avgpool_bwd_f32", 1, g, NULL, CT_BUF(dx), CT_BUF(dy),
+    size_t es = ct_act_size(ctx);
+    ct_launch_bytes(ctx, planes * es, g[0] * es);
+    return CT_RUN(ctx, ct_program_store(ctx, CT_PROG_pool), "global_avgpool_bwd_f32", 1, g, NULL, CT_BUF(dx), CT_BUF(dy),
                   CT_ARG(planes), CT_ARG(hw), CT_ARG(inv));
 }

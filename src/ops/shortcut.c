@@ -1,5 +1,7 @@
 /*
- * shortcut.c - option-A shortcut launchers (cl_kernels/shortcut.cl).
+ * shortcut.c - option-A shortcut launchers (cl_kernels/shortcut.cl), with
+ * 16-bit activation storage (ct_context_set_act16) through their program's
+ * storage variant.
  */
 #include "ops/shortcut.h"
 
@@ -58,13 +60,14 @@ int ct_shortcut_a_forward(ct_context *ctx, ct_buf y, ct_buf x, int n, int c, int
     int st = validate(ctx, "ct_shortcut_a_forward", n, c, h, w, stride, out_channels, &a);
     if (st)
         return st;
-    if (ct_eltwise_host_ok(ctx, (size_t)a.n * a.co * a.oh * a.ow))
+    if (!ctx->act16 && ct_eltwise_host_ok(ctx, (size_t)a.n * a.co * a.oh * a.ow))
         return ct_host_shortcut_a_forward(ctx, y, x, n, c, h, w, stride, out_channels, (int)a.oh,
                                           (int)a.ow);
     size_t g[1] = { (size_t)a.n * a.co * a.oh * a.ow };
     /* reads the subsampled copied channels of x, writes all of y */
-    ct_launch_bytes(ctx, (size_t)a.n * a.c * a.oh * a.ow * sizeof(float), g[0] * sizeof(float));
-    return CT_RUN(ctx, CT_PROG_shortcut, "shortcut_a_fwd_f32", 1, g, NULL, CT_BUF(y), CT_BUF(x),
+    size_t es = ct_act_size(ctx);
+    ct_launch_bytes(ctx, (size_t)a.n * a.c * a.oh * a.ow * es, g[0] * es);
+    return CT_RUN(ctx, ct_program_store(ctx, CT_PROG_shortcut), "shortcut_a_fwd_f32", 1, g, NULL, CT_BUF(y), CT_BUF(x),
                   SC_ARGS(a));
 }
 
@@ -75,12 +78,13 @@ int ct_shortcut_a_backward(ct_context *ctx, ct_buf dx, ct_buf dy, int n, int c, 
     int st = validate(ctx, "ct_shortcut_a_backward", n, c, h, w, stride, out_channels, &a);
     if (st)
         return st;
-    if (ct_eltwise_host_ok(ctx, (size_t)a.n * a.c * a.h * a.w))
+    if (!ctx->act16 && ct_eltwise_host_ok(ctx, (size_t)a.n * a.c * a.h * a.w))
         return ct_host_shortcut_a_backward(ctx, dx, dy, n, c, h, w, stride, out_channels, (int)a.oh,
                                            (int)a.ow);
     size_t g[1] = { (size_t)a.n * a.c * a.h * a.w };
     /* reads dy's copied channels, writes all of dx */
-    ct_launch_bytes(ctx, (size_t)a.n * a.c * a.oh * a.ow * sizeof(float), g[0] * sizeof(float));
-    return CT_RUN(ctx, CT_PROG_shortcut, "shortcut_a_bwd_f32", 1, g, NULL, CT_BUF(dx), CT_BUF(dy),
+    size_t es = ct_act_size(ctx);
+    ct_launch_bytes(ctx, (size_t)a.n * a.c * a.oh * a.ow * es, g[0] * es);
+    return CT_RUN(ctx, ct_program_store(ctx, CT_PROG_shortcut), "shortcut_a_bwd_f32", 1, g, NULL, CT_BUF(dx), CT_BUF(dy),
                   SC_ARGS(a));
 }
