@@ -145,6 +145,43 @@ typedef float ct_at;
 #define ct_st(p, i, v) ((p)[i] = (v))
 #endif
 
+/* The same for chunk q of 8 elements (elements 8q .. 8q + 7) */
+#if CT_ACT16 == 1
+inline float8 ct_ld8(__global const ct_at *p, size_t q)
+{
+    return as_float8(convert_uint8(vload8(q, p)) << 16);
+}
+
+inline void ct_st8(__global ct_at *p, size_t q, float8 v)
+{
+    const uint8 u = as_uint8(v);
+    const uint8 r = select(u + 0x7fffu + ((u >> 16) & 1u), u | 0x400000u, isnan(v));
+    vstore8(convert_ushort8(r >> 16), q, p);
+}
+#elif CT_ACT16 == 2
+/* element by element: vload_half8 / vstore_half8 need only 2-byte
+ * alignment, but pocl 3.1's crash on rows that start between 16-byte
+ * lines (a softmax row of K = 517) */
+inline float8 ct_ld8(__global const ct_at *p, size_t q)
+{
+    float t[8];
+    for (int e = 0; e < 8; e++)
+        t[e] = vload_half(8 * q + e, (__global const half *)p);
+    return vload8(0, t);
+}
+
+inline void ct_st8(__global ct_at *p, size_t q, float8 v)
+{
+    float t[8];
+    vstore8(v, 0, t);
+    for (int e = 0; e < 8; e++)
+        vstore_half_rte(t[e], 8 * q + e, (__global half *)p);
+}
+#else
+#define ct_ld8(p, q) vload8(q, p)
+#define ct_st8(p, q, v) vstore8(v, q, p)
+#endif
+
 /* The SGEMM kernels' parameters (gemm.cl's tiles, gemm_reg.cl's register
  * tiles: src/ops/gemm_cl.c launches either with the same arguments) */
 #define CT_GEMM_PARAMS                                                                            \

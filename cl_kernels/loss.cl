@@ -22,6 +22,11 @@
  * local memory (log2(wg) levels) combines the shares. Work-group sizes are
  * powers of two, chosen by the launchers (src/ops/loss.c).
  *
+ * The GPU class's softmax cross-entropy types the logits and their
+ * gradient ct_at (common.cl: 16 bits in the CT_ACT16 variants, loaded by
+ * ct_ld / ct_ld8 into float, every sum in float); the CPU kernels and the
+ * other losses read floats only.
+ *
  * A label outside [0, K) is never used as an index: its row contributes a
  * NaN loss (so the mean is NaN and a trainer notices) and NaN gradients.
  */
@@ -138,17 +143,17 @@ inline void xent_finish(__local float *red, uint lid, uint wg, float s, float hi
 
 /* The lane's maximum (-INFINITY for an empty share; NaN is never a
  * maximum, as fmax). */
-inline float xent_lane_max(__global const float *row, uint K, uint lane, uint L)
+inline float xent_lane_max(__global const ct_at *row, uint K, uint lane, uint L)
 {
     uint Q = K / 8;
     float8 m8 = -INFINITY;
     for (uint q = lane; q < Q; q += L)
-        m8 = fmax(m8, vload8(q, row));
+        m8 = fmax(m8, ct_ld8(row, q));
     float4 m4 = fmax(m8.lo, m8.hi);
     float2 m2 = fmax(m4.lo, m4.hi);
     float m = fmax(m2.x, m2.y);
     for (uint k = Q * 8 + lane; k < K; k += L)
-        m = fmax(m, row[k]);
+        m = fmax(m, ct_ld(row, k));
     return m;
 }
 
@@ -159,7 +164,7 @@ inline float xent_lane_max(__global const float *row, uint K, uint lane, uint L)
  * share holding m (K: none). A NaN makes the sum NaN and never equals m;
  * -inf adds nothing against a finite m (a row of only -inf and NaN gets a
  * NaN sum, as xent_row). */
-inline void xent_lane_expsum(__global const float *row, uint K, uint lane, uint L, float m,
+inline void xent_lane_expsum(__global const ct_at *row, uint K, uint lane, uint L, float m,
                              float *pe, float *pc, uint *pam)
 {
     uint Q = K / 8;
@@ -167,7 +172,7 @@ inline void xent_lane_expsum(__global const float *row, uint K, uint lane, uint 
     uint8 a8 = (uint8)K;
     const uint8 i8 = (uint8)(0, 1, 2, 3, 4, 5, 6, 7);
     for (uint q = lane; q < Q; q += L) {
-        float8 v = vload8(q, row);
+        float8 v = ct_ld8(row, q);
         loss_kahan8(&e8, &c8, exp(v - m));
         a8 = min(a8, select((uint8)K, (uint8)(q * 8) + i8, v == m));
     }
@@ -185,7 +190,7 @@ inline void xent_lane_expsum(__global const float *row, uint K, uint lane, uint 
     uint2 a2 = min(a4.lo, a4.hi);
     uint am = min(a2.x, a2.y);
     for (uint k = Q * 8 + lane; k < K; k += L) { /* past every chunk's index */
-        float v = row[k];
+        float v = ct_ld(row, k);
         loss_kahan(&e, &c, exp(v - m));
         am = min(am, v == m ? k : K);
     }
@@ -232,7 +237,7 @@ inline void xent_tree_sum(__local float *re, __local float *rc, __local uint *ri
  * it: the lanes' maxima and their tree, then with that maximum the lanes'
  * sums and their tree (two reads of the row, no rescaling). A row past N
  * (the last group's spare rows) has K = 0 here and sums nothing. */
-inline void xent_row_stats(__global const float *row, uint K, uint lid, uint lane, uint L,
+inline void xent_row_stats(__global const ct_at *row, uint K, uint lid, uint lane, uint L,
                            __local float *rm, __local float *re, __local uint *ri)
 {
     rm[lid] = xent_lane_max(row, K, lane, L);
@@ -260,7 +265,7 @@ inline void xent_row_stats(__global const float *row, uint K, uint lid, uint lan
  * (what the backward reads back). Groups: ceil(N / R); no early return
  * (barriers). x: (N, K), labels: (N) int32, ws: (4 N), rm, re, ri: (wg)
  */
-__kernel void softmax_xent_fwd_f32(__global float *ws, ulong ws_off, __global const float *x,
+__kernel void softmax_xent_fwd_f32(__global float *ws, ulong ws_off, __global const ct_at *x,
                                    ulong x_off, __global const int *labels, ulong labels_off,
                                    uint N, uint K, uint L, __local float *rm, __local float *re,
                                    __local uint *ri)
@@ -268,7 +273,7 @@ __kernel void softmax_xent_fwd_f32(__global float *ws, ulong ws_off, __global co
     uint lid = get_local_id(0), lane = lid & (L - 1);
     uint r = get_group_id(0) * (get_local_size(0) / L) + lid / L;
     int in = r < N;
-    __global const float *row = x + x_off + (ulong)(in ? r : 0) * K;
+    __global const ct_at *row = x + x_off + (ulong)(in ? r : 0) * K;
     xent_row_stats(row, in ? K : 0, lid, lane, L, rm, re, ri);
     if (lane == 0 && in) { /* no return in a kernel with barriers: pocl miscompiles it */
         float m = rm[lid], e = re[lid];
@@ -278,7 +283,7 @@ __kernel void softmax_xent_fwd_f32(__global float *ws, ulong ws_off, __global co
         int lab = labels[labels_off + r];
         int valid = lab >= 0 && (uint)lab < K;
         __global float *o = ws + ws_off;
-        o[r] = valid ? (m - row[lab]) + log(e) : NAN;
+        o[r] = valid ? (m - ct_ld(row, lab)) + log(e) : NAN;
         o[N + r] = valid && am == (uint)lab ? 1.0f : 0.0f;
         o[2 * (ulong)N + r] = m;
         o[3 * (ulong)N + r] = e;
@@ -356,7 +361,7 @@ __kernel void softmax_xent_bwd_rows_f32(__global float *dx, ulong dx_off, __glob
 
 /* dx of row r from its maximum m and exponential sum e, the lane's share
  * (chunks of 8, then the tail, as the forward's lanes). */
-inline void xent_row_dx(__global float *drow, __global const float *row, uint K, int lab, uint lane,
+inline void xent_row_dx(__global ct_at *drow, __global const ct_at *row, uint K, int lab, uint lane,
                         uint L, float m, float e, float scale)
 {
     float inv = 1.0f / e;
@@ -364,13 +369,13 @@ inline void xent_row_dx(__global float *drow, __global const float *row, uint K,
     uint Q = K / 8, hot = valid ? (uint)lab : K;
     const uint8 i8 = (uint8)(0, 1, 2, 3, 4, 5, 6, 7);
     for (uint q = lane; q < Q; q += L) {
-        float8 p = exp(vload8(q, row) - m) * inv;
+        float8 p = exp(ct_ld8(row, q) - m) * inv;
         float8 one = select((float8)0.0f, (float8)1.0f, (uint8)(q * 8) + i8 == (uint8)hot);
-        vstore8(valid ? (p - one) * scale : (float8)NAN, q, drow);
+        ct_st8(drow, q, valid ? (p - one) * scale : (float8)NAN);
     }
     for (uint k = Q * 8 + lane; k < K; k += L) {
-        float p = exp(row[k] - m) * inv;
-        drow[k] = valid ? (p - (k == hot ? 1.0f : 0.0f)) * scale : NAN;
+        float p = exp(ct_ld(row, k) - m) * inv;
+        ct_st(drow, k, valid ? (p - (k == hot ? 1.0f : 0.0f)) * scale : NAN);
     }
 }
 
@@ -380,7 +385,7 @@ inline void xent_row_dx(__global float *drow, __global const float *row, uint K,
  * first computed as the forward does (each logit read twice).
  * x, dx: (N, K), labels: (N) int32, rm, re, ri: (wg)
  */
-__kernel void softmax_xent_bwd_f32(__global float *dx, ulong dx_off, __global const float *x,
+__kernel void softmax_xent_bwd_f32(__global ct_at *dx, ulong dx_off, __global const ct_at *x,
                                    ulong x_off, __global const int *labels, ulong labels_off,
                                    uint N, uint K, uint L, float scale, __local float *rm,
                                    __local float *re, __local uint *ri)
@@ -388,7 +393,7 @@ __kernel void softmax_xent_bwd_f32(__global float *dx, ulong dx_off, __global co
     uint lid = get_local_id(0), lane = lid & (L - 1);
     uint r = get_group_id(0) * (get_local_size(0) / L) + lid / L;
     int in = r < N;
-    __global const float *row = x + x_off + (ulong)(in ? r : 0) * K;
+    __global const ct_at *row = x + x_off + (ulong)(in ? r : 0) * K;
     xent_row_stats(row, in ? K : 0, lid, lane, L, rm, re, ri);
     if (in) /* no return in a kernel with barriers: pocl miscompiles it */
         xent_row_dx(dx + dx_off + (ulong)r * K, row, K, labels[labels_off + r], lane, L,
@@ -401,7 +406,7 @@ __kernel void softmax_xent_bwd_f32(__global float *dx, ulong dx_off, __global co
  * forward (global size a multiple of L). x, dx: (N, K), labels: (N) int32,
  * ws: (4 N)
  */
-__kernel void softmax_xent_bwd_saved_f32(__global float *dx, ulong dx_off, __global const float *x,
+__kernel void softmax_xent_bwd_saved_f32(__global ct_at *dx, ulong dx_off, __global const ct_at *x,
                                          ulong x_off, __global const int *labels, ulong labels_off,
                                          __global const float *ws, ulong ws_off, uint N, uint K,
                                          uint L, float scale)

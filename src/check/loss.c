@@ -31,6 +31,14 @@
  *     rtol 1.2e-7.
  *   bce dx: sigmoid within ~4 eps of 1 minus t, times k: atol 1e-6 * k,
  *     rtol 1e-6; dt = -k x, two roundings: rtol 1e-6, atol 0.
+ * 16-bit activation storage (runs at bf16 or fp16 precision): the softmax
+ * cross-entropy's GPU-class cases run again with the logits and dx stored
+ * in the format, the logits exact in it (fp16 skips the huge kind: 1e30
+ * is past its range). The loss and the count are float computations on
+ * those exact logits: bounds as above. dx is rounded once more on store:
+ * unit roundoff u (2^-8 bf16, 2^-11 fp16) of the float result, fp16's
+ * subnormal half step s = 2^-25: atol (1 + u) 4e-6 scale / N + s, rtol
+ * 4e-6 + u (1 + 4e-6).
  */
 #include <float.h>
 #include <math.h>
@@ -92,6 +100,15 @@ static void xent_case(ct_check *c, size_t N, size_t K, int kind, double scale, i
 {
     ct_kernels real = ck_use_class(c, as_cpu ? CT_KERNELS_CPU : CT_KERNELS_GPU);
     xent_case_on(c, N, K, kind, scale);
+    /* at 16-bit precision the GPU class's case again with 16-bit logits */
+    int f = (int)ct_context_precision(ck_ctx(c));
+    if (f && !as_cpu && !(f == CT_PRECISION_FP16 && kind == 4) && !ck_failed(c)) {
+        ck_case_end(c);
+        int had = ck_use_act16(c, f);
+        if (!ck_failed(c))
+            xent_case_on(c, N, K, kind, scale);
+        ck_use_act16(c, had);
+    }
     ck_use_class(c, real);
 }
 
@@ -99,8 +116,10 @@ static void xent_case_on(ct_check *c, size_t N, size_t K, int kind, double scale
 {
     ct_context *ctx = ck_ctx(c);
     static const char *const kinds[] = { "plain", "wide", "ties", "bad label", "huge" };
-    ck_case(c, "softmax_xent N=%zu K=%zu %s scale=%g as %s", N, K, kinds[kind], scale,
-            ct_kernels_str(ct_context_kernels(ctx)));
+    const int f = ck_act16(c);
+    const double u = f ? ck_prec_u((ct_precision)f) : 0, sub = f ? ck_prec_sub((ct_precision)f) : 0;
+    ck_case(c, "softmax_xent N=%zu K=%zu %s scale=%g as %s%s", N, K, kinds[kind], scale,
+            ct_kernels_str(ct_context_kernels(ctx)), f ? ", 16-bit activations" : "");
     double *x = ck_host(c, N * K), *dx = ck_host(c, N * K);
     int32_t *labels = (int32_t *)ck_host(c, N); /* N int32 in N doubles' room */
     cl_mem d_lab = NULL;
@@ -125,12 +144,16 @@ static void xent_case_on(ct_check *c, size_t N, size_t K, int kind, double scale
         labels[ck_int(c, 0, (int)N - 1)] = ck_int(c, 0, 1) ? (int32_t)K : -1;
     for (size_t i = 0; i < N * K; i++)
         x[i] = (double)(float)x[i];
+    ck_round_act(c, x, N * K);
     double loss, correct;
     ct_ref_softmax_xent_forward(&loss, &correct, x, labels, N, K);
     ct_ref_softmax_xent_backward(dx, x, labels, N, K, scale);
 
-    ct_buf d_x = ck_dev_in(c, x, N * K), d_loss = ck_dev_out(c, 1), d_corr = ck_dev_out(c, 1);
-    ct_buf d_dx = ck_dev_out(c, N * K), d_ws = ck_dev_out(c, ct_softmax_xent_workspace(N));
+    ct_buf d_x = ck_act_in(c, x, N * K), d_loss = ck_dev_out(c, 1), d_corr = ck_dev_out(c, 1);
+    ct_buf d_dx = ck_act_out(c, N * K), d_ws = ck_dev_out(c, ct_softmax_xent_workspace(N));
+    /* the recomputing backward's output: a second buffer in 16 bits (ct_fill writes floats) */
+    ct_buf d_dx2 = f ? ck_act_out(c, N * K) : d_dx;
+    const double dx_atol = 4e-6 * scale / (double)N * (1 + u) + sub, dx_rtol = 4e-6 + u * (1 + 4e-6);
     d_lab = labels_dev(c, labels, N);
     ct_buf b_lab = { d_lab, 0 };
     if (ck_failed(c))
@@ -144,12 +167,12 @@ static void xent_case_on(ct_check *c, size_t N, size_t K, int kind, double scale
     if (ck_status(c, ct_softmax_xent_backward_saved(ctx, d_dx, d_x, b_lab, N, K, (float)scale, d_ws),
                   "softmax_xent backward (saved)"))
         goto done;
-    ck_expect(c, "backward dx (saved)", d_dx, N * K, dx, 4e-6 * scale / (double)N, 4e-6);
-    if (ck_failed(c) || ck_status(c, ct_fill(ctx, d_dx, N * K, NAN), "refilling dx") ||
-        ck_status(c, ct_softmax_xent_backward(ctx, d_dx, d_x, b_lab, N, K, (float)scale),
+    ck_expect(c, "backward dx (saved)", d_dx, N * K, dx, dx_atol, dx_rtol);
+    if (ck_failed(c) || (!f && ck_status(c, ct_fill(ctx, d_dx, N * K, NAN), "refilling dx")) ||
+        ck_status(c, ct_softmax_xent_backward(ctx, d_dx2, d_x, b_lab, N, K, (float)scale),
                   "softmax_xent backward"))
         goto done;
-    ck_expect(c, "backward dx", d_dx, N * K, dx, 4e-6 * scale / (double)N, 4e-6);
+    ck_expect(c, "backward dx", d_dx2, N * K, dx, dx_atol, dx_rtol);
 
     if (kind != 3 && kind != 4) { /* huge: no finite differences at 1e30 */
         xent_loss l = { x, labels, N, K, scale };

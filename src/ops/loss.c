@@ -41,9 +41,17 @@ static size_t xent_lanes(size_t K, size_t wg)
     return L;
 }
 
+/* With 16-bit activation storage only the softmax cross-entropy over rows
+ * has its form (its GPU-class kernels' storage variant) */
+static int no_act16(ct_context *ctx, const char *who)
+{
+    return ct_fail(ctx, CT_ERR_UNSUPPORTED, "%s: no 16-bit activation storage form (the softmax "
+                   "cross-entropy over rows has one): HINT: train with fp32 activations", who);
+}
+
 int ct_softmax_xent_saves(const ct_context *ctx, size_t N, size_t K)
 {
-    return !ct_loss_host_ok(ctx, N, K) && !ctx->cls.row_kernels;
+    return ctx->act16 || (!ct_loss_host_ok(ctx, N, K) && !ctx->cls.row_kernels);
 }
 
 int ct_softmax_xent_forward(ct_context *ctx, ct_buf loss, ct_buf correct, ct_buf x, ct_buf labels,
@@ -55,14 +63,14 @@ int ct_softmax_xent_forward(ct_context *ctx, ct_buf loss, ct_buf correct, ct_buf
     if (!loss.mem || !ws.mem)
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_softmax_xent_forward: NULL loss buffer or "
                        "workspace (ct_softmax_xent_workspace(N) floats)");
-    if (ct_loss_host_ok(ctx, N, K))
+    if (!ctx->act16 && ct_loss_host_ok(ctx, N, K))
         return ct_host_softmax_xent_forward(ctx, loss, correct, x, labels, N, K, ws);
     size_t wg;
     if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_loss, "softmax_xent_sum_f32", LOSS_MAX_WG, N, &wg)))
         return st;
     cl_uint n = (cl_uint)N, k = (cl_uint)K;
-    size_t xb = N * K * sizeof(float), lb = N * sizeof(cl_int), wb = 2 * N * sizeof(float);
-    if (ctx->cls.row_kernels) {
+    size_t xb = N * K * ct_act_size(ctx), lb = N * sizeof(cl_int), wb = 2 * N * sizeof(float);
+    if (ctx->cls.row_kernels && !ctx->act16) {
         /* rows on every core, then the sum */
         size_t gr[1] = { N };
         ct_launch_bytes(ctx, xb + lb, wb);
@@ -71,13 +79,14 @@ int ct_softmax_xent_forward(ct_context *ctx, ct_buf loss, ct_buf correct, ct_buf
             return st;
     } else {
         size_t rwg;
-        if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_loss, "softmax_xent_fwd_f32", LOSS_MAX_WG, 0, &rwg)))
+        const int prog = ct_program_store(ctx, CT_PROG_loss); /* the logits' storage */
+        if ((st = ct_kernel_pow2_wg(ctx, prog, "softmax_xent_fwd_f32", LOSS_MAX_WG, 0, &rwg)))
             return st;
         size_t L = xent_lanes(K, rwg), R = rwg / L;
         cl_uint lanes = (cl_uint)L;
         size_t gr[1] = { (N + R - 1) / R * rwg }, lr[1] = { rwg };
         ct_launch_bytes(ctx, xb + lb, 2 * wb);
-        if ((st = CT_RUN(ctx, CT_PROG_loss, "softmax_xent_fwd_f32", 1, gr, lr, CT_BUF(ws),
+        if ((st = CT_RUN(ctx, prog, "softmax_xent_fwd_f32", 1, gr, lr, CT_BUF(ws),
                          CT_BUF(x), CT_BUF(labels), CT_ARG(n), CT_ARG(k), CT_ARG(lanes),
                          CT_LOCAL(rwg * sizeof(cl_float)), CT_LOCAL(rwg * sizeof(cl_float)),
                          CT_LOCAL(rwg * sizeof(cl_uint)))))
@@ -99,29 +108,30 @@ int ct_softmax_xent_backward_saved(ct_context *ctx, ct_buf dx, ct_buf x, ct_buf 
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_softmax_xent_backward: NULL dx buffer");
     cl_uint n = (cl_uint)N, k = (cl_uint)K;
     cl_float scale = dloss_scale / (float)N;
-    if (ct_loss_host_ok(ctx, N, K))
+    if (!ctx->act16 && ct_loss_host_ok(ctx, N, K))
         return ct_host_softmax_xent_backward(ctx, dx, x, labels, N, K, scale);
-    size_t xb = N * K * sizeof(float), lb = N * sizeof(cl_int);
-    if (ctx->cls.row_kernels) {
+    size_t xb = N * K * ct_act_size(ctx), lb = N * sizeof(cl_int);
+    if (ctx->cls.row_kernels && !ctx->act16) {
         size_t gr[1] = { N };
         ct_launch_bytes(ctx, xb + lb, xb);
         return CT_RUN(ctx, CT_PROG_loss, "softmax_xent_bwd_rows_f32", 1, gr, NULL, CT_BUF(dx), CT_BUF(x),
                       CT_BUF(labels), CT_ARG(n), CT_ARG(k), CT_ARG(scale));
     }
     const char *name = ws.mem ? "softmax_xent_bwd_saved_f32" : "softmax_xent_bwd_f32";
+    const int prog = ct_program_store(ctx, CT_PROG_loss); /* the logits' storage */
     size_t wg;
-    if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_loss, name, LOSS_MAX_WG, 0, &wg)))
+    if ((st = ct_kernel_pow2_wg(ctx, prog, name, LOSS_MAX_WG, 0, &wg)))
         return st;
     size_t L = xent_lanes(K, wg), R = wg / L;
     cl_uint lanes = (cl_uint)L;
     size_t g[1] = { (N + R - 1) / R * wg }, l[1] = { wg };
     if (ws.mem) {
         ct_launch_bytes(ctx, xb + lb + 2 * N * sizeof(float), xb);
-        return CT_RUN(ctx, CT_PROG_loss, name, 1, g, l, CT_BUF(dx), CT_BUF(x), CT_BUF(labels),
+        return CT_RUN(ctx, prog, name, 1, g, l, CT_BUF(dx), CT_BUF(x), CT_BUF(labels),
                       CT_BUF(ws), CT_ARG(n), CT_ARG(k), CT_ARG(lanes), CT_ARG(scale));
     }
     ct_launch_bytes(ctx, xb + lb, xb);
-    return CT_RUN(ctx, CT_PROG_loss, name, 1, g, l, CT_BUF(dx), CT_BUF(x), CT_BUF(labels),
+    return CT_RUN(ctx, prog, name, 1, g, l, CT_BUF(dx), CT_BUF(x), CT_BUF(labels),
                   CT_ARG(n), CT_ARG(k), CT_ARG(lanes), CT_ARG(scale), CT_LOCAL(wg * sizeof(cl_float)),
                   CT_LOCAL(wg * sizeof(cl_float)), CT_LOCAL(wg * sizeof(cl_uint)));
 }
@@ -143,6 +153,8 @@ static int px_dims(ct_context *ctx, const char *who, ct_buf x, ct_buf labels, si
 int ct_softmax_xent_px_forward(ct_context *ctx, ct_buf loss, ct_buf correct, ct_buf x, ct_buf labels, size_t n,
                                size_t K, size_t P, ct_buf ws)
 {
+    if (ctx->act16)
+        return no_act16(ctx, "ct_softmax_xent_px_forward");
     int st = px_dims(ctx, "ct_softmax_xent_px_forward", x, labels, n, K, P);
     if (st)
         return st;
@@ -166,6 +178,8 @@ int ct_softmax_xent_px_forward(ct_context *ctx, ct_buf loss, ct_buf correct, ct_
 int ct_softmax_xent_px_backward(ct_context *ctx, ct_buf dx, ct_buf x, ct_buf labels, size_t n, size_t K, size_t P,
                                 float dloss_scale)
 {
+    if (ctx->act16)
+        return no_act16(ctx, "ct_softmax_xent_px_backward");
     int st = px_dims(ctx, "ct_softmax_xent_px_backward", x, labels, n, K, P);
     if (st)
         return st;
@@ -192,6 +206,8 @@ static int mse_dims(ct_context *ctx, const char *who, ct_buf x, ct_buf t, size_t
 
 int ct_mse_forward(ct_context *ctx, ct_buf loss, ct_buf mae, ct_buf x, ct_buf t, size_t n)
 {
+    if (ctx->act16)
+        return no_act16(ctx, "ct_mse_forward");
     int st = mse_dims(ctx, "ct_mse_forward", x, t, n);
     if (st)
         return st;
@@ -209,6 +225,8 @@ int ct_mse_forward(ct_context *ctx, ct_buf loss, ct_buf mae, ct_buf x, ct_buf t,
 int ct_mse_backward(ct_context *ctx, ct_buf dx, ct_buf dt, ct_buf x, ct_buf t, size_t n,
                     float dloss_scale)
 {
+    if (ctx->act16)
+        return no_act16(ctx, "ct_mse_backward");
     int st = mse_dims(ctx, "ct_mse_backward", x, t, n);
     if (st)
         return st;
@@ -223,6 +241,8 @@ int ct_mse_backward(ct_context *ctx, ct_buf dx, ct_buf dt, ct_buf x, ct_buf t, s
 
 int ct_bce_forward(ct_context *ctx, ct_buf loss, ct_buf correct, ct_buf x, ct_buf t, size_t n, size_t K)
 {
+    if (ctx->act16)
+        return no_act16(ctx, "ct_bce_forward");
     int st = mse_dims(ctx, "ct_bce_forward", x, t, n);
     if (st)
         return st;
@@ -241,6 +261,8 @@ int ct_bce_forward(ct_context *ctx, ct_buf loss, ct_buf correct, ct_buf x, ct_bu
 
 int ct_bce_backward(ct_context *ctx, ct_buf dx, ct_buf dt, ct_buf x, ct_buf t, size_t n, float dloss_scale)
 {
+    if (ctx->act16)
+        return no_act16(ctx, "ct_bce_backward");
     int st = mse_dims(ctx, "ct_bce_backward", x, t, n);
     if (st)
         return st;

@@ -6,19 +6,29 @@
 
 #include "ref/loss.h"
 
-/* log sum_k exp(row[k]) and the first index of the maximum */
-static double row_lse(const double *row, size_t K, size_t *argmax)
+/* The row's maximum m (at its first index *argmax) and s = sum_k exp(row[k]
+ * - m); log sum_k exp(row[k]) = m + log(s) */
+static double row_max_sum(const double *row, size_t K, size_t *argmax, double *s)
 {
     size_t am = 0;
     for (size_t k = 1; k < K; k++)
         if (row[k] > row[am])
             am = k;
-    double s = 0;
+    double sum = 0;
     for (size_t k = 0; k < K; k++)
-        s += exp(row[k] - row[am]);
+        sum += exp(row[k] - row[am]);
     if (argmax)
         *argmax = am;
-    return row[am] + log(s);
+    *s = sum;
+    return row[am];
+}
+
+/* log sum_k exp(row[k]) and the first index of the maximum */
+static double row_lse(const double *row, size_t K, size_t *argmax)
+{
+    double s;
+    double m = row_max_sum(row, K, argmax, &s);
+    return m + log(s);
 }
 
 void ct_ref_softmax_xent_forward(double *loss, double *correct, const double *x,
@@ -48,11 +58,15 @@ void ct_ref_softmax_xent_backward(double *dx, const double *x, const int32_t *la
     for (size_t r = 0; r < N; r++) {
         const double *row = x + r * K;
         double *drow = dx + r * K;
-        double lse = row_lse(row, K, NULL);
+        /* exp(x - m) / s, not exp(x - (m + log s)): past 2^53 log s is
+         * lost in m + log s (logits near 1e30 tied after a 16-bit rounding
+         * would each get probability 1) */
+        double s;
+        double m = row_max_sum(row, K, NULL, &s);
         int32_t lab = labels[r];
         int valid = lab >= 0 && (size_t)lab < K;
         for (size_t k = 0; k < K; k++)
-            drow[k] = valid ? (exp(row[k] - lse) - (k == (size_t)lab)) / (double)N * dloss_scale
+            drow[k] = valid ? (exp(row[k] - m) / s - (k == (size_t)lab)) / (double)N * dloss_scale
                             : NAN;
     }
 }
