@@ -117,7 +117,8 @@ static void conv_case(ct_check *c, const ct_conv2d_desc *d, int has_bias, int ws
     ct_kernels real = ck_use_class(c, gpu ? CT_KERNELS_GPU : CT_KERNELS_CPU);
     conv_case_on(c, d, has_bias, ws_mode);
     int f = (int)ct_context_precision(ctx);
-    if (f && path == PATH_GPU_IMPLICIT && !ck_failed(c)) {
+    /* (where the device runs the implicit GEMMs: the others refuse 16-bit storage) */
+    if (f && path == PATH_GPU_IMPLICIT && ct_conv2d_igemm_ok(ctx, d) && !ck_failed(c)) {
         ck_case_end(c);
         int had = ck_use_act16(c, f);
         ck_case(c, "conv2d x (%d, %d, %d, %d) w (%d, %d, %d, %d) stride %dx%d pad %dx%d dil %dx%d "

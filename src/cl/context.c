@@ -322,15 +322,16 @@ int ct_context_finish(ct_context *ctx)
 
 int ct_context_set_act16(struct ct_context *ctx, int act16)
 {
+    static const char *const fmt[] = { "fp32", "bf16", "fp16" }; /* ct_precision's names */
     CT_VALIDATE(ctx, ctx && act16 >= CT_PRECISION_FP32 && act16 <= CT_PRECISION_FP16);
     if (act16 && ctx->cls.kernels != CT_KERNELS_GPU)
         return ct_fail(ctx, CT_ERR_UNSUPPORTED, "16-bit activation storage (%s) runs on the GPU "
                        "class's kernels; this context has the %s class: HINT: CLTRAIN_KERNELS=gpu",
-                       ct_precision_str((ct_precision)act16), ct_kernels_str(ctx->cls.kernels));
+                       fmt[act16], ct_kernels_str(ctx->cls.kernels));
     if (act16 && act16 != ctx->precision)
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "16-bit activation storage (%s) goes with products "
-                       "in the same format; the context's precision is %s",
-                       ct_precision_str((ct_precision)act16), ct_precision_str((ct_precision)ctx->precision));
+                       "in the same format; the context's precision is %s", fmt[act16],
+                       ctx->precision >= 0 && ctx->precision <= 2 ? fmt[ctx->precision] : "?");
     ctx->act16 = act16;
     return CT_OK;
 }
