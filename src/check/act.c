@@ -56,20 +56,19 @@ static void one_case_on(ct_check *c, ct_act act, size_t n);
  * kernels again with activations stored in that format. */
 static void one_case(ct_check *c, ct_act act, size_t n)
 {
-    int f = (int)ct_context_precision(ck_ctx(c));
-    for (int pass = 0; pass <= (f ? 2 : 1) && !ck_failed(c); pass++) {
-        int cpu = pass == 1, store = pass == 2 ? f : 0;
+    for (int cpu = 0; cpu <= 1 && !ck_failed(c); cpu++) {
         ct_kernels real = ck_use_class(c, cpu ? CT_KERNELS_CPU : CT_KERNELS_GPU);
-        int had = store ? ck_use_act16(c, store) : 0;
-        ck_case(c, "%s n=%zu, %s kernels%s", ct_act_name(act), n, cpu ? "cpu" : "gpu",
-                store ? ", 16-bit activations" : "");
-        if (!ck_failed(c))
-            one_case_on(c, act, n);
-        if (pass < (f ? 2 : 1))
+        ck_case(c, "%s n=%zu, %s kernels", ct_act_name(act), n, cpu ? "cpu" : "gpu");
+        one_case_on(c, act, n);
+        if (!cpu)
             ck_case_end(c);
-        if (store)
-            ck_use_act16(c, had);
         ck_use_class(c, real);
+    }
+    ck_act16_state s;
+    if (ck_act16_begin(c, &s)) {
+        ck_case(c, "%s n=%zu, gpu kernels, 16-bit activations", ct_act_name(act), n);
+        one_case_on(c, act, n);
+        ck_act16_end(c, &s);
     }
 }
 

@@ -246,13 +246,10 @@ static void case_as(ct_check *c, size_t N, size_t C, size_t HW, int train, int r
 {
     ct_kernels real = ck_use_class(c, as_cpu ? CT_KERNELS_CPU : CT_KERNELS_GPU);
     one_case(c, N, C, HW, train, relu, drift);
-    int f = (int)ct_context_precision(ck_ctx(c));
-    if (f && !as_cpu && !ck_failed(c)) {
-        ck_case_end(c);
-        int had = ck_use_act16(c, f);
-        if (!ck_failed(c))
-            one_case(c, N, C, HW, train, relu, drift);
-        ck_use_act16(c, had);
+    ck_act16_state s;
+    if (!as_cpu && ck_act16_begin(c, &s)) {
+        one_case(c, N, C, HW, train, relu, drift);
+        ck_act16_end(c, &s);
     }
     ck_use_class(c, real);
 }

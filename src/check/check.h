@@ -77,11 +77,19 @@ ct_buf ck_dev_inout(ct_check *c, const double *x, size_t n);
  * ck_round_act rounds host values in place to it, so that the reference
  * sees the device's inputs exactly. */
 int ck_act16(const ct_check *c);
-/* Switches the context's activation storage to f (GPU class only); returns
- * the one it had, to be given back the same way. The ops with a 16-bit
- * form run their 16-bit cases through it where the run's precision
- * (ct_context_precision) is bf16 or fp16, on the GPU class. */
-int ck_use_act16(ct_check *c, int f);
+/* The rerun of a case with activations stored in 16 bits, for the ops
+ * with a 16-bit form: where the run's precision (ct_context_precision) is
+ * bf16 or fp16 and nothing has failed, ck_act16_begin ends the current
+ * case, switches the context to the GPU class and that storage, and
+ * returns 1: run the case (ck_case ... ), then ck_act16_end gives the
+ * class and storage back (the case itself is ended by the caller, as
+ * any). 0: nothing to rerun, nothing switched. */
+typedef struct ck_act16_state {
+    ct_kernels cls;
+    int had;
+} ck_act16_state;
+int ck_act16_begin(ct_check *c, ck_act16_state *s);
+void ck_act16_end(ct_check *c, const ck_act16_state *s);
 void ck_round_act(const ct_check *c, double *x, size_t n);
 ct_buf ck_act_in(ct_check *c, const double *x, size_t n);
 ct_buf ck_act_out(ct_check *c, size_t n);

@@ -116,18 +116,15 @@ static void conv_case(ct_check *c, const ct_conv2d_desc *d, int has_bias, int ws
     int gpu = path == PATH_GPU_KERNELS || path == PATH_GPU_IMPLICIT || path == PATH_GPU_LANE;
     ct_kernels real = ck_use_class(c, gpu ? CT_KERNELS_GPU : CT_KERNELS_CPU);
     conv_case_on(c, d, has_bias, ws_mode);
-    int f = (int)ct_context_precision(ctx);
     /* (where the device runs the implicit GEMMs: the others refuse 16-bit storage) */
-    if (f && path == PATH_GPU_IMPLICIT && ct_conv2d_igemm_ok(ctx, d) && !ck_failed(c)) {
-        ck_case_end(c);
-        int had = ck_use_act16(c, f);
+    ck_act16_state s;
+    if (path == PATH_GPU_IMPLICIT && ct_conv2d_igemm_ok(ctx, d) && ck_act16_begin(c, &s)) {
         ck_case(c, "conv2d x (%d, %d, %d, %d) w (%d, %d, %d, %d) stride %dx%d pad %dx%d dil %dx%d "
                 "bias=%d, implicit gemm gpu, 16-bit activations", d->n, d->c_in, d->h, d->w, d->c_out,
                 d->c_in, d->kh, d->kw, d->stride_h, d->stride_w, d->pad_h, d->pad_w, d->dil_h, d->dil_w,
                 has_bias);
-        if (!ck_failed(c))
-            conv_case_on(c, d, has_bias, ws_mode);
-        ck_use_act16(c, had);
+        conv_case_on(c, d, has_bias, ws_mode);
+        ck_act16_end(c, &s);
     }
     ctx->conv_direct = direct;
     ck_use_class(c, real);

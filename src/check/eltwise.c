@@ -177,9 +177,10 @@ static void one_case(ct_check *c, size_t n)
  * added, accumulate. */
 static void add16_case(ct_check *c, size_t n)
 {
-    int f = (int)ct_context_precision(ck_ctx(c));
-    ct_kernels real = ck_use_class(c, CT_KERNELS_GPU);
-    int had = ck_use_act16(c, f);
+    ck_act16_state st;
+    if (!ck_act16_begin(c, &st))
+        return;
+    const int f = ck_act16(c);
     ck_case(c, "add n=%zu, 16-bit activations", n);
     ct_context *ctx = ck_ctx(c);
     double *a = ck_host(c, n), *b = ck_host(c, n), *dy = ck_host(c, n), *y = ck_host(c, n);
@@ -218,8 +219,7 @@ static void add16_case(ct_check *c, size_t n)
     ck_expect(c, "accumulate dst", d_da, n, r, atol, rtol);
 out:
     ck_case_end(c);
-    ck_use_act16(c, had);
-    ck_use_class(c, real);
+    ck_act16_end(c, &st);
 }
 
 /* x with `bad` non-finite values at distinct random places (bad <= n). */
@@ -426,11 +426,9 @@ void ct_check_eltwise(ct_check *c)
         one_case(c, (size_t)ck_dim(c, 5000));
         ck_case_end(c);
     }
-    if (ct_context_precision(ck_ctx(c)) != CT_PRECISION_FP32) {
-        add16_case(c, 1);
-        for (int it = 0; it < ck_iterations(c) && !ck_failed(c); it++)
-            add16_case(c, (size_t)ck_dim(c, 5000));
-    }
+    add16_case(c, 1); /* (at bf16 or fp16 precision: ck_act16_begin) */
+    for (int it = 0; it < ck_iterations(c) && !ck_failed(c) && ct_context_precision(ck_ctx(c)); it++)
+        add16_case(c, (size_t)ck_dim(c, 5000));
     /* the gating multiply: one element; a squeeze-and-excitation shape
      * (rows longer than a 256-item group); one shape (hw 1); random */
     static const size_t mul_fixed[][2] = { { 1, 1 }, { 6, 300 }, { 300, 1 }, { 5, 49 } };

@@ -295,11 +295,31 @@ int ck_act16(const ct_check *c)
     return c->ctx->act16;
 }
 
-int ck_use_act16(ct_check *c, int f)
+static int use_act16(ct_check *c, int f)
 {
     int had = c->ctx->act16;
     ck_status(c, ct_context_set_act16(c->ctx, f), "switching the activation storage");
     return had;
+}
+
+void ck_act16_end(ct_check *c, const ck_act16_state *s)
+{
+    use_act16(c, s->had);
+    ck_use_class(c, s->cls);
+}
+
+int ck_act16_begin(ct_check *c, ck_act16_state *s)
+{
+    int f = (int)ct_context_precision(c->ctx);
+    if (!f || ck_failed(c))
+        return 0;
+    ck_case_end(c);
+    s->cls = ck_use_class(c, CT_KERNELS_GPU);
+    s->had = use_act16(c, f);
+    if (!ck_failed(c))
+        return 1;
+    ck_act16_end(c, s);
+    return 0;
 }
 
 void ck_round_act(const ct_check *c, double *x, size_t n)

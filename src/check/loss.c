@@ -101,13 +101,11 @@ static void xent_case(ct_check *c, size_t N, size_t K, int kind, double scale, i
     ct_kernels real = ck_use_class(c, as_cpu ? CT_KERNELS_CPU : CT_KERNELS_GPU);
     xent_case_on(c, N, K, kind, scale);
     /* at 16-bit precision the GPU class's case again with 16-bit logits */
-    int f = (int)ct_context_precision(ck_ctx(c));
-    if (f && !as_cpu && !(f == CT_PRECISION_FP16 && kind == 4) && !ck_failed(c)) {
-        ck_case_end(c);
-        int had = ck_use_act16(c, f);
-        if (!ck_failed(c))
-            xent_case_on(c, N, K, kind, scale);
-        ck_use_act16(c, had);
+    ck_act16_state s;
+    if (!as_cpu && !(ct_context_precision(ck_ctx(c)) == CT_PRECISION_FP16 && kind == 4) &&
+        ck_act16_begin(c, &s)) {
+        xent_case_on(c, N, K, kind, scale);
+        ck_act16_end(c, &s);
     }
     ck_use_class(c, real);
 }

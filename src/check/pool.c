@@ -66,16 +66,11 @@ static void global_case_on(ct_check *c, int n, int ch, int h, int w);
 static void global_case(ct_check *c, int n, int ch, int h, int w)
 {
     global_case_on(c, n, ch, h, w);
-    int f = (int)ct_context_precision(ck_ctx(c));
-    if (!f || ck_failed(c))
-        return;
-    ck_case_end(c);
-    ct_kernels real = ck_use_class(c, CT_KERNELS_GPU);
-    int had = ck_use_act16(c, f);
-    if (!ck_failed(c))
+    ck_act16_state s;
+    if (ck_act16_begin(c, &s)) {
         global_case_on(c, n, ch, h, w);
-    ck_use_act16(c, had);
-    ck_use_class(c, real);
+        ck_act16_end(c, &s);
+    }
 }
 
 typedef struct global_loss {

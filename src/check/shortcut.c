@@ -75,16 +75,11 @@ static void one_case(ct_check *c, const sc_shape *s)
 static void case_both(ct_check *c, const sc_shape *s)
 {
     one_case(c, s);
-    int f = (int)ct_context_precision(ck_ctx(c));
-    if (!f || ck_failed(c))
-        return;
-    ck_case_end(c);
-    ct_kernels real = ck_use_class(c, CT_KERNELS_GPU);
-    int had = ck_use_act16(c, f);
-    if (!ck_failed(c))
+    ck_act16_state st;
+    if (ck_act16_begin(c, &st)) {
         one_case(c, s);
-    ck_use_act16(c, had);
-    ck_use_class(c, real);
+        ck_act16_end(c, &st);
+    }
 }
 
 typedef struct sc_bench {
