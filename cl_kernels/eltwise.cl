@@ -55,6 +55,38 @@ __kernel void add_accumulate_f32(__global float *dst, ulong dst_off, __global co
         dst[dst_off + i] += src[src_off + i];
 }
 
+/* Conversions between activations and floats, and the fills and copies of
+ * activations (the net's input into its storage, a gradient zeroed before
+ * its writers add to it, a view's gradient copied, a layer without a
+ * 16-bit form run over floats). Without CT_ACT16 they are float copies. */
+__kernel void act_from_f32(__global ct_at *y, ulong y_off, __global const float *x, ulong x_off, uint n)
+{
+    uint i = get_global_id(0);
+    if (i < n)
+        ct_st(y, y_off + i, x[x_off + i]);
+}
+
+__kernel void act_to_f32(__global float *y, ulong y_off, __global const ct_at *x, ulong x_off, uint n)
+{
+    uint i = get_global_id(0);
+    if (i < n)
+        y[y_off + i] = ct_ld(x, x_off + i);
+}
+
+__kernel void act_copy(__global ct_at *y, ulong y_off, __global const ct_at *x, ulong x_off, uint n)
+{
+    uint i = get_global_id(0);
+    if (i < n)
+        y[y_off + i] = x[x_off + i];
+}
+
+__kernel void act_zero(__global ct_at *y, ulong y_off, uint n)
+{
+    uint i = get_global_id(0);
+    if (i < n)
+        y[y_off + i] = 0; /* +0 in float, bf16 and fp16 alike */
+}
+
 /* x *= s */
 __kernel void scale_f32(__global float *x, ulong x_off, uint n, float s)
 {

@@ -222,6 +222,46 @@ out:
     ck_act16_end(c, &st);
 }
 
+/* The conversions between 16-bit activations and floats, and their copy
+ * and zero fill: exact (bound 0). From float32 the device rounds once to
+ * nearest even, which the reference repeats on the float32 inputs (the
+ * magnitudes span 2^-20 .. 2^4: fp16's subnormals and bf16's full
+ * mantissa are both met); back to float32, a copy and a fill lose nothing. */
+static void convert16_case(ct_check *c, size_t n)
+{
+    ck_act16_state st;
+    if (!ck_act16_begin(c, &st))
+        return;
+    ck_case(c, "activation conversions n=%zu, 16-bit activations", n);
+    ct_context *ctx = ck_ctx(c);
+    double *x = ck_host(c, n), *r = ck_host(c, n), *zero = ck_host(c, n);
+    if (ck_failed(c))
+        goto out;
+    ck_fill(c, x, n, -1, 1);
+    for (size_t i = 0; i < n; i++) {
+        x[i] = (double)(float)ldexp(x[i], ck_int(c, -20, 4));
+        r[i] = x[i];
+        zero[i] = 0;
+    }
+    ck_round_act(c, r, n);
+    ct_buf d_x = ck_dev_in(c, x, n), d_y = ck_act_out(c, n), d_r = ck_act_in(c, r, n);
+    ct_buf d_f = ck_dev_out(c, n), d_c = ck_act_out(c, n), d_z = ck_act_inout(c, r, n);
+    if (ck_failed(c))
+        goto out;
+    if (ck_status(c, ct_act_from_f32(ctx, d_y, d_x, n), "act_from_f32") ||
+        ck_status(c, ct_act_to_f32(ctx, d_f, d_r, n), "act_to_f32") ||
+        ck_status(c, ct_act_copy(ctx, d_c, d_r, n), "act_copy") ||
+        ck_status(c, ct_act_zero(ctx, d_z, n), "act_zero"))
+        goto out;
+    ck_expect(c, "from float32", d_y, n, r, 0, 0);
+    ck_expect(c, "to float32", d_f, n, r, 0, 0);
+    ck_expect(c, "copy", d_c, n, r, 0, 0);
+    ck_expect(c, "zero", d_z, n, zero, 0, 0);
+out:
+    ck_case_end(c);
+    ck_act16_end(c, &st);
+}
+
 /* x with `bad` non-finite values at distinct random places (bad <= n). */
 static void fill_nonfinite(ct_check *c, double *x, size_t n, size_t bad)
 {
@@ -429,6 +469,9 @@ void ct_check_eltwise(ct_check *c)
     add16_case(c, 1); /* (at bf16 or fp16 precision: ck_act16_begin) */
     for (int it = 0; it < ck_iterations(c) && !ck_failed(c) && ct_context_precision(ck_ctx(c)); it++)
         add16_case(c, (size_t)ck_dim(c, 5000));
+    convert16_case(c, 1);
+    for (int it = 0; it < ck_iterations(c) && !ck_failed(c) && ct_context_precision(ck_ctx(c)); it++)
+        convert16_case(c, (size_t)ck_dim(c, 5000));
     /* the gating multiply: one element; a squeeze-and-excitation shape
      * (rows longer than a 256-item group); one shape (hw 1); random */
     static const size_t mul_fixed[][2] = { { 1, 1 }, { 6, 300 }, { 300, 1 }, { 5, 49 } };

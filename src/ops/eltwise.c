@@ -108,6 +108,52 @@ int ct_add_accumulate_f32(ct_context *ctx, ct_buf dst, ct_buf src, size_t n)
                   CT_ARG(nn));
 }
 
+/* One of the conversions, copies or fills over activations (eltwise.cl);
+ * ysize, xsize: the bytes of an element of y and x, 0 for the storage's
+ * (x.mem NULL: a fill, no x) */
+static int act_move(ct_context *ctx, const char *kernel, ct_buf y, size_t ysize, ct_buf x, size_t xsize,
+                    size_t n)
+{
+    int st = check_n(ctx, kernel, n);
+    if (st)
+        return st;
+    cl_uint nn = (cl_uint)n;
+    size_t g[1] = { n }, es;
+    int prog = store_prog(ctx, &es);
+    ct_launch_bytes(ctx, n * (xsize ? xsize : es) * (x.mem != NULL), n * (ysize ? ysize : es));
+    if (!x.mem)
+        return CT_RUN(ctx, prog, kernel, 1, g, NULL, CT_BUF(y), CT_ARG(nn));
+    return CT_RUN(ctx, prog, kernel, 1, g, NULL, CT_BUF(y), CT_BUF(x), CT_ARG(nn));
+}
+
+int ct_act_from_f32(ct_context *ctx, ct_buf y, ct_buf x, size_t n)
+{
+    if (!ctx->act16)
+        return ct_copy(ctx, y, x, n);
+    return act_move(ctx, "act_from_f32", y, 0, x, sizeof(float), n);
+}
+
+int ct_act_to_f32(ct_context *ctx, ct_buf y, ct_buf x, size_t n)
+{
+    if (!ctx->act16)
+        return ct_copy(ctx, y, x, n);
+    return act_move(ctx, "act_to_f32", y, sizeof(float), x, 0, n);
+}
+
+int ct_act_copy(ct_context *ctx, ct_buf y, ct_buf x, size_t n)
+{
+    if (!ctx->act16)
+        return ct_copy(ctx, y, x, n);
+    return act_move(ctx, "act_copy", y, 0, x, 0, n);
+}
+
+int ct_act_zero(ct_context *ctx, ct_buf y, size_t n)
+{
+    if (!ctx->act16)
+        return ct_fill(ctx, y, n, 0.0f);
+    return act_move(ctx, "act_zero", y, 0, (ct_buf){ NULL, 0 }, 0, n);
+}
+
 int ct_scale(ct_context *ctx, ct_buf x, float s, size_t n)
 {
     int st = check_n(ctx, "ct_scale", n);

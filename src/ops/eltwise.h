@@ -28,6 +28,15 @@ int ct_add_accumulate(ct_context *ctx, ct_buf dst, ct_buf src, size_t n);
 /* dst += src over float32 buffers whatever the activation storage (the
  * trainer's counts). dst, src: (n) */
 int ct_add_accumulate_f32(ct_context *ctx, ct_buf dst, ct_buf src, size_t n);
+/* Activations (16-bit with the context's activation storage) from and to
+ * float32: y = x rounded to the storage's format (nearest even), and
+ * y = x exactly. Without the storage both are ct_copy. y, x: (n) */
+int ct_act_from_f32(ct_context *ctx, ct_buf y, ct_buf x, size_t n);
+int ct_act_to_f32(ct_context *ctx, ct_buf y, ct_buf x, size_t n);
+/* y = x and y = +0 over activations in the context's storage (ct_copy and
+ * ct_fill without it). y, x: (n), not overlapping */
+int ct_act_copy(ct_context *ctx, ct_buf y, ct_buf x, size_t n);
+int ct_act_zero(ct_context *ctx, ct_buf y, size_t n);
 /* x *= s (a plain product: NaN and infinity in x survive s = 0). x: (n) */
 int ct_scale(ct_context *ctx, ct_buf x, float s, size_t n);
 /* y += a * x. y, x: (n) */
