@@ -43,6 +43,8 @@ typedef struct ct_bench_result {
     double gflops;         /* achieved, from the model's FLOPs per step and the median */
     double flops_per_step; /* 3x the forward multiply-adds x 2 (dense, conv, LSTM) */
     double plan_mib;       /* device memory of the plan, optimizer state included */
+    int act16;             /* activations stored as: 0 float32, else the ct_precision (bf16,
+                              fp16) of 16-bit storage (GPU class, every layer with a form) */
     ct_kernels kernels;    /* the device class the steps ran with */
     ct_gemm_path gemm;     /* and its GEMM path */
     double batch_bytes;    /* one batch's inputs and labels */

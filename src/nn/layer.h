@@ -55,7 +55,7 @@ typedef struct ct_plan ct_plan; /* net.c */
 
 /* The net being planned (batch, bn_groups, rt of earlier layers are set). */
 ct_net *ct_plan_net(ct_plan *p);
-/* A tensor of n floats in the activation arena, alive through both passes;
+/* A tensor of n activations in the activation arena, alive through both passes;
  * *dst is set once the plan is placed (and patched at allocation). */
 int ct_plan_activation(ct_plan *p, size_t n, ct_buf *dst, const char *layer);
 /* A workspace of n floats used only inside one call: all layers share one. */
@@ -108,6 +108,9 @@ enum {
     CT_LAYER_OWN_GRADS = 4, /* its backward delivers its inputs' gradients itself */
     CT_LAYER_ACCUM_DX = 8,  /* its backward adds into dx when dx_accumulate says so (a
                                gradient with several writers, without a pass of its own) */
+    CT_LAYER_ACT16 = 16,    /* it runs with 16-bit activation storage (its ops' 16-bit forms,
+                               or floats converted around them): r->out, dout and
+                               inputs hold 16-bit elements then */
 };
 
 struct ct_layer_type {

@@ -7,8 +7,9 @@
  * Plan: every layer's output gets its own slice of the activation arena
  * (a view's is its producer's); output gradients share theirs by liveness
  * (from the first backward that writes one to its own layer's backward);
- * what a backward needs beyond its inputs and output is "saved" in the
- * activation arena (r->saved_n, which the type's plan sets); workspaces
+ * what a backward needs beyond its inputs and output is "saved" (r->saved_n,
+ * which the type's plan sets) in the saved arena, or in the activation
+ * arena when it is an activation itself (r->saved_act); workspaces
  * used only inside one call share one scratch slice. Activations, their
  * gradients and scratch are split into chunks no larger than one
  * allocation; parameters, gradients and buffers stay flat.
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/half.h"
 #include "nn/layer.h"
 #include "ops/eltwise.h"
 
@@ -49,7 +51,32 @@ static ct_buf at_arena(int arena, size_t off)
 }
 
 const char *const ct_arena_names[CT_ARENA_COUNT] = { "parameters", "gradients", "buffers",
-                                                    "activations", "activation gradients", "scratch" };
+                                                    "activations", "activation gradients", "scratch",
+                                                    "saved state" };
+
+size_t ct_net_arena_esize(const ct_net *net, int a)
+{
+    return net->act16 && (a == CT_ARENA_ACTS || a == CT_ARENA_DACTS) ? 2 : sizeof(float);
+}
+
+int ct_net_act16_blocker(const ct_model *m)
+{
+    for (size_t i = 0; i < m->count; i++)
+        if (!(m->layers[i].type->flags & CT_LAYER_ACT16))
+            return (int)i;
+    return -1;
+}
+
+int ct_net_choose_storage(ct_context *ctx, const ct_model *m, int *act16)
+{
+    const char *env = getenv("CLTRAIN_ACT16");
+    int want = ctx->precision != CT_PRECISION_FP32 && ctx->cls.kernels == CT_KERNELS_GPU &&
+               ct_net_act16_blocker(m) < 0 && !(env && !strcmp(env, "0"));
+    int st = ct_context_set_act16(ctx, want ? ctx->precision : CT_PRECISION_FP32);
+    if (act16)
+        *act16 = st ? 0 : ctx->act16;
+    return st;
+}
 
 
 /* A tensor waiting for its place in a chunked arena, alive over backward
@@ -249,8 +276,11 @@ static int plan_layer(ct_net *net, wants *ws, size_t i, size_t *gtmp_n)
         r->needs_dout = 1;
         r->view = p->needs_dout && m->layers[l->inputs[0]].consumers == 1;
     } else if (!t->max_inputs) {
-        /* the input: in the batch slots, set by ct_net_alloc */
+        /* the input: in the batch slots, set by ct_net_alloc; with 16-bit
+         * storage the forward converts it into an activation of its own */
         net->slot_label_off = (r->out_n + 15) & ~(size_t)15;
+        if (net->act16 && wish(ws, CT_ARENA_ACTS, r->out_n, 0, ALWAYS, &r->out, l->name))
+            return CT_ERR_NO_MEMORY;
     } else if (!(t->flags & CT_LAYER_LOSS)) {
         if (wish(ws, CT_ARENA_ACTS, r->out_n, 0, ALWAYS, &r->out, l->name))
             return CT_ERR_NO_MEMORY;
@@ -274,7 +304,8 @@ static int plan_layer(ct_net *net, wants *ws, size_t i, size_t *gtmp_n)
     int st = t->plan ? t->plan(&pl, l, r) : CT_OK;
     if (st)
         return st;
-    if (r->saved_n && wish(ws, CT_ARENA_ACTS, r->saved_n, 0, ALWAYS, &r->saved, l->name))
+    if (r->saved_n && wish(ws, r->saved_act ? CT_ARENA_ACTS : CT_ARENA_SAVED, r->saved_n, 0, ALWAYS,
+                           &r->saved, l->name))
         return CT_ERR_NO_MEMORY;
     if (pl.scratch > net->scratch_n)
         net->scratch_n = pl.scratch;
@@ -289,6 +320,7 @@ int ct_net_plan_grouped(ct_context *ctx, const ct_model *m, int batch, int bn_gr
     net->batch = batch;
     net->bn_groups = bn_groups;
     net->loss_scale = 1.0f;
+    net->act16 = ctx ? ctx->act16 : 0;
     if (batch < 1 || batch > (1 << 24))
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "batch size %d is out of range [1, 2^24]", batch);
     if (bn_groups < 1 || batch % bn_groups)
@@ -306,6 +338,14 @@ int ct_net_plan_grouped(ct_context *ctx, const ct_model *m, int batch, int bn_gr
         goto oom;
     const ct_layer *in0 = &m->layers[0];
     net->seq = in0->out.sequence ? in0->out.d[0] : 0;
+    int blocker = ct_net_act16_blocker(m);
+    if (net->act16 && blocker >= 0) {
+        st = ct_fail(ctx, CT_ERR_UNSUPPORTED, "layer '%s' (%s) has no form for 16-bit activation "
+                     "storage. HINT: plan the model with float32 activations (the context's storage "
+                     "off: ct_context_set_act16(ctx, 0))", m->layers[blocker].name,
+                     m->layers[blocker].type->name);
+        goto fail;
+    }
     size_t gtmp_n = 0;
     for (size_t i = 0; i < m->count; i++) {
         st = plan_layer(net, &ws, i, &gtmp_n);
@@ -316,10 +356,13 @@ int ct_net_plan_grouped(ct_context *ctx, const ct_model *m, int batch, int bn_gr
     }
     if (net->slot_n < net->slot_label_off)
         net->slot_n = net->slot_label_off;
-    if (wish(&ws, CT_ARENA_ACTS, 1, 0, ALWAYS, &net->loss, "loss") ||
-        wish(&ws, CT_ARENA_ACTS, 1, 0, ALWAYS, &net->correct, "loss") ||
+    /* gtmp holds gradients of activations: in their format */
+    if (net->act16)
+        net->dacts_unshared += ALIGN16(gtmp_n);
+    if (wish(&ws, CT_ARENA_SAVED, 1, 0, ALWAYS, &net->loss, "loss") ||
+        wish(&ws, CT_ARENA_SAVED, 1, 0, ALWAYS, &net->correct, "loss") ||
         wish(&ws, CT_ARENA_SCRATCH, net->scratch_n, 0, ALWAYS, &net->scratch, NULL) ||
-        wish(&ws, CT_ARENA_SCRATCH, gtmp_n, 0, ALWAYS, &net->gtmp, NULL))
+        wish(&ws, net->act16 ? CT_ARENA_DACTS : CT_ARENA_SCRATCH, gtmp_n, 0, ALWAYS, &net->gtmp, NULL))
         goto oom;
 
     /* An output gradient lives from the first backward that writes it (its
@@ -356,16 +399,17 @@ int ct_net_plan_grouped(ct_context *ctx, const ct_model *m, int batch, int bn_gr
             goto oom;
         net->chunk_size[a][0] = net->arena_size[a] ? net->arena_size[a] : 16; /* the optimizer steps over arena_size */
     }
-    uint64_t capf = net->limit_alloc / sizeof(float);
-    size_t cap = capf > (uint64_t)SIZE_MAX ? SIZE_MAX & ~(size_t)15 : (size_t)capf & ~(size_t)15;
-    for (int a = CT_ARENA_ACTS; a <= CT_ARENA_SCRATCH; a++) {
+    for (int a = CT_ARENA_ACTS; a < CT_ARENA_COUNT; a++) {
+        uint64_t capf = net->limit_alloc / ct_net_arena_esize(net, a);
+        size_t cap = capf > (uint64_t)SIZE_MAX ? SIZE_MAX & ~(size_t)15 : (size_t)capf & ~(size_t)15;
         st = place(net, &ws, a, cap);
         if (st == CT_ERR_NO_MEMORY)
             goto oom;
         if (st) {
             st = ct_fail(ctx, CT_ERR_UNSUPPORTED, "the %s arena at batch %d needs more than %d buffers "
                          "of %.1f MiB. HINT: raise CLTRAIN_MAX_ALLOC or use a smaller batch",
-                         ct_arena_names[a], batch, CT_NET_MAX_CHUNKS, (double)cap * 4.0 / 1048576.0);
+                         ct_arena_names[a], batch, CT_NET_MAX_CHUNKS,
+                         (double)cap * (double)ct_net_arena_esize(net, a) / 1048576.0);
             goto fail;
         }
     }
@@ -411,7 +455,7 @@ void ct_net_patch_buffers(ct_net *net)
         for (size_t j = 0; j < CT_ARRAY_LEN(bufs); j++)
             patch(net, bufs[j]);
     }
-    ct_buf *bufs[] = { &net->scratch, &net->gtmp, &net->loss, &net->correct };
+    ct_buf *bufs[] = { &net->scratch, &net->gtmp, &net->loss, &net->correct, &net->input };
     for (size_t j = 0; j < CT_ARRAY_LEN(bufs); j++)
         patch(net, bufs[j]);
 }
@@ -432,12 +476,30 @@ void ct_net_free_plan(ct_net *net)
 void ct_net_use_slot(ct_net *net, int k)
 {
     ct_buf in = { net->slot[k], 0 };
-    net->rt[0].out = in;
+    net->input = in;
     net->labels = ct_buf_at(in, net->slot_label_off);
+    if (net->act16)
+        return; /* the input's activation stays; the forward converts into it */
+    net->rt[0].out = in;
     /* views of the input follow it */
     for (size_t i = 1; i < net->model->count; i++)
         if ((net->rt[i].type->flags & CT_LAYER_VIEW) && net->model->layers[i].inputs[0] == 0)
             net->rt[i].out = in;
+}
+
+int ct_net_read_out(ct_net *net, size_t i, size_t off, size_t n, float *dst)
+{
+    ct_buf o = net->rt[i].out;
+    if (!net->act16)
+        return ct_buffer_read(net->ctx, o.mem, (o.off + off) * sizeof(float), n * sizeof(float), dst);
+    uint16_t *h = malloc((n ? n : 1) * sizeof *h);
+    if (!h)
+        return ct_fail(net->ctx, CT_ERR_NO_MEMORY, "out of host memory reading an output");
+    int st = ct_buffer_read(net->ctx, o.mem, (o.off + off) * 2, n * 2, h);
+    for (size_t e = 0; e < n && !st; e++)
+        dst[e] = net->act16 == CT_PRECISION_BF16 ? ct_f32_from_bf16(h[e]) : ct_f32_from_fp16(h[e]);
+    free(h);
+    return st;
 }
 
 size_t ct_net_input_elems(const ct_net *net)
@@ -558,6 +620,8 @@ int ct_net_forward(ct_net *net, int training, uint64_t seed, long step)
         ct_layer_call c = call_of(net, i, training, seed, step);
         ct_launch_layer(net->ctx, net->model->layers[i].name);
         int st = t->forward ? t->forward(&c) : CT_OK;
+        if (!st && !t->max_inputs && net->act16) /* the input into its 16-bit storage */
+            st = ct_act_from_f32(net->ctx, net->rt[0].out, net->input, net->rt[0].out_n);
         ct_launch_layer(net->ctx, NULL);
         if (!st && net->prof_fwd) {
             net->prof_fwd[net->model->count + i] += (double)(net->ctx->count.launches - l0);
@@ -668,7 +732,7 @@ int ct_net_backward(ct_net *net, uint64_t seed, long step)
                 named_before |= (size_t)m->layers[i].inputs[k] == p;
             if (m->layers[p].consumers > 1 && net->rt[p].needs_dout && net->rt[p].last_reader == i &&
                 !named_before && !ct_net_grad_first(net, i, j))
-                st = ct_fill(net->ctx, net->rt[p].dout, net->rt[p].out_n, 0.0f);
+                st = ct_act_zero(net->ctx, net->rt[p].dout, net->rt[p].out_n);
         }
         ct_launch_layer(net->ctx, m->layers[i].name);
         if (!st && net->probe)

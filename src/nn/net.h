@@ -1,8 +1,15 @@
 /*
  * net.h - a model bound to a device at a batch size: the memory plan (one
  * arena each for parameters, gradients, running statistics, activations,
- * activation gradients and scratch), initialization, and the forward and
- * backward passes over the layers in file order.
+ * activation gradients, scratch and saved float state), initialization,
+ * and the forward and backward passes over the layers in file order.
+ *
+ * With the context's 16-bit activation storage (ct_context_set_act16,
+ * taken when every layer has a 16-bit form: ct_net_act16_blocker) the
+ * activations and their gradients are 16-bit elements: their arenas count
+ * elements of ct_net_arena_esize bytes, the input is converted from the
+ * batch slot's floats at the start of the forward, and outputs are read
+ * back through ct_net_read_out. Everything else stays float32.
  */
 #ifndef CT_NN_NET_H
 #define CT_NN_NET_H
@@ -19,6 +26,8 @@ enum ct_arena_id {
     CT_ARENA_ACTS,    /* layer outputs and what backward needs */
     CT_ARENA_DACTS,   /* gradients of layer outputs */
     CT_ARENA_SCRATCH, /* workspaces shared by all layers */
+    CT_ARENA_SAVED,   /* float state a backward needs (statistics, indices,
+                         workspaces) and the loss: float32 whatever the storage */
     CT_ARENA_COUNT
 };
 
@@ -32,7 +41,9 @@ typedef struct ct_lrt {          /* one layer at run time */
     ct_buf param, grad;          /* this layer's trainable parameters (flat, PyTorch order) */
     ct_buf buffers;              /* running statistics */
     ct_buf saved;                /* what backward needs beyond inputs and output */
-    size_t saved_n;              /* floats */
+    size_t saved_n;              /* floats, or activations when saved_act */
+    int saved_act;               /* saved is an activation (a pre-activation), in the
+                                    activation arena and format; else float state */
     int needs_dout;              /* some later layer sends a gradient here */
     size_t last_reader;          /* the last layer reading the output: the first backward
                                     to write dout (ct_net_grad_first) */
@@ -50,10 +61,14 @@ typedef struct ct_net {
     const ct_model *model;
     int batch;
     int seq;                     /* T of a sequence model, 0 otherwise */
+    int act16;                   /* activations stored in 16 bits (the context's storage when
+                                    planned: ct_precision), 0: float32 */
+    ct_buf input;                /* the current batch slot's input (floats or int32 tokens):
+                                    rt[0].out, or what the forward converts into it */
     int grads_zero;              /* the gradients are zero (set by whoever zeroed them with the
                                     optimizer step, ct_optim_step_zero_grads): the next
                                     ct_net_zero_grads only clears this */
-    size_t arena_size[CT_ARENA_COUNT]; /* floats, all chunks of the arena together */
+    size_t arena_size[CT_ARENA_COUNT]; /* elements (ct_net_arena_esize bytes), all chunks together */
     ct_arena arena[CT_ARENA_COUNT];    /* .mem: the first chunk (the only one of parameters,
                                           gradients and buffers: those stay flat) */
     int nchunks[CT_ARENA_COUNT];       /* buffers of an arena, each within one allocation */
@@ -129,13 +144,28 @@ int ct_net_largest_batch(const ct_net *net, uint64_t global_bytes);
 size_t ct_net_format_plan(const ct_net *net, char *buf, size_t cap);
 void ct_net_release(ct_net *net);
 
-/* Points the input layer and the labels at batch slot k (0 or 1). */
+/* Points the input (net->input) and the labels at batch slot k (0 or 1). */
 void ct_net_use_slot(ct_net *net, int k);
+
+/* Bytes of an element of arena a: 2 for the activations and their
+ * gradients under 16-bit storage, else 4. */
+size_t ct_net_arena_esize(const ct_net *net, int a);
+/* The first layer of m without a 16-bit activation form (CT_LAYER_ACT16),
+ * or -1 when every layer has one. */
+int ct_net_act16_blocker(const ct_model *m);
+/* Sets ctx's activation storage for model m, before planning it: the
+ * products' 16-bit format where the context runs the GPU class and every
+ * layer has a 16-bit form (and CLTRAIN_ACT16 is not 0), float32 otherwise.
+ * Returns the status; *act16 (may be NULL): the storage taken. */
+int ct_net_choose_storage(ct_context *ctx, const ct_model *m, int *act16);
+/* n elements of layer i's output from element off, as floats (converted
+ * from the 16-bit storage where the net has it); blocking. */
+int ct_net_read_out(ct_net *net, size_t i, size_t off, size_t n, float *dst);
 
 /* PyTorch's default initialization, from a seeded host RNG. */
 int ct_net_init_params(ct_net *net, uint64_t seed);
 
-/* The input (rows x features, floats or int32 tokens) is at rt[0].out,
+/* The input (rows x features, floats or int32 tokens) is at net->input,
  * the labels at net->labels: the current batch slot. training: batch
  * statistics, dropout on. */
 int ct_net_forward(ct_net *net, int training, uint64_t seed, long step);

@@ -69,11 +69,17 @@ static double mib(uint64_t bytes)
     return (double)bytes / 1048576.0;
 }
 
+/* bytes of n elements of arena a */
+static uint64_t abytes(const ct_net *net, int a, size_t n)
+{
+    return (uint64_t)n * ct_net_arena_esize(net, a);
+}
+
 static uint64_t plan_bytes(const ct_net *net)
 {
     uint64_t total = 2 * (uint64_t)net->slot_n * sizeof(float);
     for (int a = 0; a < CT_ARENA_COUNT; a++)
-        total += (uint64_t)net->arena_size[a] * sizeof(float);
+        total += abytes(net, a, net->arena_size[a]);
     return total;
 }
 
@@ -94,7 +100,7 @@ static void misfit(const ct_net *net, uint64_t global, char *why, size_t cap, in
     why[0] = '\0';
     *batch_helps = 1;
     for (int a = 0; a < CT_ARENA_COUNT; a++) {
-        uint64_t big = (uint64_t)largest_chunk(net, a) * sizeof(float);
+        uint64_t big = abytes(net, a, largest_chunk(net, a));
         if (big <= alloc)
             continue;
         if (a <= CT_ARENA_BUFFERS) {
@@ -106,7 +112,7 @@ static void misfit(const ct_net *net, uint64_t global, char *why, size_t cap, in
             const char *who = net->largest_layer[a];
             snprintf(why, cap, "%s%s%s needs a tensor of %.2f MiB in the %s, more than the %.2f MiB one "
                      "allocation may have", who ? "layer '" : "the largest workspace", who ? who : "",
-                     who ? "'" : "", mib((uint64_t)net->largest_n[a] * sizeof(float)), ct_arena_names[a],
+                     who ? "'" : "", mib(abytes(net, a, net->largest_n[a])), ct_arena_names[a],
                      mib(alloc));
         }
         return;
@@ -157,7 +163,7 @@ static void describe(const ct_net *net, char *plan, size_t pcap, char *lim, size
     size_t at = 0;
     for (int a = 0; a < CT_ARENA_COUNT && at < pcap; a++) {
         int n = snprintf(plan + at, pcap - at, "%s %.2f MiB", ct_arena_names[a],
-                         mib((uint64_t)net->arena_size[a] * sizeof(float)));
+                         mib(abytes(net, a, net->arena_size[a])));
         at += n > 0 ? (size_t)n : 0;
         if (net->nchunks[a] > 1 && at < pcap) {
             n = snprintf(plan + at, pcap - at, " in %d buffers", net->nchunks[a]);
@@ -244,7 +250,7 @@ int ct_net_alloc(ct_net *net)
     char where[160];
     for (int a = 0; a < CT_ARENA_COUNT; a++)
         for (int c = 0; c < net->nchunks[a]; c++) {
-            uint64_t bytes = (uint64_t)net->chunk_size[a][c] * sizeof(float);
+            uint64_t bytes = abytes(net, a, net->chunk_size[a][c]);
             if ((st = ct_buffer_create(net->ctx, (size_t)bytes, &net->chunk[a][c]))) {
                 snprintf(where, sizeof where, "buffer %d of %d of the %s (%.2f MiB)", c + 1,
                          net->nchunks[a], ct_arena_names[a], mib(bytes));
@@ -266,13 +272,15 @@ int ct_net_alloc(ct_net *net)
     given = 0;
     for (int a = 0; a < CT_ARENA_COUNT; a++)
         for (int c = 0; c < net->nchunks[a]; c++) {
-            if ((st = touch(net, net->chunk[a][c], net->chunk_size[a][c]))) {
+            /* touched as floats: a 16-bit chunk's element count is even (16-aligned) */
+            size_t nf = (size_t)(abytes(net, a, net->chunk_size[a][c]) / sizeof(float));
+            if ((st = touch(net, net->chunk[a][c], nf))) {
                 snprintf(where, sizeof where, "the first use of buffer %d of %d of the %s (%.2f MiB)",
                          c + 1, net->nchunks[a], ct_arena_names[a],
-                         mib((uint64_t)net->chunk_size[a][c] * sizeof(float)));
+                         mib(abytes(net, a, net->chunk_size[a][c])));
                 goto fail;
             }
-            given += (uint64_t)net->chunk_size[a][c] * sizeof(float);
+            given += abytes(net, a, net->chunk_size[a][c]);
         }
     for (int k = 0; k < 2; k++) {
         if ((st = touch(net, net->slot[k], net->slot_n))) {
@@ -313,22 +321,26 @@ static void put(char *buf, size_t cap, size_t *at, const char *fmt, ...)
 size_t ct_net_format_plan(const ct_net *net, char *buf, size_t cap)
 {
     static const char *const names[CT_ARENA_COUNT] = { "parameters", "gradients", "buffers",
-                                                        "activations", "activation grads", "scratch" };
+                                                        "activations", "activation grads", "scratch",
+                                                        "saved state" };
+    static const char *const fmt[3] = { "float32", "bf16", "fp16" };
     size_t at = 0;
     if (cap)
         buf[0] = '\0';
     put(buf, cap, &at, "memory plan at batch %d:\n", net->batch);
     double total = 0;
     for (int a = 0; a < CT_ARENA_COUNT; a++) {
-        double mb = mib((uint64_t)net->arena_size[a] * sizeof(float));
+        double mb = mib(abytes(net, a, net->arena_size[a]));
         total += mb;
         put(buf, cap, &at, "  %-18s %10.2f MiB", names[a], mb);
+        if (net->act16 && (a == CT_ARENA_ACTS || a == CT_ARENA_DACTS))
+            put(buf, cap, &at, " %s", fmt[net->act16 == CT_PRECISION_FP16 ? 2 : 1]);
         if (net->nchunks[a] > 1)
             put(buf, cap, &at, " in %d buffers of at most %.2f MiB", net->nchunks[a],
-                mib((uint64_t)largest_chunk(net, a) * sizeof(float)));
+                mib(abytes(net, a, largest_chunk(net, a))));
         if (a == CT_ARENA_DACTS)
             put(buf, cap, &at, " (shared by liveness; %.2f MiB without)",
-                mib((uint64_t)net->dacts_unshared * sizeof(float)));
+                mib(abytes(net, a, net->dacts_unshared)));
         put(buf, cap, &at, "\n");
     }
     double slots = mib(2 * (uint64_t)net->slot_n * sizeof(float));

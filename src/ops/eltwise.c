@@ -291,7 +291,8 @@ size_t ct_nonfinite_count_workspace_size(size_t n)
     return NONFINITE_MAX_GROUPS;
 }
 
-int ct_nonfinite_count(ct_context *ctx, ct_buf count, ct_buf x, size_t n, ct_buf workspace)
+/* act: x holds activations (the storage program's nonfinite_partial_act) */
+static int nonfinite(ct_context *ctx, ct_buf count, ct_buf x, size_t n, ct_buf workspace, int act)
 {
     int st = check_n(ctx, "ct_nonfinite_count", n);
     if (st)
@@ -299,8 +300,10 @@ int ct_nonfinite_count(ct_context *ctx, ct_buf count, ct_buf x, size_t n, ct_buf
     if (!count.mem || !workspace.mem || (n && !x.mem))
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_nonfinite_count: a NULL buffer (count, x or a "
                        "workspace of ct_nonfinite_count_workspace_size(n) floats)");
-    size_t wg1, wg2;
-    if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_eltwise, "nonfinite_partial_f32", NONFINITE_MAX_WG, 0, &wg1)) ||
+    size_t wg1, wg2, es = sizeof(float);
+    int prog = act ? store_prog(ctx, &es) : CT_PROG_eltwise;
+    const char *partial = act ? "nonfinite_partial_act" : "nonfinite_partial_f32";
+    if ((st = ct_kernel_pow2_wg(ctx, prog, partial, NONFINITE_MAX_WG, 0, &wg1)) ||
         (st = ct_kernel_pow2_wg(ctx, CT_PROG_eltwise, "nonfinite_final_f32", NONFINITE_MAX_WG, 0, &wg2)))
         return st;
     /* n == 0 still runs one group, which writes a zero partial */
@@ -312,8 +315,8 @@ int ct_nonfinite_count(ct_context *ctx, ct_buf count, ct_buf x, size_t n, ct_buf
     ct_buf in = x.mem ? x : workspace; /* never read when n == 0 */
     cl_uint nn = (cl_uint)n, ng = (cl_uint)groups;
     size_t g1[1] = { groups * wg1 }, l1[1] = { wg1 };
-    ct_launch_bytes(ctx, n * sizeof(float), groups * sizeof(cl_uint));
-    st = CT_RUN(ctx, CT_PROG_eltwise, "nonfinite_partial_f32", 1, g1, l1, CT_BUF(workspace), CT_BUF(in),
+    ct_launch_bytes(ctx, n * es, groups * sizeof(cl_uint));
+    st = CT_RUN(ctx, prog, partial, 1, g1, l1, CT_BUF(workspace), CT_BUF(in),
                 CT_ARG(nn), CT_LOCAL(wg1 * sizeof(cl_uint)));
     if (st)
         return st;
@@ -321,4 +324,14 @@ int ct_nonfinite_count(ct_context *ctx, ct_buf count, ct_buf x, size_t n, ct_buf
     ct_launch_bytes(ctx, groups * sizeof(cl_uint), sizeof(float));
     return CT_RUN(ctx, CT_PROG_eltwise, "nonfinite_final_f32", 1, g2, l2, CT_BUF(count), CT_BUF(workspace),
                   CT_ARG(ng), CT_LOCAL(wg2 * sizeof(cl_uint)));
+}
+
+int ct_nonfinite_count(ct_context *ctx, ct_buf count, ct_buf x, size_t n, ct_buf workspace)
+{
+    return nonfinite(ctx, count, x, n, workspace, 0);
+}
+
+int ct_nonfinite_count_act(ct_context *ctx, ct_buf count, ct_buf x, size_t n, ct_buf workspace)
+{
+    return nonfinite(ctx, count, x, n, workspace, 1);
 }

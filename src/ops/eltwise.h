@@ -68,5 +68,8 @@ size_t ct_nonfinite_count_workspace_size(size_t n);
  * next call (the queue is in order). count: (1), x: (n),
  * workspace: (ct_nonfinite_count_workspace_size(n)) */
 int ct_nonfinite_count(ct_context *ctx, ct_buf count, ct_buf x, size_t n, ct_buf workspace);
+/* The same over activations in the context's storage (16-bit with
+ * ct_context_set_act16). */
+int ct_nonfinite_count_act(ct_context *ctx, ct_buf count, ct_buf x, size_t n, ct_buf workspace);
 
 #endif /* CT_OPS_ELTWISE_H */

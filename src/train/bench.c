@@ -277,7 +277,7 @@ int ct_bench_run(ct_context *ctx, const ct_bench_options *opt, ct_bench_result *
                      opt->model);
         goto done;
     }
-    if ((st = ct_net_plan(ctx, m, batch, &net)))
+    if ((st = ct_net_choose_storage(ctx, m, &res->act16)) || (st = ct_net_plan(ctx, m, batch, &net)))
         goto done;
     planned = 1;
     ct_optim_desc od;
@@ -285,10 +285,10 @@ int ct_bench_run(ct_context *ctx, const ct_bench_options *opt, ct_bench_result *
     od.lr = 0.01f;
     od.momentum = 0.9f;
     size_t state_n = ct_optim_state_size(&od, net.nparams);
-    double bytes = 2.0 * (double)net.slot_n + (double)state_n;
+    double bytes = 4.0 * (2.0 * (double)net.slot_n + (double)state_n);
     for (int a = 0; a < CT_ARENA_COUNT; a++)
-        bytes += (double)net.arena_size[a];
-    res->plan_mib = bytes * 4.0 / 1048576.0;
+        bytes += (double)net.arena_size[a] * (double)ct_net_arena_esize(&net, a);
+    res->plan_mib = bytes / 1048576.0;
     res->batch = batch;
     res->flops_per_step = 3.0 * forward_flops(&net);
     res->kernels = ct_context_kernels(ctx);
@@ -394,6 +394,7 @@ done:
     ct_buffer_release(&acc);
     if (planned)
         ct_net_release(&net);
+    ct_context_set_act16(ctx, CT_PRECISION_FP32); /* the next model chooses its own */
     if (st || (!res->layers && !res->launch_list))
         ct_model_free(&m);
     else

@@ -76,17 +76,24 @@ void ct_finite_saved(ct_finite *f, const char *path, int epoch, long step, int r
 
 /* slot k = the count of x[0..n); the kernel takes fewer than 2^32 values,
  * so longer ranges are counted in pieces whose counts are added */
-static int count(const ct_finite *f, ct_context *ctx, size_t k, ct_buf x, size_t n)
+static int count_in(const ct_finite *f, ct_context *ctx, size_t k, ct_buf x, size_t n, int act)
 {
     const size_t piece = (size_t)1 << 31;
-    int st = ct_nonfinite_count(ctx, slot(f, k), x, n < piece ? n : piece, workspace(f));
+    int (*fn)(ct_context *, ct_buf, ct_buf, size_t, ct_buf) = act ? ct_nonfinite_count_act : ct_nonfinite_count;
+    int st = fn(ctx, slot(f, k), x, n < piece ? n : piece, workspace(f));
     for (size_t done = piece; !st && done < n; done += piece) {
         size_t len = n - done < piece ? n - done : piece;
-        st = ct_nonfinite_count(ctx, slot(f, SLOT_TMP), ct_buf_at(x, done), len, workspace(f));
+        st = fn(ctx, slot(f, SLOT_TMP), ct_buf_at(x, done), len, workspace(f));
         if (!st)
             st = ct_add_accumulate_f32(ctx, slot(f, k), slot(f, SLOT_TMP), 1);
     }
     return st;
+}
+
+/* over floats (parameters, their gradients, buffers, the loss) */
+static int count(const ct_finite *f, ct_context *ctx, size_t k, ct_buf x, size_t n)
+{
+    return count_in(f, ctx, k, x, n, 0);
 }
 
 static int same_buf(ct_buf a, ct_buf b)
@@ -123,7 +130,7 @@ static int count_dout(void *user, ct_net *net, size_t i)
     const ct_lrt *r = &net->rt[i];
     if (!r->needs_dout || r->view || !r->dout.mem)
         return CT_OK;
-    return count(f, net->ctx, f->base[i] + 1, r->dout, r->out_n);
+    return count_in(f, net->ctx, f->base[i] + 1, r->dout, r->out_n, 1);
 }
 
 /* Counts every layer's output, output gradient, and per parameter tensor
@@ -152,7 +159,7 @@ static int count_layers(const ct_finite *f, ct_net *net, uint64_t seed, long ste
         size_t k = f->base[i], n;
         ct_buf out = output_of(net, i, &n);
         if (n)
-            st = count(f, ctx, k, out, n);
+            st = count_in(f, ctx, k, out, n, !ct_layer_is_loss(&net->model->layers[i]));
         size_t po = 0, bo = 0;
         for (int j = 0; !st && j < l->nparams; j++) {
             const ct_param_spec *p = &l->params[j];

@@ -114,11 +114,10 @@ int ct_generate(ct_context *ctx, const char *weights, const ct_generate_options 
         size_t w = n < T ? n : T;
         memset(win, 0, T * sizeof *win);
         memcpy(win, ctxt + (n - w), w * sizeof *win);
-        if ((st = ct_buffer_write(ctx, s.net.rt[0].out.mem, s.net.rt[0].out.off * sizeof(float),
+        if ((st = ct_buffer_write(ctx, s.net.input.mem, s.net.input.off * sizeof(float),
                                   T * sizeof *win, win)) ||
             (st = ct_net_forward(&s.net, 0, 0, 0)) ||
-            (st = ct_buffer_read(ctx, lg->out.mem, (lg->out.off + (w - 1) * K) * sizeof(float), K * sizeof(float),
-                                 z)))
+            (st = ct_net_read_out(&s.net, (size_t)(lg - s.net.rt), (w - 1) * K, K, z)))
             break;
         int32_t next = draw(z, V < K ? V : K, o->temperature, o->top_k, &rng, order, p);
         ctxt[n++] = next;

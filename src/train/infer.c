@@ -153,8 +153,8 @@ static int predict_values(ct_session *s, ct_loader *ld, const ct_lrt *out_rt, ct
         if (out->count + b.n > n)
             return ct_fail(s->ctx, CT_ERR_INTERNAL, "prediction: the loader gave more than %zu samples", n);
         if ((st = ct_session_upload(s, &b)) || (st = ct_net_forward(&s->net, 0, 0, 0)) ||
-            (st = ct_buffer_read(s->ctx, out_rt->out.mem, out_rt->out.off * sizeof(float),
-                                 b.n * K * sizeof(float), out->predicted + out->count * K)))
+            (st = ct_net_read_out(&s->net, (size_t)(out_rt - s->net.rt), 0, b.n * K,
+                                  out->predicted + out->count * K)))
             return st;
         if (ct_session_multilabel(s->model))
             for (size_t i = out->count * K; i < (out->count + b.n) * K; i++)
@@ -402,10 +402,10 @@ int ct_predict_text(ct_context *ctx, const char *weights, const char *const *tex
             for (size_t t = 0; t < (got < T ? got : T); t++)
                 ids[t * batch + i] = one[t];
         }
-        if (st || (st = ct_buffer_write(ctx, s.net.rt[0].out.mem, s.net.rt[0].out.off * sizeof(float),
+        if (st || (st = ct_buffer_write(ctx, s.net.input.mem, s.net.input.off * sizeof(float),
                                         T * batch * sizeof *ids, ids)) ||
             (st = ct_net_forward(&s.net, 0, 0, 0)) ||
-            (st = ct_buffer_read(ctx, lg->out.mem, lg->out.off * sizeof(float), lg->out_n * sizeof(float), z)))
+            (st = ct_net_read_out(&s.net, (size_t)(lg - s.net.rt), 0, lg->out_n, z)))
             break;
         for (size_t i = 0; i < n; i++) {
             size_t j = out->count++;

@@ -354,7 +354,7 @@ int ct_session_upload(ct_session *s, const ct_batch *b)
 {
     ct_net *net = &s->net;
     const void *x = b->tokens ? (const void *)b->tokens : (const void *)b->x;
-    int st = ct_buffer_write(s->ctx, net->rt[0].out.mem, net->rt[0].out.off * sizeof(float),
+    int st = ct_buffer_write(s->ctx, net->input.mem, net->input.off * sizeof(float),
                              ct_batch_input_bytes(b, net->rt[0].out_n / (size_t)net->batch), x);
     if (!st)
         st = ct_buffer_write(s->ctx, net->labels.mem, net->labels.off * sizeof(float),
@@ -373,7 +373,7 @@ int ct_session_forward_next(ct_session *s, ct_loader *ld, const ct_lrt *rt, size
     size_t n = per_sample ? b->n * per_sample : rt->out_n;
     if ((st = ct_session_upload(s, b)) || (st = ct_net_forward(&s->net, 0, 0, 0)))
         return st;
-    return ct_buffer_read(s->ctx, rt->out.mem, rt->out.off * sizeof(float), n * sizeof(float), dst);
+    return ct_net_read_out(&s->net, (size_t)(rt - s->net.rt), 0, n, dst);
 }
 
 const void *ct_batch_labels(const ct_batch *b, size_t row0)

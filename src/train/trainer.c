@@ -317,26 +317,6 @@ typedef struct run {
     freeze_plan fz;            /* --freeze */
 } run;
 
-/* The replicas, the model (or the checkpoint's) and the first replica's plan. */
-static int open_and_plan(run *t, ct_context *const *ctxs, size_t count, const double *shares)
-{
-    const ct_train_options *o = &t->o;
-    int st = ct_group_init(&t->g, ctxs, count, shares, (size_t)o->batch);
-    t->parallel = ct_group_parallel(&t->g);
-    t->lead = t->g.rank == 0;
-    if (st)
-        return st;
-    t->g.rep[0].net = &t->s.net;
-    st = ct_session_open_model(&t->s, o->resume ? (t->given->model ? o->model : NULL)
-                                                 : (o->model ? o->model : "cnn"), o->resume);
-    if (st)
-        return st;
-    st = ct_net_plan_grouped(t->ctx, t->s.model, (int)t->g.rep[0].rows, o->bn_groups > 1 ? o->bn_groups : 1,
-                             &t->s.net);
-    t->s.planned = 1;
-    return st;
-}
-
 /* K: the option, else a resumed checkpoint's (1 for one without); a
  * resumed run keeps the K it was trained with, as it keeps its optimizer. */
 static int resolve_accumulate(run *t)
@@ -365,9 +345,31 @@ static int resolve_precision(run *t)
     if (o->resume && (st = ct_checkpoint_loss_scale(t->ctx, t->s.ckpt, o->resume, &t->resume_scale)))
         return st;
     for (size_t i = 0; i < t->g.count; i++)
-        if ((st = ct_context_set_precision(t->g.rep[i].ctx, (ct_precision)t->precision)))
+        if ((st = ct_context_set_precision(t->g.rep[i].ctx, (ct_precision)t->precision)) ||
+            (st = ct_net_choose_storage(t->g.rep[i].ctx, t->s.model, NULL)))
             return i ? ct_fail_keep(t->ctx, st) : st;
     return CT_OK;
+}
+
+/* The replicas, the model (or the checkpoint's) and the first replica's plan. */
+static int open_and_plan(run *t, ct_context *const *ctxs, size_t count, const double *shares)
+{
+    const ct_train_options *o = &t->o;
+    int st = ct_group_init(&t->g, ctxs, count, shares, (size_t)o->batch);
+    t->parallel = ct_group_parallel(&t->g);
+    t->lead = t->g.rank == 0;
+    if (st)
+        return st;
+    t->g.rep[0].net = &t->s.net;
+    st = ct_session_open_model(&t->s, o->resume ? (t->given->model ? o->model : NULL)
+                                                 : (o->model ? o->model : "cnn"), o->resume);
+    /* the products' precision and the activation storage come before the plan */
+    if (st || (st = resolve_accumulate(t)) || (st = resolve_precision(t)))
+        return st;
+    st = ct_net_plan_grouped(t->ctx, t->s.model, (int)t->g.rep[0].rows, o->bn_groups > 1 ? o->bn_groups : 1,
+                             &t->s.net);
+    t->s.planned = 1;
+    return st;
 }
 
 /* Both splits, checked against the model, and the optimizer. */
@@ -734,7 +736,7 @@ int ct_train_parallel(ct_context *const *ctxs, size_t count, const double *share
             st = report_plan(t.ctx, &t.s.net, &t.o);
         goto done;
     }
-    if ((st = resolve_accumulate(&t)) || (st = resolve_precision(&t)) || (st = verify_devices(&t)) || (st = open_data(&t)) || (st = agree_across_ranks(&t)) || (st = allocate(&t)) ||
+    if ((st = verify_devices(&t)) || (st = open_data(&t)) || (st = agree_across_ranks(&t)) || (st = allocate(&t)) ||
         (st = start_state(&t)) || (st = make_loader(&t)) ||
         (st = ct_tboard_open(&t.tb, &t.o, &t.g, t.lead, t.labels_per, t.regression)))
         goto done;

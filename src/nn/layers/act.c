@@ -28,7 +28,7 @@ static int export_onnx(const ct_layer_export *e)
 }
 
 #define ACT_TYPE(n, act)                                                                                      \
-    CT_LAYER_TYPE(n, .min_inputs = 1, .max_inputs = 1, .variant = act, .infer = ct_infer_same,              \
+    CT_LAYER_TYPE(n, .min_inputs = 1, .max_inputs = 1, .flags = CT_LAYER_ACT16, .variant = act, .infer = ct_infer_same,              \
                   .forward = forward, .backward = backward, .export_onnx = export_onnx)
 
 ACT_TYPE(relu, CT_ACT_RELU);

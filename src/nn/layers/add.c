@@ -56,5 +56,5 @@ static int export_onnx(const ct_layer_export *e)
     return ct_onnx_binary(e->g, "Add", e->x, e->names[e->l->inputs[1]], e->y);
 }
 
-CT_LAYER_TYPE(add, .min_inputs = 2, .max_inputs = 2, .flags = CT_LAYER_OWN_GRADS, .infer = infer,
+CT_LAYER_TYPE(add, .min_inputs = 2, .max_inputs = 2, .flags = CT_LAYER_OWN_GRADS | CT_LAYER_ACT16, .infer = infer,
               .forward = forward, .backward = backward, .export_onnx = export_onnx);

@@ -151,6 +151,6 @@ static int export_onnx(const ct_layer_export *e)
     return relu ? ct_export_act(e, CT_ACT_RELU, z, e->y) : ct_onnx_status(e->g);
 }
 
-CT_LAYER_TYPE(batchnorm, CT_KEYS(keys), .min_inputs = 1, .max_inputs = 1, .step_count = "num_batches_tracked",
+CT_LAYER_TYPE(batchnorm, CT_KEYS(keys), .min_inputs = 1, .max_inputs = 1, .flags = CT_LAYER_ACT16, .step_count = "num_batches_tracked",
               .infer = infer, .init = init, .plan = plan, .forward = forward, .backward = backward,
               .export_onnx = export_onnx);

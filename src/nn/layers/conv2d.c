@@ -11,6 +11,7 @@
 #include "nn/layer.h"
 #include "ops/act.h"
 #include "ops/conv.h"
+#include "ops/conv_igemm.h"
 #include "ops/gconv.h"
 
 enum { K_OUT, K_KERNEL, K_STRIDE, K_PAD, K_DILATION, K_BIAS, K_ACT, K_GROUPS };
@@ -74,8 +75,17 @@ static int plan(ct_plan *p, const ct_layer *l, ct_lrt *r)
     s->d = d;
     s->act = (int)l->v[K_ACT];
     s->groups = (int)l->v[K_GROUPS];
-    if (ct_act_needs_input((ct_act)s->act))
+    if (ct_act_needs_input((ct_act)s->act)) {
         r->saved_n = r->out_n; /* the pre-activation */
+        r->saved_act = 1;
+    }
+    /* 16-bit activations: only the implicit GEMMs have the form, and
+     * their bias gradient does not */
+    if (net->act16 && (s->groups > 1 || l->v[K_BIAS] || !ct_conv2d_igemm_ok(net->ctx, &d)))
+        return ct_fail(net->ctx, CT_ERR_UNSUPPORTED, "layer '%s' (conv2d): with 16-bit activations a "
+                       "convolution runs as implicit GEMMs, which take neither groups nor a bias%s. HINT: "
+                       "train with float32 activations (--precision fp32)", l->name,
+                       ct_conv2d_igemm_ok(net->ctx, &d) ? "" : " and do not run on this device");
     if (s->groups == 1)
         ct_plan_scratch(p, ct_conv2d_workspace_for(net->ctx, &d));
     return CT_OK;
@@ -141,6 +151,6 @@ static int export_onnx(const ct_layer_export *e)
     return act ? ct_export_act(e, act, z, e->y) : ct_onnx_status(e->g);
 }
 
-CT_LAYER_TYPE(conv2d, CT_KEYS(keys), .min_inputs = 1, .max_inputs = 1, .infer = infer, .init = init,
+CT_LAYER_TYPE(conv2d, CT_KEYS(keys), .min_inputs = 1, .max_inputs = 1, .flags = CT_LAYER_ACT16, .infer = infer, .init = init,
               .plan = plan, .forward = forward, .backward = backward, .flops = flops,
               .export_onnx = export_onnx);

@@ -22,7 +22,7 @@ static int backward(const ct_layer_call *c)
 {
     if (!c->dx_needed || c->r->view)
         return CT_OK; /* the gradient is already in place */
-    return ct_copy(c->ctx, c->dx, c->dy, c->r->out_n);
+    return ct_act_copy(c->ctx, c->dx, c->dy, c->r->out_n);
 }
 
 /* Flatten (N, C, H, W) to (N, C H W) */
@@ -32,5 +32,5 @@ static int export_onnx(const ct_layer_export *e)
                         CT_ONNX_ATTRS(CT_ONNX_INT("axis", 1)));
 }
 
-CT_LAYER_TYPE(flatten, .min_inputs = 1, .max_inputs = 1, .flags = CT_LAYER_VIEW, .infer = infer,
+CT_LAYER_TYPE(flatten, .min_inputs = 1, .max_inputs = 1, .flags = CT_LAYER_VIEW | CT_LAYER_ACT16, .infer = infer,
               .backward = backward, .export_onnx = export_onnx);

@@ -38,5 +38,5 @@ static int export_onnx(const ct_layer_export *e)
                         CT_ONNX_ATTRS(CT_ONNX_INT("axis", 1)));
 }
 
-CT_LAYER_TYPE(global_avgpool, .min_inputs = 1, .max_inputs = 1, .infer = infer, .forward = forward,
+CT_LAYER_TYPE(global_avgpool, .min_inputs = 1, .max_inputs = 1, .flags = CT_LAYER_ACT16, .infer = infer, .forward = forward,
               .backward = backward, .export_onnx = export_onnx);

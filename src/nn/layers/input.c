@@ -50,5 +50,5 @@ static int export_onnx(const ct_layer_export *e)
     return ct_onnx_input(e->g, e->y, e->l->out.tokens ? CT_ONNX_INT64 : CT_ONNX_FLOAT, n, dims);
 }
 
-CT_LAYER_TYPE(input, CT_KEYS(keys), .min_inputs = 0, .max_inputs = 0, .infer = infer,
+CT_LAYER_TYPE(input, CT_KEYS(keys), .min_inputs = 0, .max_inputs = 0, .flags = CT_LAYER_ACT16, .infer = infer,
               .export_onnx = export_onnx);

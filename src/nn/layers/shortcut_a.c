@@ -84,5 +84,5 @@ static int export_onnx(const ct_layer_export *e)
     return ct_onnx_status(g);
 }
 
-CT_LAYER_TYPE(shortcut_a, CT_KEYS(keys), .min_inputs = 1, .max_inputs = 1, .infer = infer, .plan = plan,
+CT_LAYER_TYPE(shortcut_a, CT_KEYS(keys), .min_inputs = 1, .max_inputs = 1, .flags = CT_LAYER_ACT16, .infer = infer, .plan = plan,
               .forward = forward, .backward = backward, .export_onnx = export_onnx);

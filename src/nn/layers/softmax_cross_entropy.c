@@ -39,6 +39,10 @@ static int plan(ct_plan *p, const ct_layer *l, ct_lrt *r)
     xent_state *s = CT_LAYER_STATE(r, xent_state);
     s->stats = 0;
     s->pixels = is->ndim == 3 ? is->d[1] * is->d[2] : 0;
+    if (s->pixels && ct_plan_net(p)->act16)
+        return ct_fail(ct_plan_net(p)->ctx, CT_ERR_UNSUPPORTED, "layer '%s' (softmax_cross_entropy): the "
+                       "per-pixel loss has no form for 16-bit activations. HINT: train with float32 "
+                       "activations (--precision fp32)", l->name);
     size_t rows = in->rows * (size_t)(s->pixels ? s->pixels : 1);
     ct_plan_labels(p, rows, 1);
     r->saved_n = ct_softmax_xent_workspace(rows);
@@ -85,5 +89,5 @@ static int export_onnx(const ct_layer_export *e)
     return ct_onnx_output(e->g, "probabilities", CT_ONNX_FLOAT, n, dims);
 }
 
-CT_LAYER_TYPE(softmax_cross_entropy, .min_inputs = 1, .max_inputs = 1, .flags = CT_LAYER_LOSS, .infer = infer,
+CT_LAYER_TYPE(softmax_cross_entropy, .min_inputs = 1, .max_inputs = 1, .flags = CT_LAYER_LOSS | CT_LAYER_ACT16, .infer = infer,
               .plan = plan, .forward = forward, .backward = backward, .export_onnx = export_onnx);
