@@ -582,10 +582,15 @@ int ct_selftest_run(ct_context *ctx, const ct_selftest_options *options,
         ct_selftest_defaults(&c.opt);
     if (c.opt.iterations < 1)
         c.opt.iterations = 1;
+    /* the checks start from float32 storage (they switch to 16 bits for
+     * their reruns: ck_act16_begin), whatever a trainer verifying its
+     * model's ops has set */
     ct_precision had = ct_context_precision(ctx);
-    int pst = ct_context_set_precision(ctx, (ct_precision)c.opt.precision);
-    if (pst)
+    int had16 = ctx->act16, pst = ct_context_set_act16(ctx, CT_PRECISION_FP32);
+    if (pst || (pst = ct_context_set_precision(ctx, (ct_precision)c.opt.precision))) {
+        ct_context_set_act16(ctx, had16);
         return pst;
+    }
     int all_ok = 1, ran = 0, exact = 0;
     const char *filter = c.opt.filter && *c.opt.filter ? c.opt.filter : NULL;
     for (size_t i = 0; filter && op_names[i]; i++)
@@ -617,6 +622,7 @@ int ct_selftest_run(ct_context *ctx, const ct_selftest_options *options,
     free(c.host);
     free(c.dev);
     ct_context_set_precision(ctx, had);
+    ct_context_set_act16(ctx, had16);
     if (!ran)
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "selftest: no op matches '%s'",
                        c.opt.filter ? c.opt.filter : "");
