@@ -106,10 +106,11 @@ int cmd_bench(const cli_args *a)
                            "\"batch\": %d, \"steps\": %d, "
                            "\"median_ms\": %.3f, \"min_ms\": %.3f, \"samples_per_second\": %.1f, "
                            "\"gflops\": %.2f, \"flops_per_step\": %.0f, \"plan_mib\": %.1f, "
-                           "\"batch_bytes\": %.0f", ct_kernels_str(r.kernels), ct_gemm_path_str(r.gemm),
-                           ct_host_gemm_str(), ct_host_blas_core(),
+                           "\"batch_bytes\": %.0f, \"activations\": \"%s\"", ct_kernels_str(r.kernels),
+                           ct_gemm_path_str(r.gemm), ct_host_gemm_str(), ct_host_blas_core(),
                            r.batch, r.steps, r.median_ms, r.min_ms, r.samples_per_second, r.gflops,
-                           r.flops_per_step, r.plan_mib, r.batch_bytes);
+                           r.flops_per_step, r.plan_mib, r.batch_bytes,
+                           r.act16 ? ct_precision_str((ct_precision)r.act16) : "fp32");
                     if (r.nlayers) {
                         printf(", \"launches_per_step\": %.2f, \"blocking_calls_per_step\": %.2f, "
                                "\"h2d_bytes_per_step\": %.0f, \"d2h_bytes_per_step\": %.0f, "

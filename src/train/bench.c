@@ -160,6 +160,8 @@ static int run_step(bench_step *b, long step)
 static double floor_bytes(const ct_net *net, size_t state_n)
 {
     const ct_model *m = net->model;
+    /* activations and their gradients at the storage's bytes, the rest float32 */
+    const double a = (double)ct_net_arena_esize(net, CT_ARENA_ACTS), w = sizeof(float);
     double f = 0;
     for (size_t i = 0; i < m->count; i++) {
         const ct_layer *l = &m->layers[i];
@@ -171,14 +173,18 @@ static double floor_bytes(const ct_net *net, size_t state_n)
             in += (double)net->rt[p].out_n;
             din += net->rt[p].needs_dout ? (double)net->rt[p].out_n : 0;
         }
-        double out = (double)net->rt[i].out_n, saved = (double)net->rt[i].saved_n;
+        double out = (double)net->rt[i].out_n;
+        double saved = (double)net->rt[i].saved_n * (net->rt[i].saved_act ? a : w);
         double par = (double)l->param_count + (double)l->buffer_count;
-        f += in + out + saved + par;                                     /* forward */
-        f += out + in + saved + par + (double)l->param_count + din;      /* backward */
+        f += (in + out) * a + saved + par * w;                                    /* forward */
+        f += (out + in + din) * a + saved + (par + (double)l->param_count) * w; /* backward */
     }
+    /* the input's conversion into 16-bit storage: read as floats, written */
+    if (net->act16)
+        f += (double)net->rt[0].out_n * (w + a);
     /* optimizer: parameters and state read and written, gradients read and zeroed */
-    f += 4.0 * (double)net->nparams + 2.0 * (double)state_n;
-    return f * sizeof(float);
+    f += (4.0 * (double)net->nparams + 2.0 * (double)state_n) * w;
+    return f;
 }
 
 static int by_time(const void *a, const void *b)
