@@ -15,6 +15,13 @@
  *
  * Geometry arguments: planes = N*C, input h x w, output oh x ow, kernel
  * kh x kw, stride sh x sw, padding ph x pw.
+ *
+ * Activations (x, y, dy, dx) are ct_at (common.cl): float, or 16 bits in
+ * the CT_ACT16 variants, where each store rounds once to nearest even;
+ * max pooling's values pass through unchanged, window sums are float. The
+ * overlapping max pool backward adds into dx as it goes, so there an
+ * element held by k windows' argmaxes is rounded after each of its k
+ * terms. Argmax records stay int.
  */
 
 /* The first output index whose window (start o*s - p, length k) reaches
@@ -27,7 +34,7 @@ inline int ct_pool_first(int i, int k, int s, int p)
 
 /* The argmax of window (oy, ox) as a flat h*w index into its plane. The
  * start index stands in when every value is -inf, as PyTorch does. */
-inline int ct_maxpool_argmax(__global const float *xp, int oy, int ox, int h, int w, int kh,
+inline int ct_maxpool_argmax(__global const ct_at *xp, int oy, int ox, int h, int w, int kh,
                              int kw, int sh, int sw, int ph, int pw)
 {
     int y0 = oy * sh - ph, x0 = ox * sw - pw;
@@ -38,7 +45,7 @@ inline int ct_maxpool_argmax(__global const float *xp, int oy, int ox, int h, in
     float m = -INFINITY;
     for (int y = y0; y < y1; y++)
         for (int x = x0; x < x1; x++) {
-            float v = xp[y * w + x];
+            float v = ct_ld(xp, y * w + x);
             if (v > m || v != v) { /* isnan(), a call on pocl */
                 m = v;
                 best = y * w + x;
@@ -53,8 +60,8 @@ inline int ct_maxpool_argmax(__global const float *xp, int oy, int ox, int h, in
  * dimension 1 the output row (plane, oy), so the division that finds the
  * plane is per row (CPU compilers hoist it out of the work-items of a
  * row), not per element. */
-__kernel void maxpool_fwd_f32(__global float *y, ulong y_off, __global int *am,
-                                     ulong am_off, __global const float *x, ulong x_off,
+__kernel void maxpool_fwd_f32(__global ct_at *y, ulong y_off, __global int *am,
+                                     ulong am_off, __global const ct_at *x, ulong x_off,
                                      uint planes, int h, int w, int oh, int ow, int kh, int kw,
                                      int sh, int sw, int ph, int pw)
 {
@@ -64,9 +71,9 @@ __kernel void maxpool_fwd_f32(__global float *y, ulong y_off, __global int *am,
     uint plane = row / (uint)oh;
     int oy = (int)(row - plane * (uint)oh), ox = (int)ox_u;
     ulong i = (ulong)row * (uint)ow + ox_u;
-    __global const float *xp = x + x_off + (ulong)plane * (uint)h * (uint)w;
+    __global const ct_at *xp = x + x_off + (ulong)plane * (uint)h * (uint)w;
     int best = ct_maxpool_argmax(xp, oy, ox, h, w, kh, kw, sh, sw, ph, pw);
-    y[y_off + i] = xp[best];
+    ct_st(y, y_off + i, ct_ld(xp, best));
     if (am)
         am[am_off + i] = best;
 }
@@ -79,7 +86,7 @@ __kernel void maxpool_fwd_f32(__global float *y, ulong y_off, __global int *am,
  * with no window range to work out per element (integer divisions) and
  * one compare per window; about 5x faster on CPUs. The row is the
  * work-item's own, so its read-modify-writes need no atomics. */
-__kernel void maxpool_bwd_f32(__global float *dx, ulong dx_off, __global const float *dy,
+__kernel void maxpool_bwd_f32(__global ct_at *dx, ulong dx_off, __global const ct_at *dy,
                               ulong dy_off, __global const int *am, ulong am_off, uint planes,
                               int h, int w, int oh, int ow, int kh, int kw, int sh, int sw, int ph,
                               int pw)
@@ -90,18 +97,18 @@ __kernel void maxpool_bwd_f32(__global float *dx, ulong dx_off, __global const f
     uint plane = i / (uint)h;
     int iy = (int)(i % (uint)h);
     ulong out_base = (ulong)plane * (uint)oh * (uint)ow;
-    __global float *dxr = dx + dx_off + (ulong)i * (uint)w;
+    __global ct_at *dxr = dx + dx_off + (ulong)i * (uint)w;
     int y_lo = ct_pool_first(iy, kh, sh, ph), y_hi = min((iy + ph) / sh, oh - 1);
     int row = iy * w;
     for (int ix = 0; ix < w; ix++)
-        dxr[ix] = 0.0f;
+        ct_st(dxr, ix, 0.0f);
     for (int oy = y_lo; oy <= y_hi; oy++) {
-        __global const float *dyr = dy + dy_off + out_base + (uint)(oy * ow);
+        __global const ct_at *dyr = dy + dy_off + out_base + (uint)(oy * ow);
         __global const int *amr = am + am_off + out_base + (uint)(oy * ow);
         for (int ox = 0; ox < ow; ox++) {
             uint col = (uint)(amr[ox] - row); /* wraps above w when in another row */
             if (col < (uint)w)
-                dxr[col] += dyr[ox];
+                ct_st(dxr, col, ct_ld(dxr, col) + ct_ld(dyr, ox));
         }
     }
 }
@@ -116,8 +123,8 @@ __kernel void maxpool_bwd_f32(__global float *dx, ulong dx_off, __global const f
  * and 0 elsewhere, which covers the elements in no window (stride > kernel,
  * the ragged bottom and right edges). 0 + dy rather than dy matches the
  * overlapping path bit for bit: its sums start at 0, turning -0 into +0. */
-__kernel void maxpool_bwd_tile_f32(__global float *dx, ulong dx_off, __global const float *dy,
-                                   ulong dy_off, __global const float *x, ulong x_off,
+__kernel void maxpool_bwd_tile_f32(__global ct_at *dx, ulong dx_off, __global const ct_at *dy,
+                                   ulong dy_off, __global const ct_at *x, ulong x_off,
                                    uint planes, int h, int w, int oh, int ow, int kh, int kw,
                                    int sh, int sw, int ph, int pw)
 {
@@ -128,16 +135,16 @@ __kernel void maxpool_bwd_tile_f32(__global float *dx, ulong dx_off, __global co
     uint plane = i / per, r = i % per;
     int oy = (int)(r / (uint)ow), ox = (int)(r % (uint)ow);
     ulong base = (ulong)plane * (uint)h * (uint)w;
-    __global const float *xp = x + x_off + base;
-    __global float *dxp = dx + dx_off + base;
+    __global const ct_at *xp = x + x_off + base;
+    __global ct_at *dxp = dx + dx_off + base;
     int best = ct_maxpool_argmax(xp, oy, ox, h, w, kh, kw, sh, sw, ph, pw);
-    float g = 0.0f + dy[dy_off + i];
+    float g = 0.0f + ct_ld(dy, dy_off + i);
     int y0 = max(oy * sh - ph, 0), y1 = oy == oh - 1 ? h : min((oy + 1) * sh - ph, h);
     int x0 = max(ox * sw - pw, 0), x1 = ox == ow - 1 ? w : min((ox + 1) * sw - pw, w);
     for (int y = y0; y < y1; y++)
         for (int xx = x0; xx < x1; xx++) {
             int q = y * w + xx;
-            dxp[q] = q == best ? g : 0.0f;
+            ct_st(dxp, q, q == best ? g : 0.0f);
         }
 }
 
@@ -160,15 +167,16 @@ __kernel void maxpool_bwd_tile_f32(__global float *dx, ulong dx_off, __global co
 
 /* the window at p0 = 2 oy w + 2 ox of plane xp: m its max, best its argmax */
 #define CT_MAX2_SCAN(xp, p0, w)                                                                   \
-    float a0 = (xp)[p0], a1 = (xp)[(p0) + 1], b0 = (xp)[(p0) + (w)], b1 = (xp)[(p0) + (w) + 1]; \
+    float a0 = ct_ld(xp, p0), a1 = ct_ld(xp, (p0) + 1), b0 = ct_ld(xp, (p0) + (w));               \
+    float b1 = ct_ld(xp, (p0) + (w) + 1);                                                         \
     float m = a0; /* the scan from -inf takes the first value, or keeps it at -inf */           \
     int best = (p0);                                                                              \
     CT_MAX2_TAKE(a1, (p0) + 1);                                                                   \
     CT_MAX2_TAKE(b0, (p0) + (w));                                                                 \
     CT_MAX2_TAKE(b1, (p0) + (w) + 1)
 
-__kernel void maxpool2_fwd_f32(__global float *y, ulong y_off, __global int *am, ulong am_off,
-                               __global const float *x, ulong x_off, uint planes, int h, int w,
+__kernel void maxpool2_fwd_f32(__global ct_at *y, ulong y_off, __global int *am, ulong am_off,
+                               __global const ct_at *x, ulong x_off, uint planes, int h, int w,
                                int oh, int ow)
 {
     uint ox = get_global_id(0), row = get_global_id(1);
@@ -176,10 +184,10 @@ __kernel void maxpool2_fwd_f32(__global float *y, ulong y_off, __global int *am,
         return;
     uint plane = row / (uint)oh, oy = row - plane * (uint)oh;
     int p0 = (int)(2 * oy * (uint)w + 2 * ox);
-    __global const float *xp = x + x_off + (ulong)plane * (uint)h * (uint)w;
+    __global const ct_at *xp = x + x_off + (ulong)plane * (uint)h * (uint)w;
     CT_MAX2_SCAN(xp, p0, w);
     ulong i = (ulong)row * (uint)ow + ox;
-    y[y_off + i] = m;
+    ct_st(y, y_off + i, m);
     if (am)
         am[am_off + i] = best;
 }
@@ -187,8 +195,8 @@ __kernel void maxpool2_fwd_f32(__global float *y, ulong y_off, __global int *am,
 /* The backward of maxpool2_fwd_f32 for even h and w (the tiles are the
  * windows): the window's argmax from x, dy there and 0 elsewhere, as
  * maxpool_bwd_tile_f32 writes them. */
-__kernel void maxpool2_bwd_f32(__global float *dx, ulong dx_off, __global const float *dy,
-                               ulong dy_off, __global const float *x, ulong x_off, uint planes,
+__kernel void maxpool2_bwd_f32(__global ct_at *dx, ulong dx_off, __global const ct_at *dy,
+                               ulong dy_off, __global const ct_at *x, ulong x_off, uint planes,
                                int h, int w, int oh, int ow)
 {
     uint ox = get_global_id(0), row = get_global_id(1);
@@ -197,14 +205,14 @@ __kernel void maxpool2_bwd_f32(__global float *dx, ulong dx_off, __global const 
     uint plane = row / (uint)oh, oy = row - plane * (uint)oh;
     int p0 = (int)(2 * oy * (uint)w + 2 * ox);
     ulong base = (ulong)plane * (uint)h * (uint)w;
-    __global const float *xp = x + x_off + base;
+    __global const ct_at *xp = x + x_off + base;
     CT_MAX2_SCAN(xp, p0, w);
-    float g = 0.0f + dy[dy_off + (ulong)row * (uint)ow + ox];
-    __global float *d = dx + dx_off + base;
-    d[p0] = best == p0 ? g : 0.0f;
-    d[p0 + 1] = best == p0 + 1 ? g : 0.0f;
-    d[p0 + w] = best == p0 + w ? g : 0.0f;
-    d[p0 + w + 1] = best == p0 + w + 1 ? g : 0.0f;
+    float g = 0.0f + ct_ld(dy, dy_off + (ulong)row * (uint)ow + ox);
+    __global ct_at *d = dx + dx_off + base;
+    ct_st(d, p0, best == p0 ? g : 0.0f);
+    ct_st(d, p0 + 1, best == p0 + 1 ? g : 0.0f);
+    ct_st(d, p0 + w, best == p0 + w ? g : 0.0f);
+    ct_st(d, p0 + w + 1, best == p0 + w + 1 ? g : 0.0f);
 }
 
 /* PyTorch's divisor of window (oy, ox): the padded window's area clipped
@@ -221,7 +229,7 @@ inline int ct_avgpool_divisor(int oy, int ox, int h, int w, int kh, int kw, int 
 }
 
 /* y (planes, oh, ow) = window sums of x (planes, h, w) / divisor */
-__kernel void avgpool_fwd_f32(__global float *y, ulong y_off, __global const float *x, ulong x_off,
+__kernel void avgpool_fwd_f32(__global ct_at *y, ulong y_off, __global const ct_at *x, ulong x_off,
                               uint planes, int h, int w, int oh, int ow, int kh, int kw, int sh,
                               int sw, int ph, int pw, int include_pad)
 {
@@ -231,19 +239,19 @@ __kernel void avgpool_fwd_f32(__global float *y, ulong y_off, __global const flo
         return;
     uint plane = i / per, r = i % per;
     int oy = (int)(r / (uint)ow), ox = (int)(r % (uint)ow);
-    __global const float *xp = x + x_off + (ulong)plane * (uint)h * (uint)w;
+    __global const ct_at *xp = x + x_off + (ulong)plane * (uint)h * (uint)w;
     int y0 = max(oy * sh - ph, 0), x0 = max(ox * sw - pw, 0);
     int y1 = min(oy * sh - ph + kh, h), x1 = min(ox * sw - pw + kw, w);
     float acc = 0.0f;
     for (int yy = y0; yy < y1; yy++)
         for (int xx = x0; xx < x1; xx++)
-            acc += xp[yy * w + xx];
-    y[y_off + i] = acc / (float)ct_avgpool_divisor(oy, ox, h, w, kh, kw, sh, sw, ph, pw,
-                                                   include_pad);
+            acc += ct_ld(xp, yy * w + xx);
+    ct_st(y, y_off + i, acc / (float)ct_avgpool_divisor(oy, ox, h, w, kh, kw, sh, sw, ph, pw,
+                                                        include_pad));
 }
 
 /* dx (planes, h, w) = sum over the windows holding it of dy (planes, oh, ow) / divisor */
-__kernel void avgpool_bwd_f32(__global float *dx, ulong dx_off, __global const float *dy,
+__kernel void avgpool_bwd_f32(__global ct_at *dx, ulong dx_off, __global const ct_at *dy,
                               ulong dy_off, uint planes, int h, int w, int oh, int ow, int kh,
                               int kw, int sh, int sw, int ph, int pw, int include_pad)
 {
@@ -253,15 +261,15 @@ __kernel void avgpool_bwd_f32(__global float *dx, ulong dx_off, __global const f
         return;
     uint plane = i / per, r = i % per;
     int iy = (int)(r / (uint)w), ix = (int)(r % (uint)w);
-    __global const float *dyp = dy + dy_off + (ulong)plane * (uint)oh * (uint)ow;
+    __global const ct_at *dyp = dy + dy_off + (ulong)plane * (uint)oh * (uint)ow;
     int y_lo = ct_pool_first(iy, kh, sh, ph), y_hi = min((iy + ph) / sh, oh - 1);
     int x_lo = ct_pool_first(ix, kw, sw, pw), x_hi = min((ix + pw) / sw, ow - 1);
     float acc = 0.0f;
     for (int oy = y_lo; oy <= y_hi; oy++)
         for (int ox = x_lo; ox <= x_hi; ox++)
-            acc += dyp[oy * ow + ox] / (float)ct_avgpool_divisor(oy, ox, h, w, kh, kw, sh, sw, ph,
+            acc += ct_ld(dyp, oy * ow + ox) / (float)ct_avgpool_divisor(oy, ox, h, w, kh, kw, sh, sw, ph,
                                                                  pw, include_pad);
-    dx[dx_off + i] = acc;
+    ct_st(dx, dx_off + i, acc);
 }
 
 /* y (planes) = mean of each plane of x (planes, hw); inv_hw = 1/hw rounded

@@ -23,12 +23,20 @@
  * Each bound is what float arithmetic can lose, no more; a wrong window,
  * divisor or tie rule is off by whole input values.
  *
- * At bf16 or fp16 precision the global pooling's cases run again on the GPU
- * class with 16-bit activation storage (inputs exact in the format), each
- * output rounded once more on store: unit roundoff u16 (2^-8 bf16, 2^-11
- * fp16) of the float result, fp16's subnormal half step s = 2^-25: forward
- * atol (1 + u16) (hw + 3) u + s, rtol u16; backward atol s, rtol 4u +
- * u16 (1 + 4u).
+ * At bf16 or fp16 precision every case runs again on the GPU class with
+ * 16-bit activation storage (inputs exact in the format), each output
+ * rounded once more on store: unit roundoff u16 (2^-8 bf16, 2^-11 fp16)
+ * of the float result, fp16's subnormal half step s = 2^-25:
+ *   - global average: forward atol (1 + u16) (hw + 3) u + s, rtol u16;
+ *     backward atol s, rtol 4u + u16 (1 + 4u);
+ *   - max pool forward: exact, a copy of a 16-bit input; backward exact
+ *     where windows do not overlap (m = 1: dy or 0), else every one of the
+ *     m - 1 additions is also rounded to the format, |partial| <= m:
+ *     atol m^2 (u + u16) + s, rtol 0;
+ *   - average pool: the float bounds above plus one rounding: atol
+ *     (1 + u16) atol32 + s, rtol u16.
+ * The finite-difference check of the reference runs in the float pass
+ * only (rounding to 16 bits can make distinct inputs tie).
  */
 #include <float.h>
 #include <math.h>
@@ -139,6 +147,11 @@ static void pool_case(ct_check *c, pool_kind kind, const ct_pool2d *p, input_mod
             ck_case_end(c);
         ck_use_class(c, real);
     }
+    ck_act16_state s;
+    if (ck_act16_begin(c, &s)) {
+        pool_case_on(c, kind, p, mode, ", 16-bit activations");
+        ck_act16_end(c, &s);
+    }
 }
 
 static void pool_case_on(ct_check *c, pool_kind kind, const ct_pool2d *p, input_mode mode,
@@ -164,22 +177,33 @@ static void pool_case_on(ct_check *c, pool_kind kind, const ct_pool2d *p, input_
     ck_fill(c, dy, ny, -1, 1);
     for (size_t i = 0; i < ny; i++)
         dy[i] = (double)(float)dy[i];
+    const int f = ck_act16(c);
+    const double u16 = f ? ck_prec_u((ct_precision)f) : 0, s16 = f ? ck_prec_sub((ct_precision)f) : 0;
+    ck_round_act(c, x, nx);
+    ck_round_act(c, dy, ny);
     int m = max_overlap(p);
-    double atol_y, atol_dx;
+    double atol_y, atol_dx, rtol = 0;
     if (kind == POOL_MAX) {
         ct_ref_maxpool_forward(p, y, x);
         ct_ref_maxpool_backward(p, dx, dy, x);
         atol_y = 0;
         atol_dx = (double)m * m * U;
+        if (f)
+            atol_dx = m > 1 ? (double)m * m * (U + u16) + s16 : 0;
     } else {
         ct_ref_avgpool_forward(p, y, x);
         ct_ref_avgpool_backward(p, dx, dy);
         atol_y = (p->kh * p->kw + 5) * U;
         atol_dx = ((double)m * m + 5.0 * m) * U;
+        if (f) {
+            atol_y = (1 + u16) * atol_y + s16;
+            atol_dx = (1 + u16) * atol_dx + s16;
+            rtol = u16;
+        }
     }
 
-    ct_buf d_x = ck_dev_in(c, x, nx), d_dy = ck_dev_in(c, dy, ny);
-    ct_buf d_y = ck_dev_out(c, ny), d_dx = ck_dev_out(c, nx);
+    ct_buf d_x = ck_act_in(c, x, nx), d_dy = ck_act_in(c, dy, ny);
+    ct_buf d_y = ck_act_out(c, ny), d_dx = ck_act_out(c, nx);
     /* the argmax record (int32, the size of floats) only where the
      * backward needs it, so the forward runs with and without it */
     ct_buf d_am = { NULL, 0 };
@@ -191,15 +215,15 @@ static void pool_case_on(ct_check *c, pool_kind kind, const ct_pool2d *p, input_
                                 ct_avgpool_forward(ctx, p, d_y, d_x);
     if (ck_status(c, st, "pool forward"))
         return;
-    ck_expect(c, "forward y", d_y, ny, y, atol_y, 0);
+    ck_expect(c, "forward y", d_y, ny, y, atol_y, rtol);
     st = kind == POOL_MAX ? ct_maxpool_backward(ctx, p, d_dx, d_dy, d_x, d_am) :
                             ct_avgpool_backward(ctx, p, d_dx, d_dy);
     if (ck_status(c, st, "pool backward"))
         return;
-    ck_expect(c, "backward dx", d_dx, nx, dx, atol_dx, 0);
+    ck_expect(c, "backward dx", d_dx, nx, dx, atol_dx, rtol);
 
     /* at a tie the loss has a kink: finite differences see half of each side */
-    if (mode == INPUT_DISTINCT) {
+    if (mode == INPUT_DISTINCT && !f) {
         pool_loss l = { kind, p, x, dy, ck_host(c, ny), ny };
         ck_gradcheck(c, "reference dx", loss_of_x, &l, x, nx, dx, 32);
     }

@@ -20,13 +20,6 @@ int ct_pool_out_dim(int in, int k, int stride, int pad)
     return span < 0 ? 0 : (int)(span / stride + 1);
 }
 
-/* With 16-bit activation storage only the global pooling has its form */
-static int no_act16(ct_context *ctx, const char *who)
-{
-    return ct_fail(ctx, CT_ERR_UNSUPPORTED, "%s: no 16-bit activation storage form (the global "
-                   "average pooling has one): HINT: train with fp32 activations", who);
-}
-
 int ct_pool2d_validate(ct_context *ctx, const ct_pool2d *p, const char *who, int *oh, int *ow)
 {
     if (!p)
@@ -93,21 +86,23 @@ static size_t covered(int in, int out, int k, int s, int p)
     return n;
 }
 
-/* The input bytes the windows read, and an (planes, oh, ow) tensor's bytes. */
-static size_t window_bytes(const ct_pool2d *p, int oh, int ow)
+/* The input bytes the windows read, and an (planes, oh, ow) tensor's
+ * bytes, at es bytes an element (the activation storage's; the argmax
+ * records are 4). */
+static size_t window_bytes(const ct_pool2d *p, int oh, int ow, size_t es)
 {
     return (size_t)p->n * (size_t)p->c * covered(p->h, oh, p->kh, p->sh, p->ph) *
-           covered(p->w, ow, p->kw, p->sw, p->pw) * sizeof(float);
+           covered(p->w, ow, p->kw, p->sw, p->pw) * es;
 }
 
-static size_t out_bytes(const ct_pool2d *p, int oh, int ow)
+static size_t out_bytes(const ct_pool2d *p, int oh, int ow, size_t es)
 {
-    return (size_t)p->n * (size_t)p->c * (size_t)oh * (size_t)ow * sizeof(float);
+    return (size_t)p->n * (size_t)p->c * (size_t)oh * (size_t)ow * es;
 }
 
-static size_t in_bytes(const ct_pool2d *p)
+static size_t in_bytes(const ct_pool2d *p, size_t es)
 {
-    return (size_t)p->n * (size_t)p->c * (size_t)p->h * (size_t)p->w * sizeof(float);
+    return (size_t)p->n * (size_t)p->c * (size_t)p->h * (size_t)p->w * es;
 }
 
 int ct_maxpool_overlaps(const ct_pool2d *p)
@@ -125,10 +120,10 @@ int ct_maxpool_forward(ct_context *ctx, const ct_pool2d *p, ct_buf y, ct_buf x, 
 {
     int oh = 0, ow = 0;
     int st = ct_pool2d_validate(ctx, p, "ct_maxpool_forward", &oh, &ow);
-    if (!st && ctx->act16)
-        st = no_act16(ctx, "ct_maxpool_forward");
     if (st)
         return st;
+    int prog = ct_program_store(ctx, CT_PROG_pool); /* the activations' storage */
+    size_t es = ct_act_size(ctx);
     pool_args a = args_of(p, oh, ow);
     /* argmax.mem may be NULL: nothing is recorded then. On the CPU class
      * with the host GEMM path the host scans the windows:
@@ -137,14 +132,14 @@ int ct_maxpool_forward(ct_context *ctx, const ct_pool2d *p, ct_buf y, ct_buf x, 
         return ct_maxpool_host_forward(ctx, p, oh, ow, y, x, argmax);
     const char *kernel = is_2x2(p) ? "maxpool2_fwd_f32" : "maxpool_fwd_f32";
     size_t g[2], l[2];
-    if ((st = ct_row_range(ctx, CT_PROG_pool, kernel, (size_t)ow, (size_t)a.planes * (size_t)oh, g, l)))
+    if ((st = ct_row_range(ctx, prog, kernel, (size_t)ow, (size_t)a.planes * (size_t)oh, g, l)))
         return st;
-    ct_launch_bytes(ctx, window_bytes(p, oh, ow), (argmax.mem ? 2 : 1) * out_bytes(p, oh, ow));
+    ct_launch_bytes(ctx, window_bytes(p, oh, ow, es),
+                    out_bytes(p, oh, ow, es) + (argmax.mem ? out_bytes(p, oh, ow, sizeof(cl_int)) : 0));
     if (is_2x2(p))
-        return CT_RUN(ctx, CT_PROG_pool, kernel, 2, g, l, CT_BUF(y), CT_BUF(argmax), CT_BUF(x),
+        return CT_RUN(ctx, prog, kernel, 2, g, l, CT_BUF(y), CT_BUF(argmax), CT_BUF(x),
                       CT_ARG(a.planes), CT_ARG(a.h), CT_ARG(a.w), CT_ARG(a.oh), CT_ARG(a.ow));
-    return CT_RUN(ctx, CT_PROG_pool, kernel, 2, g, l, CT_BUF(y), CT_BUF(argmax), CT_BUF(x),
-                  POOL_GEOM(a));
+    return CT_RUN(ctx, prog, kernel, 2, g, l, CT_BUF(y), CT_BUF(argmax), CT_BUF(x), POOL_GEOM(a));
 }
 
 int ct_maxpool_backward(ct_context *ctx, const ct_pool2d *p, ct_buf dx, ct_buf dy, ct_buf x,
@@ -152,10 +147,10 @@ int ct_maxpool_backward(ct_context *ctx, const ct_pool2d *p, ct_buf dx, ct_buf d
 {
     int oh = 0, ow = 0;
     int st = ct_pool2d_validate(ctx, p, "ct_maxpool_backward", &oh, &ow);
-    if (!st && ctx->act16)
-        st = no_act16(ctx, "ct_maxpool_backward");
     if (st)
         return st;
+    int prog = ct_program_store(ctx, CT_PROG_pool);
+    size_t es = ct_act_size(ctx);
     pool_args a = args_of(p, oh, ow);
     if (!ct_maxpool_overlaps(p)) {
         if (!x.mem)
@@ -163,14 +158,14 @@ int ct_maxpool_backward(ct_context *ctx, const ct_pool2d *p, ct_buf dx, ct_buf d
                            "HINT: disjoint windows (stride >= kernel) find the argmax from x");
         if (ctx->cls.host_pool)
             return ct_maxpool_host_backward(ctx, p, oh, ow, dx, dy, x, argmax);
-        ct_launch_bytes(ctx, window_bytes(p, oh, ow) + out_bytes(p, oh, ow), in_bytes(p));
+        ct_launch_bytes(ctx, window_bytes(p, oh, ow, es) + out_bytes(p, oh, ow, es), in_bytes(p, es));
         /* 2x2/2 on even planes: the windows are the tiles */
         if (is_2x2(p) && p->h % 2 == 0 && p->w % 2 == 0) {
             size_t g[2], l[2];
-            if ((st = ct_row_range(ctx, CT_PROG_pool, "maxpool2_bwd_f32", (size_t)ow,
-                                   (size_t)a.planes * (size_t)oh, g, l)))
+            if ((st = ct_row_range(ctx, prog, "maxpool2_bwd_f32", (size_t)ow, (size_t)a.planes * (size_t)oh,
+                                   g, l)))
                 return st;
-            return CT_RUN(ctx, CT_PROG_pool, "maxpool2_bwd_f32", 2, g, l, CT_BUF(dx), CT_BUF(dy),
+            return CT_RUN(ctx, prog, "maxpool2_bwd_f32", 2, g, l, CT_BUF(dx), CT_BUF(dy),
                           CT_BUF(x), CT_ARG(a.planes), CT_ARG(a.h), CT_ARG(a.w), CT_ARG(a.oh),
                           CT_ARG(a.ow));
         }
@@ -178,7 +173,7 @@ int ct_maxpool_backward(ct_context *ctx, const ct_pool2d *p, ct_buf dx, ct_buf d
          * argmax found once instead of once per element (several times
          * faster at 2x2/2); same results */
         size_t g[1] = { (size_t)a.planes * (size_t)oh * (size_t)ow };
-        return CT_RUN(ctx, CT_PROG_pool, "maxpool_bwd_tile_f32", 1, g, NULL, CT_BUF(dx),
+        return CT_RUN(ctx, prog, "maxpool_bwd_tile_f32", 1, g, NULL, CT_BUF(dx),
                       CT_BUF(dy), CT_BUF(x), POOL_GEOM(a));
     }
     if (!argmax.mem)
@@ -189,8 +184,9 @@ int ct_maxpool_backward(ct_context *ctx, const ct_pool2d *p, ct_buf dx, ct_buf d
     if (ctx->cls.host_pool)
         return ct_maxpool_host_backward(ctx, p, oh, ow, dx, dy, x, argmax);
     size_t g[1] = { (size_t)a.planes * (size_t)p->h }; /* one work-item per input row */
-    ct_launch_bytes(ctx, 2 * out_bytes(p, oh, ow), in_bytes(p)); /* dy and argmax; dx */
-    return CT_RUN(ctx, CT_PROG_pool, "maxpool_bwd_f32", 1, g, NULL, CT_BUF(dx), CT_BUF(dy),
+    /* dy and argmax; dx */
+    ct_launch_bytes(ctx, out_bytes(p, oh, ow, es) + out_bytes(p, oh, ow, sizeof(cl_int)), in_bytes(p, es));
+    return CT_RUN(ctx, prog, "maxpool_bwd_f32", 1, g, NULL, CT_BUF(dx), CT_BUF(dy),
                   CT_BUF(argmax), POOL_GEOM(a));
 }
 
@@ -198,14 +194,12 @@ int ct_avgpool_forward(ct_context *ctx, const ct_pool2d *p, ct_buf y, ct_buf x)
 {
     int oh = 0, ow = 0;
     int st = ct_pool2d_validate(ctx, p, "ct_avgpool_forward", &oh, &ow);
-    if (!st && ctx->act16)
-        st = no_act16(ctx, "ct_avgpool_forward");
     if (st)
         return st;
     pool_args a = args_of(p, oh, ow);
-    size_t g[1] = { (size_t)a.planes * (size_t)oh * (size_t)ow };
-    ct_launch_bytes(ctx, window_bytes(p, oh, ow), out_bytes(p, oh, ow));
-    return CT_RUN(ctx, CT_PROG_pool, "avgpool_fwd_f32", 1, g, NULL, CT_BUF(y), CT_BUF(x),
+    size_t g[1] = { (size_t)a.planes * (size_t)oh * (size_t)ow }, es = ct_act_size(ctx);
+    ct_launch_bytes(ctx, window_bytes(p, oh, ow, es), out_bytes(p, oh, ow, es));
+    return CT_RUN(ctx, ct_program_store(ctx, CT_PROG_pool), "avgpool_fwd_f32", 1, g, NULL, CT_BUF(y), CT_BUF(x),
                   POOL_GEOM(a), CT_ARG(a.include_pad));
 }
 
@@ -213,14 +207,12 @@ int ct_avgpool_backward(ct_context *ctx, const ct_pool2d *p, ct_buf dx, ct_buf d
 {
     int oh = 0, ow = 0;
     int st = ct_pool2d_validate(ctx, p, "ct_avgpool_backward", &oh, &ow);
-    if (!st && ctx->act16)
-        st = no_act16(ctx, "ct_avgpool_backward");
     if (st)
         return st;
     pool_args a = args_of(p, oh, ow);
-    size_t g[1] = { (size_t)a.planes * (size_t)p->h * (size_t)p->w };
-    ct_launch_bytes(ctx, out_bytes(p, oh, ow), in_bytes(p));
-    return CT_RUN(ctx, CT_PROG_pool, "avgpool_bwd_f32", 1, g, NULL, CT_BUF(dx), CT_BUF(dy),
+    size_t g[1] = { (size_t)a.planes * (size_t)p->h * (size_t)p->w }, es = ct_act_size(ctx);
+    ct_launch_bytes(ctx, out_bytes(p, oh, ow, es), in_bytes(p, es));
+    return CT_RUN(ctx, ct_program_store(ctx, CT_PROG_pool), "avgpool_bwd_f32", 1, g, NULL, CT_BUF(dx), CT_BUF(dy),
                   POOL_GEOM(a), CT_ARG(a.include_pad));
 }
 

@@ -102,7 +102,7 @@ static int export_onnx(const ct_layer_export *e)
                         avg ? 4 : 3); /* count_include_pad is AveragePool's only */
 }
 
-CT_LAYER_TYPE(maxpool, CT_KEYS(max_keys), .min_inputs = 1, .max_inputs = 1, .variant = MAX, .infer = infer,
+CT_LAYER_TYPE(maxpool, CT_KEYS(max_keys), .min_inputs = 1, .max_inputs = 1, .flags = CT_LAYER_ACT16, .variant = MAX, .infer = infer,
               .plan = plan, .forward = forward, .backward = backward, .export_onnx = export_onnx);
-CT_LAYER_TYPE(avgpool, CT_KEYS(avg_keys), .min_inputs = 1, .max_inputs = 1, .variant = AVG, .infer = infer,
+CT_LAYER_TYPE(avgpool, CT_KEYS(avg_keys), .min_inputs = 1, .max_inputs = 1, .flags = CT_LAYER_ACT16, .variant = AVG, .infer = infer,
               .plan = plan, .forward = forward, .backward = backward, .export_onnx = export_onnx);
