@@ -129,6 +129,7 @@ struct ct_context {
                                2 lane: the GPU class's lane kernels on any device) */
     int precision;          /* ct_precision: the operands of matrix products */
     int act16;              /* ct_precision of activation storage (ct_context_set_act16) */
+    char act16_why[192];    /* why ct_net_choose_storage kept float32 at 16-bit precision */
     ct_gemm_path gemm_asked; /* the GEMM path asked for (CLTRAIN_GEMM, ct_gemm_set_path);
                                 AUTO: the class's own */
     size_t ones_n;

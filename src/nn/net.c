@@ -17,6 +17,7 @@
  * when several layers read it, zeroed first and accumulated.
  */
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,9 +71,28 @@ int ct_net_act16_blocker(const ct_model *m)
 int ct_net_choose_storage(ct_context *ctx, const ct_model *m, int *act16)
 {
     const char *env = getenv("CLTRAIN_ACT16");
-    int want = ctx->precision != CT_PRECISION_FP32 && ctx->cls.kernels == CT_KERNELS_GPU &&
-               ct_net_act16_blocker(m) < 0 && !(env && !strcmp(env, "0"));
+    int blocker = ct_net_act16_blocker(m);
+    int want = ctx->precision != CT_PRECISION_FP32 && ctx->cls.kernels == CT_KERNELS_GPU;
+    ctx->act16_why[0] = '\0';
+    if (want && env && !strcmp(env, "0")) {
+        snprintf(ctx->act16_why, sizeof ctx->act16_why, "CLTRAIN_ACT16=0");
+        want = 0;
+    } else if (want && blocker >= 0) {
+        snprintf(ctx->act16_why, sizeof ctx->act16_why, "layer '%s' (%s) has no 16-bit form",
+                 m->layers[blocker].name, m->layers[blocker].type->name);
+        want = 0;
+    }
     int st = ct_context_set_act16(ctx, want ? ctx->precision : CT_PRECISION_FP32);
+    if (!st && want) {
+        /* a layer of a type with the form may still lack it (a grouped
+         * convolution): a plan at batch 1 finds out, allocating nothing */
+        ct_net t;
+        if (ct_net_plan(ctx, m, 1, &t)) {
+            snprintf(ctx->act16_why, sizeof ctx->act16_why, "%s", ct_context_last_error(ctx));
+            st = ct_context_set_act16(ctx, CT_PRECISION_FP32);
+        }
+        ct_net_free_plan(&t);
+    }
     if (act16)
         *act16 = st ? 0 : ctx->act16;
     return st;

@@ -335,6 +335,9 @@ size_t ct_net_format_plan(const ct_net *net, char *buf, size_t cap)
         put(buf, cap, &at, "  %-18s %10.2f MiB", names[a], mb);
         if (net->act16 && (a == CT_ARENA_ACTS || a == CT_ARENA_DACTS))
             put(buf, cap, &at, " %s", fmt[net->act16 == CT_PRECISION_FP16 ? 2 : 1]);
+        /* 16-bit products in the GPU class without the storage: say why */
+        if (a == CT_ARENA_ACTS && !net->act16 && net->ctx && net->ctx->act16_why[0])
+            put(buf, cap, &at, " float32 (%s)", net->ctx->act16_why);
         if (net->nchunks[a] > 1)
             put(buf, cap, &at, " in %d buffers of at most %.2f MiB", net->nchunks[a],
                 mib(abytes(net, a, largest_chunk(net, a))));

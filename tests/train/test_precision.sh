@@ -86,8 +86,8 @@ for p in bf16 fp16; do
     fi
 done
 # 16-bit activation storage (the GPU class, every layer with a form): the
-# plan shows the 16-bit arenas (and none with CLTRAIN_ACT16=0 or in the CPU
-# class); a small residual network with every layer type ResNet-56 has
+# plan shows the 16-bit arenas (and none with CLTRAIN_ACT16=0, saying why,
+# or in the CPU class; a grouped convolution keeps float32 and says so); a small residual network with every layer type ResNet-56 has
 # (tests/train/mini_resnet.model) trains one epoch in bf16 and fp16 to
 # fp32's test loss within 0.01 (measured: 1e-4 on 46 steps; a store that
 # misreads its format or skips the input's conversion is far off: chance is
@@ -98,13 +98,18 @@ for p in bf16 fp16; do
         env CLTRAIN_KERNELS=gpu "$cltrain" train --model "$mini" --precision $p --dry-run
 done
 for e in "CLTRAIN_KERNELS=gpu CLTRAIN_ACT16=0" "CLTRAIN_KERNELS=cpu"; do
+    want='MiB$'
+    [ "${e#*ACT16}" != "$e" ] && want='MiB float32 [(]CLTRAIN_ACT16=0[)]$'
     if env $e "$cltrain" train --model "$mini" --precision bf16 --dry-run >"$tmp/plan" 2>&1 &&
-        grep -q "activations .* MiB$" "$tmp/plan"; then
+        grep -q "^  activations .* $want" "$tmp/plan"; then
         ok "$e: float32 activations in the plan"
     else
         bad "$e: float32 activations in the plan"; grep activations "$tmp/plan" | sed 's/^/  | /'
     fi
 done
+printf 'input shape=4x8x8\nc1: conv2d out=4 kernel=3 pad=1 groups=2 bias=false\npool: global_avgpool\nfc: dense out=3\nloss: softmax_cross_entropy\n' >"$tmp/grouped.model"
+expect "a grouped convolution keeps float32 activations, named" 0 "activations .* MiB float32 [(]layer 'c1' [(]conv2d[)] has no 16-bit form: groups[)]" -- \
+    env CLTRAIN_KERNELS=gpu "$cltrain" train --model "$tmp/grouped.model" --precision bf16 --dry-run
 mr=(--model "$mini" --epochs 1 --limit 3000 --test-limit 1000 --batch 64 --no-progress)
 tloss() { sed -n 's/^done: .*(loss \([0-9.]*\)).*/\1/p' "$1"; }
 declare -A ml

@@ -82,10 +82,9 @@ static int plan(ct_plan *p, const ct_layer *l, ct_lrt *r)
     /* 16-bit activations: only the implicit GEMMs have the form, and
      * their bias gradient does not */
     if (net->act16 && (s->groups > 1 || l->v[K_BIAS] || !ct_conv2d_igemm_ok(net->ctx, &d)))
-        return ct_fail(net->ctx, CT_ERR_UNSUPPORTED, "layer '%s' (conv2d): with 16-bit activations a "
-                       "convolution runs as implicit GEMMs, which take neither groups nor a bias%s. HINT: "
-                       "train with float32 activations (--precision fp32)", l->name,
-                       ct_conv2d_igemm_ok(net->ctx, &d) ? "" : " and do not run on this device");
+        return ct_fail(net->ctx, CT_ERR_UNSUPPORTED, "layer '%s' (conv2d) has no 16-bit form: %s",
+                       l->name, !ct_conv2d_igemm_ok(net->ctx, &d) ? "the implicit GEMMs it would take do "
+                       "not run on this device" : s->groups > 1 ? "groups" : "a bias");
     if (s->groups == 1)
         ct_plan_scratch(p, ct_conv2d_workspace_for(net->ctx, &d));
     return CT_OK;

@@ -40,9 +40,8 @@ static int plan(ct_plan *p, const ct_layer *l, ct_lrt *r)
     s->stats = 0;
     s->pixels = is->ndim == 3 ? is->d[1] * is->d[2] : 0;
     if (s->pixels && ct_plan_net(p)->act16)
-        return ct_fail(ct_plan_net(p)->ctx, CT_ERR_UNSUPPORTED, "layer '%s' (softmax_cross_entropy): the "
-                       "per-pixel loss has no form for 16-bit activations. HINT: train with float32 "
-                       "activations (--precision fp32)", l->name);
+        return ct_fail(ct_plan_net(p)->ctx, CT_ERR_UNSUPPORTED, "layer '%s' (softmax_cross_entropy) "
+                       "has no 16-bit form: per-pixel scores", l->name);
     size_t rows = in->rows * (size_t)(s->pixels ? s->pixels : 1);
     ct_plan_labels(p, rows, 1);
     r->saved_n = ct_softmax_xent_workspace(rows);
