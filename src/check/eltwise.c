@@ -322,6 +322,34 @@ typedef struct mul_loss {
     size_t rows, hw;
 } mul_loss;
 
+/* The count over activations in 16-bit storage (ct_nonfinite_count_act,
+ * --check-finite's per-layer diagnosis): the same inputs rounded to the
+ * format first, where the large finite ones (FLT_MAX, and everything
+ * above 65504 in fp16) become infinities the reference counts too; exact. */
+static void nonfinite16_case(ct_check *c, size_t n)
+{
+    ck_act16_state st;
+    if (!ck_act16_begin(c, &st))
+        return;
+    size_t bad = (size_t)ck_u32(c) % (n + 1);
+    ck_case(c, "nonfinite count n=%zu bad=%zu, 16-bit activations", n, bad);
+    double *x = ck_host(c, n);
+    if (ck_failed(c))
+        goto out;
+    fill_nonfinite(c, x, n, bad);
+    ck_round_act(c, x, n);
+    ct_buf d_x = ck_act_in(c, x, n), ws = ck_dev_out(c, ct_nonfinite_count_workspace_size(n));
+    ct_buf d_c = ck_dev_out(c, 1);
+    if (ck_failed(c))
+        goto out;
+    double want = (double)ct_ref_nonfinite_count(x, n);
+    if (!ck_status(c, ct_nonfinite_count_act(ck_ctx(c), d_c, d_x, n, ws), "nonfinite count over activations"))
+        ck_expect(c, "nonfinite count over activations", d_c, 1, &want, 0, 0);
+out:
+    ck_case_end(c);
+    ck_act16_end(c, &st);
+}
+
 static double loss_of_mul(void *user)
 {
     mul_loss *l = user;
@@ -501,6 +529,9 @@ void ct_check_eltwise(ct_check *c)
         nonfinite_case(c, (size_t)ck_dim(c, 5000));
         ck_case_end(c);
     }
+    nonfinite16_case(c, 2 * 65536 + 77); /* (at bf16 or fp16 precision) */
+    for (int it = 0; it < ck_iterations(c) && !ck_failed(c) && ct_context_precision(ck_ctx(c)); it++)
+        nonfinite16_case(c, (size_t)ck_dim(c, 5000));
     if (ck_benchmarking(c) && !ck_failed(c)) {
         size_t n = (size_t)1 << 22;
         ck_case(c, "bench add + accumulate n=%zu", n);
