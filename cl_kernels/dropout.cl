@@ -16,6 +16,9 @@
  * replica holding rows [r0, r0 + n) of a larger batch passes r0 * features,
  * so its mask is the slice of the mask one device would draw for the whole
  * batch (src/train/parallel.c).
+ *
+ * x, y, dy, dx are ct_at (common.cl): float, or 16 bits in the CT_ACT16
+ * variants, each kept element's product rounded once on store.
  */
 
 #define CT_DROPOUT_TAG 1u
@@ -30,7 +33,7 @@ inline uint4 ct_dropout_block(uint b, uint seed_lo, uint seed_hi, uint stream)
  * decisions are words (first + i) % 4 of blocks (first + i) / 4, so one
  * Philox call serves four elements when first is a multiple of 4, two
  * otherwise. */
-inline void ct_dropout_apply(__global float *out, __global const float *in, uint b, uint n,
+inline void ct_dropout_apply(__global ct_at *out, __global const ct_at *in, uint b, uint n,
                              uint first, float p, float scale, uint seed_lo, uint seed_hi,
                              uint stream)
 {
@@ -49,7 +52,7 @@ inline void ct_dropout_apply(__global float *out, __global const float *in, uint
             w[2] = r.z;
             w[3] = r.w;
         }
-        out[i] = ct_u01(w[j % 4]) >= p ? in[i] * scale : 0.0f;
+        ct_st(out, i, ct_u01(w[j % 4]) >= p ? ct_ld(in, i) * scale : 0.0f);
     }
 }
 
@@ -57,10 +60,17 @@ inline void ct_dropout_apply(__global float *out, __global const float *in, uint
  * 4): one Philox call, straight-line code that CPU compilers vectorize
  * across work-items (the general loop above does not vectorize; on pocl it
  * ran 5x slower). Same decisions, same results. */
-inline void ct_dropout_apply4(__global float *out, __global const float *in, uint b, uint first,
+inline void ct_dropout_apply4(__global ct_at *out, __global const ct_at *in, uint b, uint first,
                               float p, float scale, uint seed_lo, uint seed_hi, uint stream)
 {
     uint4 r = ct_dropout_block(first / 4 + b, seed_lo, seed_hi, stream);
+#ifdef CT_ACT16
+    uint i = 4 * b;
+    ct_st(out, i, ct_u01(r.x) >= p ? ct_ld(in, i) * scale : 0.0f);
+    ct_st(out, i + 1, ct_u01(r.y) >= p ? ct_ld(in, i + 1) * scale : 0.0f);
+    ct_st(out, i + 2, ct_u01(r.z) >= p ? ct_ld(in, i + 2) * scale : 0.0f);
+    ct_st(out, i + 3, ct_u01(r.w) >= p ? ct_ld(in, i + 3) * scale : 0.0f);
+#else
     float4 v = vload4(b, in);
     float4 o;
     o.x = ct_u01(r.x) >= p ? v.x * scale : 0.0f;
@@ -68,11 +78,12 @@ inline void ct_dropout_apply4(__global float *out, __global const float *in, uin
     o.z = ct_u01(r.z) >= p ? v.z * scale : 0.0f;
     o.w = ct_u01(r.w) >= p ? v.w * scale : 0.0f;
     vstore4(o, b, out);
+#endif
 }
 
 /* y = x * keep * scale; work-item b handles elements 4b .. 4b + 3.
  * x, y: (n) */
-__kernel void dropout_fwd_f32(__global float *y, ulong y_off, __global const float *x, ulong x_off,
+__kernel void dropout_fwd_f32(__global ct_at *y, ulong y_off, __global const ct_at *x, ulong x_off,
                               uint n, uint first, float p, float scale, uint seed_lo, uint seed_hi,
                               uint stream)
 {
@@ -84,7 +95,7 @@ __kernel void dropout_fwd_f32(__global float *y, ulong y_off, __global const flo
 }
 
 /* dx = dy * keep * scale, the same mask. dy, dx: (n) */
-__kernel void dropout_bwd_f32(__global float *dx, ulong dx_off, __global const float *dy,
+__kernel void dropout_bwd_f32(__global ct_at *dx, ulong dx_off, __global const ct_at *dy,
                               ulong dy_off, uint n, uint first, float p, float scale, uint seed_lo,
                               uint seed_hi, uint stream)
 {

@@ -11,6 +11,13 @@
  * (2^24 - ceil(p 2^24)) / 2^24: a correct generator misses that with
  * probability ~2e-9, a biased or correlated one (a wrong word, a stuck
  * counter) does not pass it.
+ *
+ * At bf16 or fp16 precision random cases run again on the GPU class with
+ * activations stored in the format (inputs exact in it, p in {0.1, 0.5,
+ * 0.9} so that x * scale stays inside fp16's range): a kept element is
+ * the float product rounded once more, to unit roundoff u16 (2^-8 bf16,
+ * 2^-11 fp16): rtol FLT_EPSILON (1 + u16) + u16, atol fp16's subnormal
+ * half step 2^-25; a dropped one stays exactly 0.
  */
 #include <float.h>
 #include <math.h>
@@ -55,8 +62,11 @@ static uint64_t seed64(ct_check *c)
 static void one_case(ct_check *c, size_t n, float p, uint64_t seed, uint32_t stream)
 {
     ct_context *ctx = ck_ctx(c);
-    ck_case(c, "dropout n=%zu p=%g seed=%llu stream=%u", n, (double)p, (unsigned long long)seed,
-            stream);
+    const int f = ck_act16(c);
+    const double u16 = f ? ck_prec_u((ct_precision)f) : 0, s16 = f ? ck_prec_sub((ct_precision)f) : 0;
+    const double rtol = FLT_EPSILON * (1 + u16) + u16;
+    ck_case(c, "dropout n=%zu p=%g seed=%llu stream=%u%s", n, (double)p, (unsigned long long)seed,
+            stream, f ? ", 16-bit activations" : "");
     double *x = ck_host(c, n), *y = ck_host(c, n), *dy = ck_host(c, n), *dx = ck_host(c, n);
     if (ck_failed(c))
         return;
@@ -66,19 +76,23 @@ static void one_case(ct_check *c, size_t n, float p, uint64_t seed, uint32_t str
         x[i] = (double)(float)x[i]; /* the device sees these exact values */
         dy[i] = (double)(float)dy[i];
     }
+    ck_round_act(c, x, n);
+    ck_round_act(c, dy, n);
     ct_ref_dropout_forward(y, x, n, p, seed, stream);
     ct_ref_dropout_backward(dx, dy, n, p, seed, stream);
 
-    ct_buf d_x = ck_dev_in(c, x, n), d_dy = ck_dev_in(c, dy, n);
-    ct_buf d_y = ck_dev_out(c, n), d_dx = ck_dev_out(c, n);
+    ct_buf d_x = ck_act_in(c, x, n), d_dy = ck_act_in(c, dy, n);
+    ct_buf d_y = ck_act_out(c, n), d_dx = ck_act_out(c, n);
     if (ck_failed(c))
         return;
     if (ck_status(c, ct_dropout_forward(ctx, d_y, d_x, n, p, seed, stream), "dropout forward"))
         return;
-    ck_expect(c, "forward y", d_y, n, y, 0.0, FLT_EPSILON);
+    ck_expect(c, "forward y", d_y, n, y, s16, rtol);
     if (ck_status(c, ct_dropout_backward(ctx, d_dx, d_dy, n, p, seed, stream), "dropout backward"))
         return;
-    ck_expect(c, "backward dx", d_dx, n, dx, 0.0, FLT_EPSILON);
+    ck_expect(c, "backward dx", d_dx, n, dx, s16, rtol);
+    if (f)
+        return; /* the reference's gradient is checked in the float pass */
 
     dropout_loss l = { x, dy, ck_host(c, n), n, p, seed, stream };
     ck_gradcheck(c, "reference dx", loss_of_x, &l, x, n, dx, 32);
@@ -136,6 +150,15 @@ void ct_check_dropout(ct_check *c)
         float p = it % 4 == 3 ? (float)ck_uniform(c, 0, 1) : ps[it % 4];
         one_case(c, (size_t)ck_dim(c, 5000), p, seed64(c), ck_u32(c));
         ck_case_end(c);
+    }
+    /* 16-bit storage, at bf16 or fp16 precision */
+    for (int it = 0; it < ck_iterations(c) && !ck_failed(c) && ct_context_precision(ck_ctx(c)); it++) {
+        ck_act16_state s;
+        if (!ck_act16_begin(c, &s))
+            break;
+        one_case(c, (size_t)ck_dim(c, 5000), ps[it % 3], seed64(c), ck_u32(c));
+        ck_case_end(c);
+        ck_act16_end(c, &s);
     }
     if (!ck_failed(c))
         fraction_case(c, 0.3f);

@@ -35,7 +35,8 @@
     X(conv_igemm_sbf16, conv_igemm, 1, 1) X(conv_igemm_sfp16, conv_igemm, 2, 2)                  \
     X(shortcut_sbf16, shortcut, 0, 1) X(shortcut_sfp16, shortcut, 0, 2)                          \
     X(pool_sbf16, pool, 0, 1) X(pool_sfp16, pool, 0, 2)                                          \
-    X(loss_sbf16, loss, 0, 1) X(loss_sfp16, loss, 0, 2)
+    X(loss_sbf16, loss, 0, 1) X(loss_sfp16, loss, 0, 2)                                          \
+    X(dropout_sbf16, dropout, 0, 1) X(dropout_sfp16, dropout, 0, 2)
 
 enum ct_program_id {
 #define CT_X(name) CT_PROG_##name,

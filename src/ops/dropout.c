@@ -140,13 +140,13 @@ static int launch(ct_context *ctx, const char *who, const char *kernel, ct_buf o
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "%s: a NULL buffer", who);
     if (!n)
         return CT_OK;
-    if (ctx->cls.host_pool)
+    if (ctx->cls.host_pool && !ctx->act16)
         return host_apply(ctx, who, out, in, n, first, p, seed, stream);
     cl_uint nn = (cl_uint)n, at = (cl_uint)first, lo = (cl_uint)seed, hi = (cl_uint)(seed >> 32), st = stream;
     cl_float pp = p, scale = ct_dropout_scale(p);
-    size_t g[1] = { (n + 3) / 4 }; /* a work-item per Philox block of four elements */
-    ct_launch_bytes(ctx, n * sizeof(float), n * sizeof(float));
-    return CT_RUN(ctx, CT_PROG_dropout, kernel, 1, g, NULL, CT_BUF(out), CT_BUF(in), CT_ARG(nn), CT_ARG(at),
+    size_t g[1] = { (n + 3) / 4 }, es = ct_act_size(ctx); /* a work-item per Philox block of four */
+    ct_launch_bytes(ctx, n * es, n * es);
+    return CT_RUN(ctx, ct_program_store(ctx, CT_PROG_dropout), kernel, 1, g, NULL, CT_BUF(out), CT_BUF(in), CT_ARG(nn), CT_ARG(at),
                   CT_ARG(pp), CT_ARG(scale), CT_ARG(lo), CT_ARG(hi), CT_ARG(st));
 }
 

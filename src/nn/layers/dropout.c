@@ -43,7 +43,7 @@ static int forward(const ct_layer_call *c)
 {
     float p = CT_LAYER_STATE(c->r, dropout_state)->p;
     if (!c->training || p == 0)
-        return ct_copy(c->ctx, c->r->out, c->x, c->r->out_n);
+        return ct_act_copy(c->ctx, c->r->out, c->x, c->r->out_n);
     return ct_dropout_forward_at(c->ctx, c->r->out, c->x, c->r->out_n, first_element(c), p, c->seed,
                                  (uint32_t)c->index);
 }
@@ -54,7 +54,7 @@ static int backward(const ct_layer_call *c)
     if (!c->dx_needed)
         return CT_OK;
     if (p == 0)
-        return ct_copy(c->ctx, c->dx, c->dy, c->r->out_n);
+        return ct_act_copy(c->ctx, c->dx, c->dy, c->r->out_n);
     return ct_dropout_backward_at(c->ctx, c->dx, c->dy, c->r->out_n, first_element(c), p, c->seed,
                                   (uint32_t)c->index);
 }
@@ -65,5 +65,5 @@ static int export_onnx(const ct_layer_export *e)
     return ct_onnx_unary(e->g, "Identity", e->x, e->y);
 }
 
-CT_LAYER_TYPE(dropout, CT_KEYS(keys), .min_inputs = 1, .max_inputs = 1, .infer = ct_infer_same, .plan = plan,
+CT_LAYER_TYPE(dropout, CT_KEYS(keys), .min_inputs = 1, .max_inputs = 1, .flags = CT_LAYER_ACT16, .infer = ct_infer_same, .plan = plan,
               .forward = forward, .backward = backward, .export_onnx = export_onnx);
