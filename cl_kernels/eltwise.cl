@@ -107,33 +107,12 @@ __kernel void axpy_f32(__global float *y, ulong y_off, float a, __global const f
 /*
  * Stage one of the non-finite count, G = get_num_groups(0) work-groups of wg
  * (a power of two): partial[gr] = how many x[i] are NaN or +-Inf over
- * i = gr wg + lid + k G wg. x: (n), partial: (G) uint, red: wg uints of
- * local memory
+ * i = gr wg + lid + k G wg. x: (n) ct_at, floats in the base program (the
+ * trainer's gradients and parameters), 16-bit activations in the storage
+ * variants (a 16-bit infinity or NaN loads as a float one: ct_ld is
+ * exact); partial: (G) uint, red: wg uints of local memory
  */
 __kernel void nonfinite_partial_f32(__global uint *partial, ulong partial_off,
-                                    __global const float *x, ulong x_off, uint n,
-                                    __local uint *red)
-{
-    uint lid = get_local_id(0), wg = get_local_size(0);
-    uint gr = get_group_id(0), groups = get_num_groups(0);
-    uint c = 0;
-    ulong stride = (ulong)groups * wg;
-    for (ulong i = (ulong)gr * wg + lid; i < n; i += stride)
-        c += (as_uint(x[x_off + i]) & 0x7f800000u) == 0x7f800000u;
-    red[lid] = c;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint s = wg / 2; s > 0; s >>= 1) {
-        if (lid < s)
-            red[lid] += red[lid + s];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    if (lid == 0)
-        partial[partial_off + gr] = red[0];
-}
-
-/* The same over activations (ct_at): a 16-bit infinity or NaN loads as a
- * float one (ct_ld is exact) */
-__kernel void nonfinite_partial_act(__global uint *partial, ulong partial_off,
                                     __global const ct_at *x, ulong x_off, uint n,
                                     __local uint *red)
 {

@@ -291,7 +291,7 @@ size_t ct_nonfinite_count_workspace_size(size_t n)
     return NONFINITE_MAX_GROUPS;
 }
 
-/* act: x holds activations (the storage program's nonfinite_partial_act) */
+/* act: x holds activations (the storage program's form of the kernel) */
 static int nonfinite(ct_context *ctx, ct_buf count, ct_buf x, size_t n, ct_buf workspace, int act)
 {
     int st = check_n(ctx, "ct_nonfinite_count", n);
@@ -302,7 +302,7 @@ static int nonfinite(ct_context *ctx, ct_buf count, ct_buf x, size_t n, ct_buf w
                        "workspace of ct_nonfinite_count_workspace_size(n) floats)");
     size_t wg1, wg2, es = sizeof(float);
     int prog = act ? store_prog(ctx, &es) : CT_PROG_eltwise;
-    const char *partial = act ? "nonfinite_partial_act" : "nonfinite_partial_f32";
+    const char *partial = "nonfinite_partial_f32";
     if ((st = ct_kernel_pow2_wg(ctx, prog, partial, NONFINITE_MAX_WG, 0, &wg1)) ||
         (st = ct_kernel_pow2_wg(ctx, CT_PROG_eltwise, "nonfinite_final_f32", NONFINITE_MAX_WG, 0, &wg2)))
         return st;
