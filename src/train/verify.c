@@ -130,6 +130,7 @@ static void family_key(const ct_context *ctx, const uint8_t src[32], const char 
     ct_sha256_update(&s, src, 32);
     ct_sha256_field(&s, ct_kernels_str(ctx->cls.kernels));
     ct_sha256_field(&s, ct_gemm_path_str(ct_gemm_get_path(ctx)));
+    ct_sha256_field(&s, ct_precision_str(ct_context_precision(ctx)));
     for (size_t i = 0; i < CT_ARRAY_LEN(envs); i++) {
         const char *e = getenv(envs[i]);
         ct_sha256_field(&s, envs[i]);
@@ -154,7 +155,9 @@ static void capture_one(void *user, const ct_selftest_result *r)
 }
 
 /* Runs one family's check (bounded: two random shapes beside the fixed
- * cases, no finite differences, which check the reference, not the device). */
+ * cases, no finite differences, which check the reference, not the device)
+ * at the context's precision: at bf16 or fp16 that covers the products'
+ * 16-bit variants and the 16-bit activation storage forms training uses. */
 static int check_family(ct_context *ctx, const char *family, ct_verdict *v)
 {
     ct_selftest_options so;
@@ -162,6 +165,7 @@ static int check_family(ct_context *ctx, const char *family, ct_verdict *v)
     so.iterations = 2;
     so.finite_diff = 0;
     so.filter = family;
+    so.precision = (int)ct_context_precision(ctx);
     capture c;
     memset(&c, 0, sizeof c);
     int st = ct_selftest_run(ctx, &so, capture_one, &c);
