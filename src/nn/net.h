@@ -135,6 +135,9 @@ int ct_net_alloc(ct_net *net);
 /* 0 when the plan meets the limits; otherwise CT_ERR_NO_MEMORY and the
  * message allocation would give. */
 int ct_net_check_fit(ct_net *net);
+/* Bytes of device memory the plan takes: every arena at its element size
+ * and the two batch slots. */
+uint64_t ct_net_plan_bytes(const ct_net *net);
 /* The largest batch (a multiple of the batch-norm groups) whose plan meets
  * the limits with at most global_bytes in all; 0 when none does. */
 int ct_net_largest_batch(const ct_net *net, uint64_t global_bytes);

@@ -75,7 +75,7 @@ static uint64_t abytes(const ct_net *net, int a, size_t n)
     return (uint64_t)n * ct_net_arena_esize(net, a);
 }
 
-static uint64_t plan_bytes(const ct_net *net)
+uint64_t ct_net_plan_bytes(const ct_net *net)
 {
     uint64_t total = 2 * (uint64_t)net->slot_n * sizeof(float);
     for (int a = 0; a < CT_ARENA_COUNT; a++)
@@ -122,9 +122,9 @@ static void misfit(const ct_net *net, uint64_t global, char *why, size_t cap, in
                  "allocation may have", mib((uint64_t)net->slot_n * sizeof(float)), mib(alloc));
         return;
     }
-    if (plan_bytes(net) > global)
+    if (ct_net_plan_bytes(net) > global)
         snprintf(why, cap, "it needs %.2f MiB in all, more than the %.2f MiB there are",
-                 mib(plan_bytes(net)), mib(global));
+                 mib(ct_net_plan_bytes(net)), mib(global));
 }
 
 static int fits_at(const ct_net *net, int batch, uint64_t global)
@@ -174,7 +174,7 @@ static void describe(const ct_net *net, char *plan, size_t pcap, char *lim, size
     }
     if (at < pcap)
         snprintf(plan + at, pcap - at, "batch slots 2 x %.2f MiB; %.2f MiB in all",
-                 mib((uint64_t)net->slot_n * sizeof(float)), mib(plan_bytes(net)));
+                 mib((uint64_t)net->slot_n * sizeof(float)), mib(ct_net_plan_bytes(net)));
     const ct_device_info *dev = net->ctx ? ct_context_device(net->ctx) : NULL;
     static const char *const env[4] = { "", " (lowered by CLTRAIN_MEM_LIMIT)", " (lowered by CLTRAIN_MAX_ALLOC)",
                                         " (lowered by CLTRAIN_MEM_LIMIT and CLTRAIN_MAX_ALLOC)" };
@@ -323,7 +323,6 @@ size_t ct_net_format_plan(const ct_net *net, char *buf, size_t cap)
     static const char *const names[CT_ARENA_COUNT] = { "parameters", "gradients", "buffers",
                                                         "activations", "activation grads", "scratch",
                                                         "saved state" };
-    static const char *const fmt[3] = { "float32", "bf16", "fp16" };
     size_t at = 0;
     if (cap)
         buf[0] = '\0';
@@ -334,7 +333,7 @@ size_t ct_net_format_plan(const ct_net *net, char *buf, size_t cap)
         total += mb;
         put(buf, cap, &at, "  %-18s %10.2f MiB", names[a], mb);
         if (net->act16 && (a == CT_ARENA_ACTS || a == CT_ARENA_DACTS))
-            put(buf, cap, &at, " %s", fmt[net->act16 == CT_PRECISION_FP16 ? 2 : 1]);
+            put(buf, cap, &at, " %s", ct_precision_str((ct_precision)net->act16));
         /* 16-bit products in the GPU class without the storage: say why */
         if (a == CT_ARENA_ACTS && !net->act16 && net->ctx && net->ctx->act16_why[0])
             put(buf, cap, &at, " float32 (%s)", net->ctx->act16_why);

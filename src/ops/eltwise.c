@@ -302,8 +302,7 @@ static int nonfinite(ct_context *ctx, ct_buf count, ct_buf x, size_t n, ct_buf w
                        "workspace of ct_nonfinite_count_workspace_size(n) floats)");
     size_t wg1, wg2, es = sizeof(float);
     int prog = act ? store_prog(ctx, &es) : CT_PROG_eltwise;
-    const char *partial = "nonfinite_partial_f32";
-    if ((st = ct_kernel_pow2_wg(ctx, prog, partial, NONFINITE_MAX_WG, 0, &wg1)) ||
+    if ((st = ct_kernel_pow2_wg(ctx, prog, "nonfinite_partial_f32", NONFINITE_MAX_WG, 0, &wg1)) ||
         (st = ct_kernel_pow2_wg(ctx, CT_PROG_eltwise, "nonfinite_final_f32", NONFINITE_MAX_WG, 0, &wg2)))
         return st;
     /* n == 0 still runs one group, which writes a zero partial */
@@ -316,7 +315,7 @@ static int nonfinite(ct_context *ctx, ct_buf count, ct_buf x, size_t n, ct_buf w
     cl_uint nn = (cl_uint)n, ng = (cl_uint)groups;
     size_t g1[1] = { groups * wg1 }, l1[1] = { wg1 };
     ct_launch_bytes(ctx, n * es, groups * sizeof(cl_uint));
-    st = CT_RUN(ctx, prog, partial, 1, g1, l1, CT_BUF(workspace), CT_BUF(in),
+    st = CT_RUN(ctx, prog, "nonfinite_partial_f32", 1, g1, l1, CT_BUF(workspace), CT_BUF(in),
                 CT_ARG(nn), CT_LOCAL(wg1 * sizeof(cl_uint)));
     if (st)
         return st;

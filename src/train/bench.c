@@ -291,10 +291,7 @@ int ct_bench_run(ct_context *ctx, const ct_bench_options *opt, ct_bench_result *
     od.lr = 0.01f;
     od.momentum = 0.9f;
     size_t state_n = ct_optim_state_size(&od, net.nparams);
-    double bytes = 4.0 * (2.0 * (double)net.slot_n + (double)state_n);
-    for (int a = 0; a < CT_ARENA_COUNT; a++)
-        bytes += (double)net.arena_size[a] * (double)ct_net_arena_esize(&net, a);
-    res->plan_mib = bytes / 1048576.0;
+    res->plan_mib = ((double)ct_net_plan_bytes(&net) + (double)state_n * sizeof(float)) / 1048576.0;
     res->batch = batch;
     res->flops_per_step = 3.0 * forward_flops(&net);
     res->kernels = ct_context_kernels(ctx);

@@ -121,9 +121,9 @@ static int backward16(const ct_layer_call *c, const dense_state *s, ct_buf db)
 static int forward(const ct_layer_call *c)
 {
     const dense_state *s = CT_LAYER_STATE(c->r, dense_state);
-    if (c->net->act16)
-        return forward16(c, s, ct_act_needs_input((ct_act)s->act) ? c->r->saved : c->r->out);
     ct_buf z = ct_act_needs_input((ct_act)s->act) ? c->r->saved : c->r->out;
+    if (c->net->act16)
+        return forward16(c, s, z);
     ct_buf b = ct_layer_bias(c->l, c->r->param);
     if (ct_layer_fuses_bias(c, s->act)) /* GPU class: one pass adds the bias and applies act */
         return ct_dense_forward_act(c->ctx, z, c->x, c->r->param, b, (int)c->r->rows, s->in, s->out,
