@@ -69,9 +69,9 @@ inline void ct_tree_sum(__local float *red, uint lid, uint wg)
 #ifndef CT_OPS16
 #define CT_OPS16 0
 #endif
-#if CT_OPS16
 #define CT_CAT2(a, b) a##b
 #define CT_CAT(a, b) CT_CAT2(a, b)
+#if CT_OPS16
 #if CT_OPS16 == 1
 #define CT_OP16_BODY(T, U)                                                                        \
     {                                                                                             \
@@ -182,6 +182,57 @@ inline void ct_st8(__global ct_at *p, size_t q, float8 v)
 #define ct_st8(p, q, v) vstore8(v, q, p)
 #endif
 
+/* An own product's operand (gemm.cl, gemm_reg.cl, splitk.cl): float32, or,
+ * in a storage variant with the operand's bit set in the launch's s16 (1 A,
+ * 2 B, 4 C), the activation storage's 16 bits, so that a dense layer's
+ * input, output and gradients stay 16-bit on their way through the
+ * product. Indices count the operand's own elements (offsets included);
+ * h is the same for every work-item of a launch. */
+#if CT_ACT16
+inline float ct_gld(__global const float *p, ulong i, int h)
+{
+    return h ? ct_ld((__global const ct_at *)p, i) : p[i];
+}
+
+inline void ct_gst(__global float *p, ulong i, float v, int h)
+{
+    if (h)
+        ct_st((__global ct_at *)p, i, v);
+    else
+        p[i] = v;
+}
+
+#if CT_ACT16 == 1
+#define CT_GLD_N(N)                                                                               \
+    inline CT_CAT(float, N) CT_CAT(ct_gld, N)(__global const float *p, ulong i, int h)            \
+    {                                                                                             \
+        if (!h)                                                                                   \
+            return CT_CAT(vload, N)(0, p + i);                                                    \
+        const CT_CAT(ushort, N) u = CT_CAT(vload, N)(0, (__global const ushort *)p + i);          \
+        return CT_CAT(as_float, N)(CT_CAT(convert_uint, N)(u) << 16);                             \
+    }
+#else
+/* element by element, as ct_ld8 (pocl 3.1 and unaligned vload_halfN) */
+#define CT_GLD_N(N)                                                                               \
+    inline CT_CAT(float, N) CT_CAT(ct_gld, N)(__global const float *p, ulong i, int h)            \
+    {                                                                                             \
+        if (!h)                                                                                   \
+            return CT_CAT(vload, N)(0, p + i);                                                    \
+        float t[N];                                                                               \
+        for (int e = 0; e < N; e++)                                                               \
+            t[e] = vload_half(i + e, (__global const half *)p);                                   \
+        return CT_CAT(vload, N)(0, t);                                                            \
+    }
+#endif
+CT_GLD_N(4)
+CT_GLD_N(16)
+#else
+#define ct_gld(p, i, h) ((p)[i])
+#define ct_gst(p, i, v, h) ((p)[i] = (v))
+#define ct_gld4(p, i, h) vload4(0, (p) + (i))
+#define ct_gld16(p, i, h) vload16(0, (p) + (i))
+#endif
+
 /* The SGEMM kernels' parameters (gemm.cl's tiles, gemm_reg.cl's register
  * tiles: src/ops/gemm_cl.c launches either with the same arguments) */
 #define CT_GEMM_PARAMS                                                                            \
@@ -189,7 +240,7 @@ inline void ct_st8(__global ct_at *p, size_t q, float8 v)
         uint ldb, __global float *c, ulong c_off, uint ldc, ulong c_stride, uint m, uint n,       \
         uint k, uint kc, float alpha, float beta, __global const float *bias, ulong bias_off,    \
         int has_bias, int act, int zs, uint nb2, ulong as1, ulong as2, ulong bs1, ulong bs2,     \
-        ulong cs1, ulong cs2
+        ulong cs1, ulong cs2, int s16
 
 /* The logistic function, for the recurrent cells' gates (lstm.cl, gru.cl):
  * the same expression as ct_act_f's sigmoid. */

@@ -1,12 +1,14 @@
 /*
  * dense.cl - the per-channel pieces around a GEMM: bias + activation
  * forward (dense and conv outputs alike, layout (N, C, HW); dense is HW = 1)
- * and the bias gradient, a deterministic sum over N and HW.
+ * and the bias gradient, a deterministic sum over N and HW. x, y and dy
+ * are ct_at (common.cl): 16 bits in the storage variants (dense_sbf16,
+ * _sfp16), the bias, its gradient and the partial sums float32.
  */
 
 /* y = act(x + b[channel]); y may alias x (each element is read, then
  * written, by the same work-item). x, y: (n, c, hw); b: (c) */
-__kernel void bias_act_fwd_f32(__global float *y, ulong y_off, __global const float *x,
+__kernel void bias_act_fwd_f32(__global ct_at *y, ulong y_off, __global const ct_at *x,
                                ulong x_off, __global const float *b, ulong b_off, uint n, uint c,
                                uint hw, int act)
 {
@@ -14,13 +16,14 @@ __kernel void bias_act_fwd_f32(__global float *y, ulong y_off, __global const fl
     if (i >= n * c * hw)
         return;
     uint ch = (i / hw) % c;
-    y[y_off + i] = ct_act_f(act, x[x_off + i] + b[b_off + ch]);
+    ct_st(y, y_off + i, ct_act_f(act, ct_ld(x, x_off + i) + b[b_off + ch]));
 }
 
 /* One term of a bias gradient. With an activation (act != 0) the term is
  * the pre-activation's gradient dy * act'(x, y), written back over dy: the
  * activation's backward and the bias sum in one pass, each element touched
- * by exactly one work-item. */
+ * by exactly one work-item (in 16 bits the sum takes the term before the
+ * store rounds it). */
 /* The column that compact column ch stands for when the columns [at, at +
  * len) of each row are skipped (len 0: ch itself) */
 inline uint bias_col(uint ch, uint at, uint len)
@@ -28,13 +31,13 @@ inline uint bias_col(uint ch, uint at, uint len)
     return ch >= at ? ch + len : ch;
 }
 
-inline float bias_term(__global float *dy, ulong i, __global const float *x,
-                       __global const float *y, ulong xy, int act)
+inline float bias_term(__global ct_at *dy, ulong i, __global const ct_at *x,
+                       __global const ct_at *y, ulong xy, int act)
 {
-    float v = dy[i];
+    float v = ct_ld(dy, i);
     if (act) {
-        v *= ct_act_df(act, x[xy], y[xy]);
-        dy[i] = v;
+        v *= ct_act_df(act, ct_ld(x, xy), ct_ld(y, xy));
+        ct_st(dy, i, v);
     }
     return v;
 }
@@ -52,9 +55,9 @@ inline float bias_term(__global float *dy, ulong i, __global const float *x,
  * early return ahead of the barriers. With act != 0, dy first becomes
  * dy * act'(x, y) (bias_term). dy, x, y: (n, c, hw); part: (c, S); red: (wg)
  */
-__kernel void bias_bwd_partial_f32(__global float *part, ulong part_off, __global float *dy,
-                                   ulong dy_off, __global const float *x, ulong x_off,
-                                   __global const float *y, ulong y_off, uint n, uint c, uint hw,
+__kernel void bias_bwd_partial_f32(__global float *part, ulong part_off, __global ct_at *dy,
+                                   ulong dy_off, __global const ct_at *x, ulong x_off,
+                                   __global const ct_at *y, ulong y_off, uint n, uint c, uint hw,
                                    uint L, int act, __local float *red)
 {
     uint s = get_group_id(0), S = get_num_groups(0), ch = get_group_id(1);
@@ -96,9 +99,9 @@ __kernel void bias_bwd_partial_f32(__global float *part, ulong part_off, __globa
  * runs over the c - len others (bias_col), part is (S, c - len), and the
  * accumulated db is indexed by the real column.
  */
-__kernel void bias_bwd_cols_partial_f32(__global float *part, ulong part_off, __global float *dy,
-                                        ulong dy_off, __global const float *x, ulong x_off,
-                                        __global const float *y, ulong y_off, uint n, uint c,
+__kernel void bias_bwd_cols_partial_f32(__global float *part, ulong part_off, __global ct_at *dy,
+                                        ulong dy_off, __global const ct_at *x, ulong x_off,
+                                        __global const ct_at *y, ulong y_off, uint n, uint c,
                                         uint S, uint L, int act, int accum, uint at, uint len)
 {
     uint ch = get_global_id(0), s = get_global_id(1), cc = c - len;
@@ -124,9 +127,9 @@ __kernel void bias_bwd_cols_partial_f32(__global float *part, ulong part_off, __
  * the whole gradient without partials or a second kernel.
  * dy, x, y: (n, c); db: (c); red: (cw R)
  */
-__kernel void bias_bwd_cols_tree_f32(__global float *db, ulong db_off, __global float *dy,
-                                     ulong dy_off, __global const float *x, ulong x_off,
-                                     __global const float *y, ulong y_off, uint n, uint c, int act,
+__kernel void bias_bwd_cols_tree_f32(__global float *db, ulong db_off, __global ct_at *dy,
+                                     ulong dy_off, __global const ct_at *x, ulong x_off,
+                                     __global const ct_at *y, ulong y_off, uint n, uint c, int act,
                                      __local float *red, uint at, uint len)
 {
     uint cw = get_local_size(0), R = get_local_size(1);

@@ -23,7 +23,7 @@ inline void ct_gemm_tile(const int ta, const int tb, const int WM, const int WN,
                          __global float *c, ulong c_off, uint ldc, ulong c_stride,
                          uint m, uint n, uint k, uint kc, float alpha, float beta,
                          __global const float *bias, ulong bias_off, int has_bias, int act,
-                         uint z)
+                         uint z, int s16)
 {
     const int TM = WM * RM, TN = WN * RNV * CT_GEMM_VN, TK = CT_GEMM_TK_MM;
     const int tx = get_local_id(0), ty = get_local_id(1);
@@ -38,8 +38,7 @@ inline void ct_gemm_tile(const int ta, const int tb, const int WM, const int WN,
 #pragma unroll
         for (int j = 0; j < RNV; j++)
             acc[i][j] = (ct_gvec)0.0f;
-    a += a_off;
-    b += b_off;
+    const int ha = s16 & 1, hb = s16 & 2, hc = s16 & 4;
 
     for (uint kt = k0; kt < k1; kt += TK) {
         /* A's tile: element (r, p) = op(A)[m0 + r][kt + p]; work-items walk
@@ -49,7 +48,7 @@ inline void ct_gemm_tile(const int ta, const int tb, const int WM, const int WN,
             const uint gr = m0 + r, gp = kt + p;
             float v = 0.0f;
             if (gr < m && gp < k1)
-                v = ta ? a[(ulong)gp * lda + gr] : a[(ulong)gr * lda + gp];
+                v = ct_gld(a, a_off + (ta ? (ulong)gp * lda + gr : (ulong)gr * lda + gp), ha);
             as[p * (TM + 1) + r] = ct_op16(v);
         }
         /* B's tile: element (p, col) = op(B)[kt + p][n0 + col] */
@@ -58,7 +57,7 @@ inline void ct_gemm_tile(const int ta, const int tb, const int WM, const int WN,
             const uint gc = n0 + col, gp = kt + p;
             float v = 0.0f;
             if (gc < n && gp < k1)
-                v = tb ? b[(ulong)gc * ldb + gp] : b[(ulong)gp * ldb + gc];
+                v = ct_gld(b, b_off + (tb ? (ulong)gc * ldb + gp : (ulong)gp * ldb + gc), hb);
             bs[p * (TN + 1) + col] = ct_op16(v);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -66,20 +65,21 @@ inline void ct_gemm_tile(const int ta, const int tb, const int WM, const int WN,
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 
-    c += c_off + z * c_stride;
+    c_off += z * c_stride;
 #pragma unroll
     for (int i = 0; i < RM; i++) {
         const uint row = m0 + ty + WM * i;
         if (row >= m)
             continue;
-        __global float *cr = c + (ulong)row * ldc;
+        __global float *cr = c + c_off + (ulong)row * ldc; /* (float C) */
+        const ulong ci = c_off + (ulong)row * ldc;
 #pragma unroll
         for (int j = 0; j < RNV; j++) {
             const uint col = n0 + (tx + WN * j) * CT_GEMM_VN;
             /* beta == 0: C is not read (NaNs there do not survive). The
              * epilogue (a bias per column, then an activation) rounds as a
              * separate bias_act_fwd_f32 pass over the product would. */
-            if (col + CT_GEMM_VN <= n && !has_bias && !act) {
+            if (col + CT_GEMM_VN <= n && !has_bias && !act && !hc) {
                 ct_gvec v = alpha * acc[i][j];
                 if (beta != 0.0f)
                     v = ct_fma((ct_gvec)beta, ct_gvload(0, cr + col), v);
@@ -89,10 +89,10 @@ inline void ct_gemm_tile(const int ta, const int tb, const int WM, const int WN,
                 ct_gvstore(acc[i][j], 0, sums);
                 for (int e = 0; e < CT_GEMM_VN && col + e < n; e++) {
                     float v = alpha * sums[e];
-                    v = beta == 0.0f ? v : ct_fma(beta, cr[col + e], v);
+                    v = beta == 0.0f ? v : ct_fma(beta, ct_gld(c, ci + col + e, hc), v);
                     if (has_bias)
                         v += bias[bias_off + col + e];
-                    cr[col + e] = ct_act_f(act, v);
+                    ct_gst(c, ci + col + e, ct_act_f(act, v), hc);
                 }
             }
         }
@@ -117,7 +117,7 @@ inline void ct_gemm_tile(const int ta, const int tb, const int WM, const int WN,
         ct_gemm_tile(TA, TB, WM, WN, RM, RNV, as, bs, a, a_off + i1 * as1 + i2 * as2, lda, b,      \
                      b_off + i1 * bs1 + i2 * bs2, ldb, c, c_off + i1 * cs1 + i2 * cs2, ldc,       \
                      c_stride, m, n, k, kc, alpha, beta, bias, bias_off, has_bias, act,           \
-                     zs ? g : 0);                                                                 \
+                     zs ? g : 0, s16);                                                            \
     }
 
 /* gemm_<size>_{nn,nt,tn,tt}: one tile size in the four transpositions */

@@ -25,9 +25,10 @@
  * runtime that runs work-items as SIMD lanes gathers a float4 load per
  * component anyway; a GPU's neighbouring work-items still read
  * neighbouring addresses. */
-inline float4 ct_greg_row(__global const float *p, uint base, uint i0, uint i1, uint i2, uint i3)
+inline float4 ct_greg_row(__global const float *p, uint base, uint i0, uint i1, uint i2, uint i3, int h)
 {
-    return (float4)(p[base + i0], p[base + i1], p[base + i2], p[base + i3]);
+    return (float4)(ct_gld(p, base + i0, h), ct_gld(p, base + i1, h), ct_gld(p, base + i2, h),
+                    ct_gld(p, base + i3, h));
 }
 
 #define CT_GREG_FMA4(acc, a4, b0, b1, b2, b3)                                                     \
@@ -43,8 +44,9 @@ inline float4 ct_greg_row(__global const float *p, uint base, uint i0, uint i1, 
 inline void ct_greg_tile(const int ta, const int tb, __global const float *a, uint ao, uint lda,
                          __global const float *b, uint bo, uint ldb, __global float *c, ulong c_off,
                          uint ldc, ulong c_stride, uint m, uint n, uint k, uint kc, float alpha, float beta,
-                         __global const float *bias, ulong bias_off, int has_bias, int act, uint z)
+                         __global const float *bias, ulong bias_off, int has_bias, int act, uint z, int s16)
 {
+    const int ha = s16 & 1, hb = s16 & 2, hc = s16 & 4;
     const uint r0 = (get_group_id(1) * CT_GREG_WM + get_local_id(1)) * 4;
     const uint c0 = (get_group_id(0) * CT_GREG_WN + get_local_id(0)) * 4;
     if (r0 >= m || c0 >= n)
@@ -59,13 +61,13 @@ inline void ct_greg_tile(const int ta, const int tb, __global const float *a, ui
         /* b0..b3: op(B)'s rows p .. p + 3 over columns c0 .. c0 + 3 */
         float4 b0, b1, b2, b3;
         if (!tb) {
-            b0 = ct_greg_row(b, bo + p * ldb, cb0, cb1, cb2, cb3);
-            b1 = ct_greg_row(b, bo + (p + 1) * ldb, cb0, cb1, cb2, cb3);
-            b2 = ct_greg_row(b, bo + (p + 2) * ldb, cb0, cb1, cb2, cb3);
-            b3 = ct_greg_row(b, bo + (p + 3) * ldb, cb0, cb1, cb2, cb3);
+            b0 = ct_greg_row(b, bo + p * ldb, cb0, cb1, cb2, cb3, hb);
+            b1 = ct_greg_row(b, bo + (p + 1) * ldb, cb0, cb1, cb2, cb3, hb);
+            b2 = ct_greg_row(b, bo + (p + 2) * ldb, cb0, cb1, cb2, cb3, hb);
+            b3 = ct_greg_row(b, bo + (p + 3) * ldb, cb0, cb1, cb2, cb3, hb);
         } else {
-            const float4 u0 = vload4(0, b + (bo + cb0 * ldb + p)), u1 = vload4(0, b + (bo + cb1 * ldb + p));
-            const float4 u2 = vload4(0, b + (bo + cb2 * ldb + p)), u3 = vload4(0, b + (bo + cb3 * ldb + p));
+            const float4 u0 = ct_gld4(b, bo + cb0 * ldb + p, hb), u1 = ct_gld4(b, bo + cb1 * ldb + p, hb);
+            const float4 u2 = ct_gld4(b, bo + cb2 * ldb + p, hb), u3 = ct_gld4(b, bo + cb3 * ldb + p, hb);
             b0 = (float4)(u0.x, u1.x, u2.x, u3.x);
             b1 = (float4)(u0.y, u1.y, u2.y, u3.y);
             b2 = (float4)(u0.z, u1.z, u2.z, u3.z);
@@ -74,15 +76,15 @@ inline void ct_greg_tile(const int ta, const int tb, __global const float *a, ui
         /* a0..a3: op(A)'s rows r0 .. r0 + 3 over k p .. p + 3 */
         float4 a0, a1, a2, a3;
         if (!ta) {
-            a0 = vload4(0, a + (ao + ra0 * lda + p));
-            a1 = vload4(0, a + (ao + ra1 * lda + p));
-            a2 = vload4(0, a + (ao + ra2 * lda + p));
-            a3 = vload4(0, a + (ao + ra3 * lda + p));
+            a0 = ct_gld4(a, ao + ra0 * lda + p, ha);
+            a1 = ct_gld4(a, ao + ra1 * lda + p, ha);
+            a2 = ct_gld4(a, ao + ra2 * lda + p, ha);
+            a3 = ct_gld4(a, ao + ra3 * lda + p, ha);
         } else {
-            const float4 t0 = ct_greg_row(a, ao + p * lda, ra0, ra1, ra2, ra3);
-            const float4 t1 = ct_greg_row(a, ao + (p + 1) * lda, ra0, ra1, ra2, ra3);
-            const float4 t2 = ct_greg_row(a, ao + (p + 2) * lda, ra0, ra1, ra2, ra3);
-            const float4 t3 = ct_greg_row(a, ao + (p + 3) * lda, ra0, ra1, ra2, ra3);
+            const float4 t0 = ct_greg_row(a, ao + p * lda, ra0, ra1, ra2, ra3, ha);
+            const float4 t1 = ct_greg_row(a, ao + (p + 1) * lda, ra0, ra1, ra2, ra3, ha);
+            const float4 t2 = ct_greg_row(a, ao + (p + 2) * lda, ra0, ra1, ra2, ra3, ha);
+            const float4 t3 = ct_greg_row(a, ao + (p + 3) * lda, ra0, ra1, ra2, ra3, ha);
             a0 = (float4)(t0.x, t1.x, t2.x, t3.x);
             a1 = (float4)(t0.y, t1.y, t2.y, t3.y);
             a2 = (float4)(t0.z, t1.z, t2.z, t3.z);
@@ -98,23 +100,22 @@ inline void ct_greg_tile(const int ta, const int tb, __global const float *a, ui
         CT_GREG_FMA4(acc3, a3, b0, b1, b2, b3);
     }
     for (; p < k1; p++) {
-        const float4 bv = ct_op16_4(tb ? (float4)(b[bo + cb0 * ldb + p], b[bo + cb1 * ldb + p], b[bo + cb2 * ldb + p],
-                                        b[bo + cb3 * ldb + p])
-                             : ct_greg_row(b, bo + p * ldb, cb0, cb1, cb2, cb3));
-        const float4 av = ct_op16_4(ta ? ct_greg_row(a, ao + p * lda, ra0, ra1, ra2, ra3)
-                             : (float4)(a[ao + ra0 * lda + p], a[ao + ra1 * lda + p], a[ao + ra2 * lda + p],
-                                        a[ao + ra3 * lda + p]));
+        const float4 bv = ct_op16_4(tb ? ct_greg_row(b, bo + p, cb0 * ldb, cb1 * ldb, cb2 * ldb, cb3 * ldb, hb)
+                                       : ct_greg_row(b, bo + p * ldb, cb0, cb1, cb2, cb3, hb));
+        const float4 av = ct_op16_4(ta ? ct_greg_row(a, ao + p * lda, ra0, ra1, ra2, ra3, ha)
+                                       : ct_greg_row(a, ao + p, ra0 * lda, ra1 * lda, ra2 * lda, ra3 * lda, ha));
         acc0 = ct_fma((float4)av.x, bv, acc0);
         acc1 = ct_fma((float4)av.y, bv, acc1);
         acc2 = ct_fma((float4)av.z, bv, acc2);
         acc3 = ct_fma((float4)av.w, bv, acc3);
     }
-    c += c_off + z * c_stride;
+    c_off += z * c_stride;
     float4 accs[4] = { acc0, acc1, acc2, acc3 };
     for (int i = 0; i < 4 && r0 + i < m; i++) {
-        __global float *cr = c + (ulong)(r0 + i) * ldc;
+        const ulong ci = c_off + (ulong)(r0 + i) * ldc;
+        __global float *cr = c + ci; /* (float C) */
         /* beta == 0: C is not read; the epilogue as in gemm.cl's ct_gemm_tile */
-        if (c0 + 4 <= n && !has_bias && !act) {
+        if (c0 + 4 <= n && !has_bias && !act && !hc) {
             float4 v = alpha * accs[i];
             if (beta != 0.0f)
                 v = ct_fma((float4)beta, vload4(0, cr + c0), v);
@@ -124,10 +125,10 @@ inline void ct_greg_tile(const int ta, const int tb, __global const float *a, ui
             vstore4(accs[i], 0, sums);
             for (int e = 0; e < 4 && c0 + e < n; e++) {
                 float v = alpha * sums[e];
-                v = beta == 0.0f ? v : ct_fma(beta, cr[c0 + e], v);
+                v = beta == 0.0f ? v : ct_fma(beta, ct_gld(c, ci + c0 + e, hc), v);
                 if (has_bias)
                     v += bias[bias_off + c0 + e];
-                cr[c0 + e] = ct_act_f(act, v);
+                ct_gst(c, ci + c0 + e, ct_act_f(act, v), hc);
             }
         }
     }
@@ -143,7 +144,7 @@ inline void ct_greg_tile(const int ta, const int tb, __global const float *a, ui
         ct_greg_tile(TA, TB, a, (uint)(a_off + i1 * as1 + i2 * as2), lda, b,                       \
                      (uint)(b_off + i1 * bs1 + i2 * bs2),                                         \
                      ldb, c, c_off + i1 * cs1 + i2 * cs2, ldc, c_stride, m, n, k, kc, alpha, beta,  \
-                     bias, bias_off, has_bias, act, zs ? g : 0);                                  \
+                     bias, bias_off, has_bias, act, zs ? g : 0, s16);                             \
     }
 
 CT_GREG_KERNEL(gemm_reg_nn, 0, 0)
@@ -173,72 +174,85 @@ CT_GREG_KERNEL(gemm_reg_tt, 1, 1)
  * two-level batches as gemm.cl's kernels.
  */
 
-/* p[j0 .. j0 + 16) with the indices clamped below lim */
-inline float16 ct_gvec_load(__global const float *p, uint j0, uint lim)
+/* p[at + j0 .. at + j0 + 16) with the indices j clamped below lim; h: in
+ * 16 bits (ct_gld) */
+inline float16 ct_gvec_load(__global const float *p, ulong at, uint j0, uint lim, int h)
 {
     if (j0 + 16 <= lim)
-        return vload16(0, p + j0);
+        return ct_gld16(p, at + j0, h);
     float t[16];
     for (int e = 0; e < 16; e++)
-        t[e] = p[min(j0 + e, lim - 1)];
+        t[e] = ct_gld(p, at + min(j0 + e, lim - 1), h);
     return vload16(0, t);
 }
 
-/* C[row][col] from the sum v: alpha v (+ beta C) (+ bias), the activation;
+/* The epilogue's arguments: alpha, beta, the bias, the activation, and
+ * whether C is in 16 bits */
+typedef struct ct_gvec_epi {
+    float alpha, beta;
+    __global const float *bias;
+    ulong bias_off;
+    int has_bias, act, hc;
+} ct_gvec_epi;
+
+/* C[ci + col] from the sum v: alpha v (+ beta C) (+ bias), the activation;
  * the rounding of gemm.cl's epilogue */
-inline void ct_gvec_put(__global float *cr, uint col, float v, float alpha, float beta,
-                        __global const float *bias, ulong bias_off, int has_bias, int act)
+inline void ct_gvec_put(__global float *c, ulong ci, uint col, float v, const ct_gvec_epi *e)
 {
-    v = alpha * v;
-    v = beta == 0.0f ? v : ct_fma(beta, cr[col], v);
-    if (has_bias)
-        v += bias[bias_off + col];
-    cr[col] = ct_act_f(act, v);
+    v = e->alpha * v;
+    v = e->beta == 0.0f ? v : ct_fma(e->beta, ct_gld(c, ci + col, e->hc), v);
+    if (e->has_bias)
+        v += e->bias[e->bias_off + col];
+    ct_gst(c, ci + col, ct_act_f(e->act, v), e->hc);
 }
 
-/* 16 sums s of columns col .. col + 15 of row cr, those below n */
-inline void ct_gvec_put16(__global float *cr, uint col, uint n, float16 s, float alpha, float beta,
-                          __global const float *bias, ulong bias_off, int has_bias, int act)
+/* 16 sums s of columns col .. col + 15 of the row at ci, those below n */
+inline void ct_gvec_put16(__global float *c, ulong ci, uint col, uint n, float16 s, const ct_gvec_epi *e)
 {
-    if (col + 16 <= n && !has_bias && !act) {
-        float16 v = alpha * s;
-        if (beta != 0.0f)
-            v = ct_fma((float16)beta, vload16(0, cr + col), v);
-        vstore16(v, 0, cr + col);
+    if (col + 16 <= n && !e->has_bias && !e->act && !e->hc) {
+        float16 v = e->alpha * s;
+        if (e->beta != 0.0f)
+            v = ct_fma((float16)e->beta, vload16(0, c + ci + col), v);
+        vstore16(v, 0, c + ci + col);
         return;
     }
     float t[16];
     vstore16(s, 0, t);
-    for (int e = 0; e < 16 && col + e < n; e++)
-        ct_gvec_put(cr, col + e, t[e], alpha, beta, bias, bias_off, has_bias, act);
+    for (int i = 0; i < 16 && col + i < n; i++)
+        ct_gvec_put(c, ci, col + i, t[i], e);
 }
-
-#define CT_GVEC_EPI alpha, beta, bias, bias_off, has_bias, act
 
 /* one k of NN: B's row p (two float16, LOAD) into the 8 rows' sums */
 #define CT_GVEC_NN_STEP(LOAD)                                                                     \
     {                                                                                             \
-        __global const float *bp = b + (ulong)p * ldb;                                            \
-        const float16 b0 = ct_op16_16(LOAD(bp, c0, n)), b1 = ct_op16_16(LOAD(bp, c0 + 16, n));    \
+        const ulong bp = bo + (ulong)p * ldb;                                                     \
+        const float16 b0 = ct_op16_16(LOAD(b, bp, c0, n, hb));                                    \
+        const float16 b1 = ct_op16_16(LOAD(b, bp, c0 + 16, n, hb));                               \
         _Pragma("unroll") for (int i = 0; i < 8; i++)                                             \
         {                                                                                         \
-            const float16 av = (float16)ct_op16(ar[i][p]);                                        \
+            const float16 av = (float16)ct_op16(ct_gld(a, ar[i] + p, ha));                        \
             acc[i][0] = ct_fma(av, b0, acc[i][0]);                                                \
             acc[i][1] = ct_fma(av, b1, acc[i][1]);                                                \
         }                                                                                         \
     }
-#define CT_GVEC_VLOAD(p, j0, lim) vload16(0, (p) + (j0))
+#define CT_GVEC_VLOAD(p, at, j0, lim, h) ct_gld16(p, (at) + (j0), h)
 
-inline void ct_gvec_nn(__global const float *a, uint lda, __global const float *b, uint ldb,
-                       __global float *c, uint ldc, uint m, uint n, uint k0, uint k1, float alpha,
-                       float beta, __global const float *bias, ulong bias_off, int has_bias, int act)
+/* The three blocks' arguments: A at ao, B at bo, C at co (offsets in each
+ * operand's elements), k in [k0, k1), s16 as CT_GEMM_PARAMS' */
+#define CT_GVEC_ARGS                                                                              \
+    __global const float *a, ulong ao, uint lda, __global const float *b, ulong bo, uint ldb,     \
+        __global float *c, ulong co, uint ldc, uint m, uint n, uint k0, uint k1, int s16,         \
+        const ct_gvec_epi *e
+
+inline void ct_gvec_nn(CT_GVEC_ARGS)
 {
+    const int ha = s16 & 1, hb = s16 & 2;
     const uint c0 = get_global_id(0) * 32, r0 = get_global_id(1) * 8;
-    __global const float *ar[8];
+    ulong ar[8];
     float16 acc[8][2];
 #pragma unroll
     for (int i = 0; i < 8; i++) {
-        ar[i] = a + (ulong)min(r0 + i, m - 1) * lda;
+        ar[i] = ao + (ulong)min(r0 + i, m - 1) * lda;
         acc[i][0] = acc[i][1] = (float16)0.0f;
     }
     if (c0 + 32 <= n) {
@@ -249,10 +263,10 @@ inline void ct_gvec_nn(__global const float *a, uint lda, __global const float *
             CT_GVEC_NN_STEP(ct_gvec_load)
     }
     for (int i = 0; i < 8 && r0 + i < m; i++) {
-        __global float *cr = c + (ulong)(r0 + i) * ldc;
-        ct_gvec_put16(cr, c0, n, acc[i][0], CT_GVEC_EPI);
+        const ulong ci = co + (ulong)(r0 + i) * ldc;
+        ct_gvec_put16(c, ci, c0, n, acc[i][0], e);
         if (c0 + 16 < n)
-            ct_gvec_put16(cr, c0 + 16, n, acc[i][1], CT_GVEC_EPI);
+            ct_gvec_put16(c, ci, c0 + 16, n, acc[i][1], e);
     }
 }
 
@@ -264,22 +278,21 @@ inline float ct_gvec_hsum(float16 v)
     float t[16];
     vstore16(v, 0, t);
     for (int w = 8; w > 0; w >>= 1)
-        for (int e = 0; e < w; e++)
-            t[e] += t[e + w];
+        for (int i = 0; i < w; i++)
+            t[i] += t[i + w];
     return t[0];
 }
 
-inline void ct_gvec_nt(__global const float *a, uint lda, __global const float *b, uint ldb,
-                       __global float *c, uint ldc, uint m, uint n, uint k0, uint k1, float alpha,
-                       float beta, __global const float *bias, ulong bias_off, int has_bias, int act)
+inline void ct_gvec_nt(CT_GVEC_ARGS)
 {
+    const int ha = s16 & 1, hb = s16 & 2;
     const uint c0 = get_global_id(0) * 4, r0 = get_global_id(1) * 4;
-    __global const float *ar[4], *bc[4];
+    ulong ar[4], bc[4];
     float16 acc[4][4];
 #pragma unroll
     for (int i = 0; i < 4; i++) {
-        ar[i] = a + (ulong)min(r0 + i, m - 1) * lda;
-        bc[i] = b + (ulong)min(c0 + i, n - 1) * ldb;
+        ar[i] = ao + (ulong)min(r0 + i, m - 1) * lda;
+        bc[i] = bo + (ulong)min(c0 + i, n - 1) * ldb;
 #pragma unroll
         for (int j = 0; j < 4; j++)
             acc[i][j] = (float16)0.0f;
@@ -289,8 +302,8 @@ inline void ct_gvec_nt(__global const float *a, uint lda, __global const float *
         float16 av[4], bv[4];
 #pragma unroll
         for (int i = 0; i < 4; i++) {
-            av[i] = ct_op16_16(vload16(0, ar[i] + p));
-            bv[i] = ct_op16_16(vload16(0, bc[i] + p));
+            av[i] = ct_op16_16(ct_gld16(a, ar[i] + p, ha));
+            bv[i] = ct_op16_16(ct_gld16(b, bc[i] + p, hb));
         }
 #pragma unroll
         for (int i = 0; i < 4; i++)
@@ -309,38 +322,38 @@ inline void ct_gvec_nt(__global const float *a, uint lda, __global const float *
         for (int i = 0; i < 4; i++)
 #pragma unroll
             for (int j = 0; j < 4; j++)
-                s[i][j] = ct_fma(ct_op16(ar[i][p]), ct_op16(bc[j][p]), s[i][j]);
+                s[i][j] = ct_fma(ct_op16(ct_gld(a, ar[i] + p, ha)), ct_op16(ct_gld(b, bc[j] + p, hb)), s[i][j]);
     for (int i = 0; i < 4 && r0 + i < m; i++)
         for (int j = 0; j < 4 && c0 + j < n; j++)
-            ct_gvec_put(c + (ulong)(r0 + i) * ldc, c0 + j, s[i][j], CT_GVEC_EPI);
+            ct_gvec_put(c, co + (ulong)(r0 + i) * ldc, c0 + j, s[i][j], e);
 }
 
 /* one k of TN / TT: A^T's row p (two float16, LOAD) times B's 8 values */
 #define CT_GVEC_TX_STEP(LOAD, TB)                                                                 \
     {                                                                                             \
-        __global const float *ap = a + (ulong)p * lda;                                            \
-        const float16 a0 = ct_op16_16(LOAD(ap, r0, m)), a1 = ct_op16_16(LOAD(ap, r0 + 16, m));    \
+        const ulong ap = ao + (ulong)p * lda;                                                     \
+        const float16 a0 = ct_op16_16(LOAD(a, ap, r0, m, ha));                                    \
+        const float16 a1 = ct_op16_16(LOAD(a, ap, r0 + 16, m, ha));                               \
         _Pragma("unroll") for (int j = 0; j < 8; j++)                                             \
         {                                                                                         \
-            const float16 bv = (float16)ct_op16(TB ? bc[j][p] : b[(ulong)p * ldb + cj[j]]);       \
+            const float16 bv =                                                                    \
+                (float16)ct_op16(ct_gld(b, TB ? bc[j] + p : bo + (ulong)p * ldb + cj[j], hb));    \
             acc[j][0] = ct_fma(a0, bv, acc[j][0]);                                                \
             acc[j][1] = ct_fma(a1, bv, acc[j][1]);                                                \
         }                                                                                         \
     }
 
-inline void ct_gvec_tx(const int tb, __global const float *a, uint lda, __global const float *b,
-                       uint ldb, __global float *c, uint ldc, uint m, uint n, uint k0, uint k1,
-                       float alpha, float beta, __global const float *bias, ulong bias_off,
-                       int has_bias, int act)
+inline void ct_gvec_tx(const int tb, CT_GVEC_ARGS)
 {
+    const int ha = s16 & 1, hb = s16 & 2;
     const uint c0 = get_global_id(0) * 8, r0 = get_global_id(1) * 32;
-    __global const float *bc[8];
+    ulong bc[8];
     uint cj[8];
     float16 acc[8][2];
 #pragma unroll
     for (int j = 0; j < 8; j++) {
         cj[j] = min(c0 + j, n - 1);
-        bc[j] = b + (ulong)cj[j] * ldb;
+        bc[j] = bo + (ulong)cj[j] * ldb;
         acc[j][0] = acc[j][1] = (float16)0.0f;
     }
     if (r0 + 32 <= m) {
@@ -360,16 +373,16 @@ inline void ct_gvec_tx(const int tb, __global const float *a, uint lda, __global
         vstore16(acc[j][1], 0, t[j] + 16);
     }
     for (int i = 0; i < 32 && r0 + i < m; i++) {
-        __global float *cr = c + (ulong)(r0 + i) * ldc;
-        if (c0 + 8 <= n && !has_bias && !act) {
-            float8 v = alpha * (float8)(t[0][i], t[1][i], t[2][i], t[3][i], t[4][i], t[5][i], t[6][i],
-                                        t[7][i]);
-            if (beta != 0.0f)
-                v = ct_fma((float8)beta, vload8(0, cr + c0), v);
-            vstore8(v, 0, cr + c0);
+        const ulong ci = co + (ulong)(r0 + i) * ldc;
+        if (c0 + 8 <= n && !e->has_bias && !e->act && !e->hc) {
+            float8 v = e->alpha * (float8)(t[0][i], t[1][i], t[2][i], t[3][i], t[4][i], t[5][i], t[6][i],
+                                           t[7][i]);
+            if (e->beta != 0.0f)
+                v = ct_fma((float8)e->beta, vload8(0, c + ci + c0), v);
+            vstore8(v, 0, c + ci + c0);
         } else {
             for (int j = 0; j < 8 && c0 + j < n; j++)
-                ct_gvec_put(cr, c0 + j, t[j][i], CT_GVEC_EPI);
+                ct_gvec_put(c, ci, c0 + j, t[j][i], e);
         }
     }
 }
@@ -381,15 +394,15 @@ inline void ct_gvec_tx(const int tb, __global const float *a, uint lda, __global
     {                                                                                             \
         const uint g = get_group_id(2), i1 = g / nb2, i2 = g - i1 * nb2, z = zs ? g : 0;          \
         const uint k0 = z * kc, k1 = min(k, k0 + kc);                                             \
-        a += a_off + i1 * as1 + i2 * as2;                                                         \
-        b += b_off + i1 * bs1 + i2 * bs2;                                                         \
-        c += c_off + i1 * cs1 + i2 * cs2 + z * c_stride;                                          \
+        const ulong ao = a_off + i1 * as1 + i2 * as2, bo = b_off + i1 * bs1 + i2 * bs2;           \
+        const ulong co = c_off + i1 * cs1 + i2 * cs2 + z * c_stride;                              \
+        const ct_gvec_epi e = { alpha, beta, bias, bias_off, has_bias, act, s16 & 4 };            \
         if (TA)                                                                                   \
-            ct_gvec_tx(TB, a, lda, b, ldb, c, ldc, m, n, k0, k1, CT_GVEC_EPI);                    \
+            ct_gvec_tx(TB, a, ao, lda, b, bo, ldb, c, co, ldc, m, n, k0, k1, s16, &e);            \
         else if (TB)                                                                              \
-            ct_gvec_nt(a, lda, b, ldb, c, ldc, m, n, k0, k1, CT_GVEC_EPI);                        \
+            ct_gvec_nt(a, ao, lda, b, bo, ldb, c, co, ldc, m, n, k0, k1, s16, &e);                \
         else                                                                                      \
-            ct_gvec_nn(a, lda, b, ldb, c, ldc, m, n, k0, k1, CT_GVEC_EPI);                        \
+            ct_gvec_nn(a, ao, lda, b, bo, ldb, c, co, ldc, m, n, k0, k1, s16, &e);                \
     }
 
 CT_GVEC_KERNEL(gemm_vec_nn, 0, 0)

@@ -5,7 +5,8 @@
  * program of its own, so that none of them builds another's tiles for it
  * (gemm.cl takes about a minute to compile on pocl, this a fraction of a
  * second). It sums float32 slices and rounds nothing, so 16-bit products
- * use it as it is.
+ * use it as it is; its storage variants (splitk_sbf16, _sfp16) write a C
+ * in the activation storage where hc is set (common.cl's ct_gst).
  */
 
 /* Split-K's second pass: c = act(alpha * sum over the slices of w + beta c
@@ -14,7 +15,8 @@
  * bias: (n). Global size (n, m). */
 __kernel void gemm_splitk_sum(__global const float *w, uint slices, __global float *c,
                               ulong c_off, uint ldc, uint m, uint n, float alpha, float beta,
-                              __global const float *bias, ulong bias_off, int has_bias, int act)
+                              __global const float *bias, ulong bias_off, int has_bias, int act,
+                              int hc)
 {
     const uint j = get_global_id(0), i = get_global_id(1);
     if (i >= m || j >= n)
@@ -27,9 +29,9 @@ __kernel void gemm_splitk_sum(__global const float *w, uint slices, __global flo
 #pragma unroll 8
     for (uint z = 0; z < slices; z++)
         s += p[z * mn];
-    __global float *q = c + c_off + (ulong)i * ldc + j;
-    float v = beta == 0.0f ? alpha * s : ct_fma(alpha, s, beta * *q);
+    const ulong q = c_off + (ulong)i * ldc + j;
+    float v = beta == 0.0f ? alpha * s : ct_fma(alpha, s, beta * ct_gld(c, q, hc));
     if (has_bias)
         v += bias[bias_off + j];
-    *q = ct_act_f(act, v);
+    ct_gst(c, q, ct_act_f(act, v), hc);
 }

@@ -24,6 +24,13 @@
  * operand left unrounded is off by up to 2^-9 (bf16) or 2^-12 (fp16)
  * relative: far outside it.
  *
+ * With --precision, operands in the 16-bit activation storage too (the
+ * storage variants, ct_gemm_cl_epi.s16: each of A, B and C in 16 bits or
+ * float, every tile set and transposition, with and without split-K): the
+ * stored operands are exact in the format, so the bound above holds for the
+ * sum; a 16-bit C adds its store's rounding, u |c| + s (u 2^-8 bf16, 2^-11
+ * fp16; s 2^-25, fp16's subnormal half step), and reads the old C in it.
+ *
  *   test_gemm_cl [--precision bf16|fp16]
  *                             the checks
  *   test_gemm_cl --small [--tiles reg|vec|small] [--build-options OPTS]
@@ -41,6 +48,7 @@
 #include <string.h>
 
 #include "cl/runtime.h"
+#include "core/half.h"
 #include "core/util.h"
 #include "ops/dense.h"
 #include "ops/gemm_cl.h"
@@ -212,6 +220,123 @@ static int checks(ct_context *ctx, int small)
     cases++;
     passed += one(ctx, (ct_gemm_cl_plan){ CT_GEMM_CL_SMALL, 5 }, 0, 1, 150, 301, 99, 1.0f, 0.0f, 1);
     printf("ct_gemm_cl: %d of %d cases match the double-precision product\n", passed, cases);
+    return passed == cases;
+}
+
+/* n values to a device buffer in 16-bit storage f (1 bf16, 2 fp16) */
+static int put16(ct_context *ctx, int f, const float *v, size_t n, cl_mem *out)
+{
+    uint16_t *h = malloc(n * sizeof *h);
+    if (!h)
+        return CT_ERR_NO_MEMORY;
+    for (size_t i = 0; i < n; i++)
+        h[i] = f == 1 ? ct_bf16_from_f32(v[i]) : ct_fp16_from_f32(v[i]);
+    int st = ct_buffer_create(ctx, n * sizeof *h, out);
+    if (!st)
+        st = ct_buffer_write(ctx, *out, 0, n * sizeof *h, h);
+    free(h);
+    return st;
+}
+
+/* One product with the operands in s16 (CT_S16_A | _B | _C) in 16 bits,
+ * against the double product of the rounded operands (bounds in the
+ * header). Offsets and padded leading dimensions in each operand's own
+ * elements; guards around C stay untouched. */
+static int storage_one(ct_context *ctx, ct_gemm_cl_plan plan, int ta, int tb, size_t m, size_t n, size_t k,
+                       int s16, float beta)
+{
+    const int f = prec;
+    size_t ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
+    size_t lda = ac + 3, ldb = bc + 1, ldc = n + 2, aoff = 5, boff = 3, coff = 7;
+    size_t na = aoff + ar * lda, nb = boff + br * ldb, nc = coff + m * ldc + 3;
+    float *v[3] = { malloc(na * sizeof(float)), malloc(nb * sizeof(float)), malloc(nc * sizeof(float)) };
+    float *got = malloc(nc * sizeof(float));
+    uint16_t *got16 = malloc(nc * sizeof *got16);
+    size_t cnt[3] = { na, nb, nc };
+    int ok = v[0] && v[1] && v[2] && got && got16;
+    for (int o = 0; o < 3 && ok; o++)
+        for (size_t i = 0; i < cnt[o]; i++) {
+            float x = o == 2 && beta == 0.0f ? NAN : frand();
+            /* each value as the reference sees it: exact in its storage */
+            v[o][i] = s16 & (1 << o) ? ct_round_to(f, x) : x;
+        }
+    cl_mem mem[3] = { NULL, NULL, NULL };
+    for (int o = 0; o < 3 && ok; o++)
+        ok = !(s16 & (1 << o) ? put16(ctx, f, v[o], cnt[o], &mem[o])
+                              : ct_buffer_create(ctx, cnt[o] * sizeof(float), &mem[o]) ||
+                                    ct_buffer_write(ctx, mem[o], 0, cnt[o] * sizeof(float), v[o]));
+    ct_gemm_cl_epi epi = { NULL, 0, 0, s16 };
+    int st = ok ? ct_gemm_cl_run_epi(ctx, plan, &epi, ta, tb, m, n, k, 1.0f, mem[0], aoff, lda, mem[1], boff, ldb,
+                                     beta, mem[2], coff, ldc)
+                : CT_ERR_NO_MEMORY;
+    if (!st)
+        st = s16 & CT_S16_C ? ct_buffer_read(ctx, mem[2], 0, nc * sizeof *got16, got16)
+                            : ct_buffer_read(ctx, mem[2], 0, nc * sizeof(float), got);
+    CHECK(st == CT_OK, "16-bit operands %d, %c%c %zux%zux%zu: %s", s16, ta ? 'T' : 'N', tb ? 'T' : 'N', m, n,
+          k, ct_context_last_error(ctx));
+    ok = ok && st == CT_OK;
+    const double u = f == 1 ? 0x1p-8 : 0x1p-11, sub = f == 1 ? 0.0 : 0x1p-25;
+    for (size_t i = 0; ok && i < nc; i++) {
+        double g = s16 & CT_S16_C ? (f == 1 ? ct_f32_from_bf16(got16[i]) : ct_f32_from_fp16(got16[i])) : got[i];
+        int inside = i >= coff && (i - coff) / ldc < m && (i - coff) % ldc < n;
+        double want = v[2][i], tol = 0;
+        if (inside) {
+            size_t r = (i - coff) / ldc, col = (i - coff) % ldc;
+            double sum = 0, abs = 0;
+            for (size_t p = 0; p < k; p++) {
+                double x = op16(v[0][aoff + (ta ? p * lda + r : r * lda + p)]);
+                double y = op16(v[1][boff + (tb ? col * ldb + p : p * ldb + col)]);
+                sum += x * y;
+                abs += fabs(x * y);
+            }
+            double old = beta == 0.0f ? 0.0 : (double)beta * v[2][i];
+            want = sum + old;
+            tol = (double)(k + plan.splits + 2) * 0x1p-24 * (abs + fabs(old)) + 1e-30;
+            if (s16 & CT_S16_C)
+                tol = tol * (1 + u) + u * fabs(want) + sub;
+        }
+        if (!(fabs(g - want) <= tol) && !(isnan(want) && isnan(g) && !inside)) {
+            CHECK(0, "%s tiles, 16-bit operands %d, %c%c m=%zu n=%zu k=%zu split %zu beta %g: element %zu (%s) "
+                  "is %.9g, want %.9g (tolerance %.3g)", tiles_str(plan.tiles), s16, ta ? 'T' : 'N',
+                  tb ? 'T' : 'N', m, n, k, plan.splits, beta, i, inside ? "inside C" : "a guard outside C", g,
+                  want, tol);
+            ok = 0;
+        }
+    }
+    for (int o = 0; o < 3; o++) {
+        ct_buffer_release(&mem[o]);
+        free(v[o]);
+    }
+    free(got), free(got16);
+    return ok;
+}
+
+/* Every tile set, transposition and storage combination, unsplit and in 3
+ * slices, over shapes that are no multiple of a tile */
+static int storage(ct_context *ctx, int small)
+{
+    static const size_t shapes[][3] = { { 7, 5, 3 }, { 37, 70, 29 }, { 13, 40, 300 } };
+    static const ct_gemm_cl_tiles tile_sets[5] = { CT_GEMM_CL_BIG, CT_GEMM_CL_SMALL, CT_GEMM_CL_HUGE,
+                                                   CT_GEMM_CL_REG, CT_GEMM_CL_VEC };
+    if (ct_context_set_act16(ctx, prec))
+        return 0;
+    int cases = 0, passed = 0;
+    for (int ts = 0; ts < 5; ts++) {
+        if ((only_tiles >= 0 && tile_sets[ts] != (ct_gemm_cl_tiles)only_tiles) ||
+            (tile_sets[ts] == CT_GEMM_CL_HUGE && !ct_gemm_cl_has_huge(ctx)))
+            continue;
+        for (int t = 0; t < 4; t++)
+            for (int s16 = 1; s16 < 8; s16++)
+                for (size_t i = 0; i < (small ? 2 : CT_ARRAY_LEN(shapes)); i++) {
+                    size_t sp = (size_t)(s16 + t + (int)i) % 2 ? 3 : 1;
+                    float beta = (s16 + (int)i) % 3 == 0 ? 0.0f : (s16 + t) % 2 ? 1.0f : 0.5f;
+                    cases++;
+                    passed += storage_one(ctx, (ct_gemm_cl_plan){ tile_sets[ts], sp }, t >> 1, t & 1,
+                                          shapes[i][0], shapes[i][1], shapes[i][2], s16, beta);
+                }
+    }
+    ct_context_set_act16(ctx, 0);
+    printf("storage: %d of %d cases with 16-bit operands match the double-precision product\n", passed, cases);
     return passed == cases;
 }
 
@@ -404,7 +529,7 @@ static int epilogue(ct_context *ctx, size_t m, size_t n, size_t k, size_t splits
         plan.tiles = (ct_gemm_cl_tiles)only_tiles;
     else if (act == 3)
         plan.tiles = CT_GEMM_CL_HUGE; /* the sigmoid's cases: the huge tiles' epilogue */
-    ct_gemm_cl_epi epi = { bias, 0, act };
+    ct_gemm_cl_epi epi = { bias, 0, act, 0 };
     /* y (m, n) = act(x (m, k) . w^T (k, n) + bias), as a dense layer */
     ok = ok && !ct_gemm_cl_run_epi(ctx, plan, &epi, 0, 1, m, n, k, 1.0f, a, 0, k, b, 0, k, 0.0f, c1, 0, n) &&
          !ct_gemm_cl_run(ctx, plan, 0, 1, m, n, k, 1.0f, a, 0, k, b, 0, k, 0.0f, c2, 0, n) &&
@@ -538,9 +663,11 @@ int main(int argc, char **argv)
         return ok ? 0 : 1;
     }
     checks(ctx, small);
-    if (prec != CT_PRECISION_FP32)
+    if (prec != CT_PRECISION_FP32) {
         printf("rounding: %s\n", rounding(ctx) ? "every tile set rounds each operand as the reference"
                                                  : "FAILED");
+        storage(ctx, small);
+    }
     /* relu, sigmoid, gelu and none; shapes not multiples of the tiles */
     static const size_t eshape[][3] = { { 37, 70, 29 }, { 5, 129, 300 }, { 64, 33, 1000 } };
     static const int eact[4] = { 1, 3, 5, 0 };

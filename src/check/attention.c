@@ -19,8 +19,13 @@
  * tolerance adds the largest of ct_ref_attention_bound16's per-element
  * bounds: every product's operands rounded, the error carried through the
  * softmax and the backward's chain (see src/ref/attention.h).
+ * With 16-bit activation storage (at bf16 or fp16, the GPU class) x, y,
+ * dy and dx are 16-bit (x and dy exact in the format, so the bound above
+ * holds), and y and dx add their store's rounding: atol (1 + u) times the
+ * float one plus s, rtol u (u 2^-8 bf16, 2^-11 fp16; s 2^-25, fp16's
+ * subnormal half step); the parameter gradient is float as before.
  * The reference's gradients (x and every parameter) are checked against
- * central finite differences of sum(y * dy).
+ * central finite differences of sum(y * dy), in the float pass.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -59,9 +64,10 @@ static void one_case(ct_check *c, const ct_attention_desc *d)
 {
     ct_context *ctx = ck_ctx(c);
     const char *unfused = getenv("CLTRAIN_ATTENTION");
-    ck_case(c, "T=%zu N=%zu E=%zu heads=%zu%s, %s class%s", d->T, d->N, d->E, d->H,
+    const int f = ck_act16(c);
+    ck_case(c, "T=%zu N=%zu E=%zu heads=%zu%s, %s class%s%s", d->T, d->N, d->E, d->H,
             d->causal ? " causal" : "", ct_kernels_str(ct_context_kernels(ctx)),
-            unfused && !strcmp(unfused, "unfused") ? ", unfused" : "");
+            unfused && !strcmp(unfused, "unfused") ? ", unfused" : "", f ? ", 16-bit activations" : "");
     size_t nx = d->T * d->N * d->E, np = ct_attention_params(d);
     double *x = ck_host(c, nx), *w = ck_host(c, np), *dy = ck_host(c, nx), *y = ck_host(c, nx);
     double *dx = ck_host(c, nx), *dw0 = ck_host(c, np), *dw = ck_host(c, np);
@@ -71,9 +77,9 @@ static void one_case(ct_check *c, const ct_attention_desc *d)
     ck_fill(c, w, np, -0.5, 0.5);
     ck_fill(c, dy, nx, -1, 1);
     ck_fill(c, dw0, np, -1, 1);
-    ck_round_f32(x, nx);
+    ck_round_act(c, x, nx); /* (float32 storage: to float) */
     ck_round_f32(w, np);
-    ck_round_f32(dy, nx);
+    ck_round_act(c, dy, nx);
     ck_round_f32(dw0, np);
     for (size_t i = 0; i < np; i++)
         dw[i] = dw0[i];
@@ -94,23 +100,24 @@ static void one_case(ct_check *c, const ct_attention_desc *d)
         bdw = ck_amax(edw, np);
     }
 
-    ct_buf d_x = ck_dev_in(c, x, nx), d_w = ck_dev_in(c, w, np), d_dy = ck_dev_in(c, dy, nx);
-    ct_buf d_y = ck_dev_out(c, nx), d_saved = ck_dev_out(c, ct_attention_saved(d));
-    ct_buf d_dx = ck_dev_out(c, nx), d_work = ck_dev_out(c, ct_attention_work(d));
+    ct_buf d_x = ck_act_in(c, x, nx), d_w = ck_dev_in(c, w, np), d_dy = ck_act_in(c, dy, nx);
+    ct_buf d_y = ck_act_out(c, nx), d_saved = ck_dev_out(c, ct_attention_saved(d));
+    ct_buf d_dx = ck_act_out(c, nx), d_work = ck_dev_out(c, ct_attention_work(d));
+    const double u = ck_prec_u((ct_precision)f), sub = ck_prec_sub((ct_precision)f); /* 0 in float */
     ct_buf d_dw = ck_dev_inout(c, dw0, np);
     if (ck_failed(c))
         return;
     if (ck_status(c, ct_attention_forward(ctx, d, d_y, d_saved, d_x, d_w), "attention forward"))
         return;
-    ck_expect(c, "forward y", d_y, nx, y, tol(d, y, nx) + by, 0);
+    ck_expect(c, "forward y", d_y, nx, y, (tol(d, y, nx) + by) * (1 + u) + sub, u);
     if (ck_status(c, ct_attention_backward(ctx, d, d_dx, d_dw, d_dy, d_x, d_w, d_saved, d_work),
                   "attention backward"))
         return;
-    ck_expect(c, "backward dx", d_dx, nx, dx, tol(d, dx, nx) + bdx, 0);
+    ck_expect(c, "backward dx", d_dx, nx, dx, (tol(d, dx, nx) + bdx) * (1 + u) + sub, u);
     ck_expect(c, "backward dw (in_proj_weight, in_proj_bias, out_proj.weight, out_proj.bias)", d_dw,
               np, dw, tol(d, dw, np) + bdw, 0);
 
-    if (ck_finite_diff(c) && !ck_failed(c)) {
+    if (ck_finite_diff(c) && !ck_failed(c) && !f) {
         /* the reference's own gradients, from a zero start */
         double *gx = ck_host(c, nx), *gw = ck_host(c, np);
         at_loss l = { d, x, w, dy, ck_host(c, nx) };
@@ -136,6 +143,18 @@ static void run_case(ct_check *c, size_t T, size_t N, size_t H, size_t D, int ca
         unsetenv("CLTRAIN_ATTENTION");
     ck_case_end(c);
     ck_use_class(c, real);
+}
+
+/* A case rerun with 16-bit activations (at bf16 or fp16 precision) */
+static void act16_case(ct_check *c, size_t T, size_t N, size_t H, size_t D, int causal)
+{
+    ck_act16_state st;
+    if (!ck_act16_begin(c, &st))
+        return;
+    ct_attention_desc d = { T, N, H * D, H, causal };
+    one_case(c, &d);
+    ck_case_end(c);
+    ck_act16_end(c, &st);
 }
 
 /* Arguments the launchers must refuse. */
@@ -174,6 +193,8 @@ void ct_check_attention(ct_check *c)
         size_t H = (size_t)ck_int(c, 1, small ? 3 : 5), D = (size_t)ck_dim(c, small ? 5 : 17);
         run_case(c, T, N, H, D, ck_int(c, 0, 1), it % 3);
     }
+    act16_case(c, 7, 3, 3, 3, 1);
+    act16_case(c, 19, 2, 2, 5, 0);
     if (!ck_failed(c))
         bad_args(c);
     ck_case_end(c);

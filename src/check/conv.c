@@ -37,7 +37,8 @@
  * dy exact in it; y and dx are the products' sums (bounded as above)
  * rounded once more on store: unit roundoff u of the float result (2^-8
  * bf16, 2^-11 fp16) plus fp16's subnormal half step s = 2^-25 -> atol
- * (1 + u) times the product bound + s, rtol u. dw stays float.
+ * (1 + u) times the product bound + s, rtol u. dw and db stay float (db
+ * a float sum of dy's values, exact in the format: the float bound).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -183,9 +184,7 @@ static void conv_case_on(ct_check *c, const ct_conv2d_desc *d, int has_bias, int
                   "conv2d forward"))
         return;
     ck_expect(c, "forward y", d_y, ny, y, ck_prod_atol(c, K, ay, ny) * (1 + u) + sub, u);
-    /* (with 16-bit storage the bias gradient is refused: its sum reads dy
-     * as float) */
-    if (ck_status(c, ct_conv2d_backward(ctx, d, d_dx, d_dw, has_bias && !f ? d_db : (ct_buf){ NULL, 0 },
+    if (ck_status(c, ct_conv2d_backward(ctx, d, d_dx, d_dw, has_bias ? d_db : (ct_buf){ NULL, 0 },
                                         d_dy, d_x, d_w, d_ws, ws_elems), "conv2d backward"))
         return;
     /* im2col: a sum over c_out, then col2im's over kh kw; the implicit
@@ -195,7 +194,7 @@ static void conv_case_on(ct_check *c, const ct_conv2d_desc *d, int has_bias, int
     size_t k_dx = one_sum ? (size_t)d->c_out * khw : (size_t)d->c_out + khw;
     ck_expect(c, "backward dx", d_dx, nx, dx, ck_prod_atol(c, k_dx, adx, nx) * (1 + u) + sub, u);
     ck_expect(c, "backward dw", d_dw, nw, dw, ck_prod_atol(c, (size_t)d->n * (P + 1), adw, nw), 0);
-    if (has_bias && !f)
+    if (has_bias) /* (16 bits: dy exact in the format, a float sum) */
         ck_expect(c, "backward db", d_db, nb, db, ck_sum_atol((size_t)d->n * P, adb, nb), 0);
 
     conv_loss l = { d, x, w, bias, dy, ck_host(c, ny), ny };

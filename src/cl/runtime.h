@@ -36,7 +36,14 @@
     X(shortcut_sbf16, shortcut, 0, 1) X(shortcut_sfp16, shortcut, 0, 2)                          \
     X(pool_sbf16, pool, 0, 1) X(pool_sfp16, pool, 0, 2)                                          \
     X(loss_sbf16, loss, 0, 1) X(loss_sfp16, loss, 0, 2)                                          \
-    X(dropout_sbf16, dropout, 0, 1) X(dropout_sfp16, dropout, 0, 2)
+    X(dropout_sbf16, dropout, 0, 1) X(dropout_sfp16, dropout, 0, 2)                              \
+    X(gemm_sbf16, gemm, 1, 1) X(gemm_sfp16, gemm, 2, 2)                                          \
+    X(gemm_reg_sbf16, gemm_reg, 1, 1) X(gemm_reg_sfp16, gemm_reg, 2, 2)                          \
+    X(splitk_sbf16, splitk, 0, 1) X(splitk_sfp16, splitk, 0, 2)                                  \
+    X(layernorm_sbf16, layernorm, 0, 1) X(layernorm_sfp16, layernorm, 0, 2)                      \
+    X(embedding_sbf16, embedding, 0, 1) X(embedding_sfp16, embedding, 0, 2)                      \
+    X(posembed_sbf16, posembed, 0, 1) X(posembed_sfp16, posembed, 0, 2)                          \
+    X(dense_sbf16, dense, 0, 1) X(dense_sfp16, dense, 0, 2)
 
 enum ct_program_id {
 #define CT_X(name) CT_PROG_##name,

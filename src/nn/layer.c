@@ -167,8 +167,7 @@ ct_buf ct_layer_bias(const ct_layer *l, ct_buf base)
  * activation apart. */
 int ct_layer_fuses_bias(const ct_layer_call *c, int act)
 {
-    /* (the bias-and-activation kernels have no 16-bit form) */
-    return act && !ct_act_needs_input((ct_act)act) && c->ctx->cls.fuse_bias_act && !c->net->act16;
+    return act && !ct_act_needs_input((ct_act)act) && c->ctx->cls.fuse_bias_act;
 }
 
 /* On the CPU class the bias goes with the product (a rank-1 GEMM on the

@@ -297,9 +297,10 @@ static int plan_layer(ct_net *net, wants *ws, size_t i, size_t *gtmp_n)
         r->view = p->needs_dout && m->layers[l->inputs[0]].consumers == 1;
     } else if (!t->max_inputs) {
         /* the input: in the batch slots, set by ct_net_alloc; with 16-bit
-         * storage the forward converts it into an activation of its own */
+         * storage the forward converts it into an activation of its own
+         * (token ids stay where they are: ids, not activations) */
         net->slot_label_off = (r->out_n + 15) & ~(size_t)15;
-        if (net->act16 && wish(ws, CT_ARENA_ACTS, r->out_n, 0, ALWAYS, &r->out, l->name))
+        if (net->act16 && !l->out.tokens && wish(ws, CT_ARENA_ACTS, r->out_n, 0, ALWAYS, &r->out, l->name))
             return CT_ERR_NO_MEMORY;
     } else if (!(t->flags & CT_LAYER_LOSS)) {
         if (wish(ws, CT_ARENA_ACTS, r->out_n, 0, ALWAYS, &r->out, l->name))
@@ -498,7 +499,7 @@ void ct_net_use_slot(ct_net *net, int k)
     ct_buf in = { net->slot[k], 0 };
     net->input = in;
     net->labels = ct_buf_at(in, net->slot_label_off);
-    if (net->act16)
+    if (net->act16 && !net->model->layers[0].out.tokens)
         return; /* the input's activation stays; the forward converts into it */
     net->rt[0].out = in;
     /* views of the input follow it */
@@ -640,7 +641,7 @@ int ct_net_forward(ct_net *net, int training, uint64_t seed, long step)
         ct_layer_call c = call_of(net, i, training, seed, step);
         ct_launch_layer(net->ctx, net->model->layers[i].name);
         int st = t->forward ? t->forward(&c) : CT_OK;
-        if (!st && !t->max_inputs && net->act16) /* the input into its 16-bit storage */
+        if (!st && !t->max_inputs && net->act16 && !net->model->layers[i].out.tokens) /* into 16 bits */
             st = ct_act_from_f32(net->ctx, net->rt[0].out, net->input, net->rt[0].out_n);
         ct_launch_layer(net->ctx, NULL);
         if (!st && net->prof_fwd) {

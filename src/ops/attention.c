@@ -190,8 +190,12 @@ int ct_attention_forward(ct_context *ctx, const ct_attention_desc *d, ct_buf y, 
     attn_params pw = split_params(w, E);
     ct_buf qkv = saved, o = ct_buf_at(saved, 3 * T * N * E), p = ct_buf_at(saved, 4 * T * N * E);
     float scale = (float)(1.0 / sqrt((double)D));
-    /* qkv (T N, 3E) = x (T N, E) W_in^T + b_in */
-    if ((st = ct_dense_forward(ctx, qkv, x, pw.w_in, pw.b_in, (int)(T * N), (int)E, (int)(3 * E))))
+    /* qkv (T N, 3E) = x (T N, E) W_in^T + b_in; with 16-bit activation
+     * storage x, y and their gradients are 16-bit, what the layer saves
+     * and its workspace float */
+    const int x16 = ctx->act16 ? CT_DENSE_X16 : 0, y16 = ctx->act16 ? CT_DENSE_Y16 : 0;
+    if ((st = ct_dense_forward_s(ctx, qkv, x, pw.w_in, pw.b_in, (int)(T * N), (int)E, (int)(3 * E), CT_ACT_NONE,
+                                 x16)))
         return st;
     size_t L;
     if ((st = fused_lanes(ctx, d, &L)))
@@ -210,7 +214,7 @@ int ct_attention_forward(ct_context *ctx, const ct_attention_desc *d, ct_buf y, 
     if (st)
         return st;
     /* y (T N, E) = o W_out^T + b_out */
-    return ct_dense_forward(ctx, y, o, pw.w_out, pw.b_out, (int)(T * N), (int)E, (int)E);
+    return ct_dense_forward_s(ctx, y, o, pw.w_out, pw.b_out, (int)(T * N), (int)E, (int)E, CT_ACT_NONE, y16);
 }
 
 int ct_attention_backward(ct_context *ctx, const ct_attention_desc *d, ct_buf dx, ct_buf dw,
@@ -229,8 +233,9 @@ int ct_attention_backward(ct_context *ctx, const ct_attention_desc *d, ct_buf dx
     ct_buf dout = work, dqkv = ct_buf_at(work, T * N * E), ds = ct_buf_at(work, 4 * T * N * E);
     float scale = (float)(1.0 / sqrt((double)D));
     /* do (T N, E) = dy W_out; dW_out += dy^T o; db_out += sums of dy */
-    if ((st = ct_dense_backward(ctx, dout, pd.w_out, pd.b_out, dy, o, pw.w_out, (int)(T * N), (int)E,
-                                (int)E)))
+    const int x16 = ctx->act16 ? CT_DENSE_X16 : 0, y16 = ctx->act16 ? CT_DENSE_Y16 : 0;
+    if ((st = ct_dense_backward_s(ctx, dout, pd.w_out, pd.b_out, dy, o, pw.w_out, (int)(T * N), (int)E, (int)E,
+                                  0, 0, y16)))
         return st;
     size_t L;
     if ((st = fused_lanes(ctx, d, &L)))
@@ -262,6 +267,6 @@ int ct_attention_backward(ct_context *ctx, const ct_attention_desc *d, ct_buf dx
      * turn into moves of up to lr in random directions, so the key bias's
      * columns are left out of the sums: it gets += 0, as the exact gradient
      * says. */
-    return ct_dense_backward_skip(ctx, dx, pd.w_in, pd.b_in, dqkv, x, pw.w_in, (int)(T * N), (int)E,
-                                  (int)(3 * E), E, E);
+    return ct_dense_backward_s(ctx, dx, pd.w_in, pd.b_in, dqkv, x, pw.w_in, (int)(T * N), (int)E, (int)(3 * E),
+                               E, E, x16);
 }

@@ -230,13 +230,12 @@ static int gemm(ct_context *ctx, int ta, int tb, size_t m, size_t n, size_t k, c
                    c.off, ldc);
 }
 
-/* With 16-bit activation storage only the implicit GEMMs read and write
- * the activations (the bias gradient's sum reads floats) */
+/* With 16-bit activation storage only the implicit GEMMs (and the bias
+ * pieces) read and write the activations */
 static int act16_refused(ct_context *ctx, const char *who)
 {
     return ct_fail(ctx, CT_ERR_UNSUPPORTED, "%s: 16-bit activation storage runs the implicit-GEMM "
-                   "convolution only (GPU class, CLTRAIN_CONV not im2col), without a bias gradient; "
-                   "HINT: train in fp32 activations (--precision fp32)", who);
+                   "convolution only (GPU class, CLTRAIN_CONV not im2col); HINT: train in fp32 activations (--precision fp32)", who);
 }
 
 int ct_conv2d_forward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf y, ct_buf x, ct_buf w,
@@ -304,7 +303,7 @@ int ct_conv2d_backward(ct_context *ctx, const ct_conv2d_desc *d, ct_buf dx, ct_b
     if (!dy.mem || (dx.mem && !w.mem) || (dw.mem && !x.mem))
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_conv2d_backward: dy %p, w %p (needed for dx), "
                        "x %p (needed for dw)", (void *)dy.mem, (void *)w.mem, (void *)x.mem);
-    if (ctx->act16 && (!ct_conv2d_igemm_ok(ctx, d) || db.mem))
+    if (ctx->act16 && !ct_conv2d_igemm_ok(ctx, d))
         return act16_refused(ctx, "ct_conv2d_backward");
     if (ct_conv2d_host_ok(ctx, d))
         return ct_conv2d_host_backward(ctx, d, dx, dw, db, dy, x, w);

@@ -59,9 +59,9 @@ int ct_bias_act_forward(ct_context *ctx, ct_buf y, ct_buf x, ct_buf b, int n, in
         return ct_act_forward(ctx, act, y, x, total);
     cl_uint nn = (cl_uint)n, cc = (cl_uint)c, hh = (cl_uint)hw;
     cl_int a = act;
-    size_t g[1] = { total };
-    ct_launch_bytes(ctx, (total + (size_t)c) * sizeof(float), total * sizeof(float));
-    return CT_RUN(ctx, CT_PROG_dense, "bias_act_fwd_f32", 1, g, NULL, CT_BUF(y), CT_BUF(x),
+    size_t g[1] = { total }, es = ct_act_size(ctx);
+    ct_launch_bytes(ctx, total * es + (size_t)c * sizeof(float), total * es);
+    return CT_RUN(ctx, ct_program_for(ctx, CT_PROG_dense), "bias_act_fwd_f32", 1, g, NULL, CT_BUF(y), CT_BUF(x),
                   CT_BUF(b), CT_ARG(nn), CT_ARG(cc), CT_ARG(hh), CT_ARG(a));
 }
 
@@ -71,7 +71,7 @@ int ct_bias_backward(ct_context *ctx, ct_buf db, ct_buf dy, int n, int c, int hw
 }
 
 static int bias_backward(ct_context *ctx, ct_buf db, ct_buf dy, ct_act act, ct_buf x, ct_buf y, int n,
-                         int c, int hw, size_t skip_at, size_t skip_len);
+                         int c, int hw, size_t skip_at, size_t skip_len, int dy16);
 
 /* A product with the ones vector (a bias broadcast or summed): in float32
  * whatever the context's precision, as every bias and its gradient are
@@ -89,26 +89,40 @@ static int ones_gemm(ct_context *ctx, size_t m, size_t n, size_t k, cl_mem a, si
 int ct_bias_act_backward(ct_context *ctx, ct_buf db, ct_buf dy, ct_act act, ct_buf x, ct_buf y, int n,
                          int c, int hw)
 {
-    return bias_backward(ctx, db, dy, act, x, y, n, c, hw, 0, 0);
+    return bias_backward(ctx, db, dy, act, x, y, n, c, hw, 0, 0, ctx->act16 != 0);
+}
+
+static int bias_skip(ct_context *ctx, ct_buf db, ct_buf dy, int n, int c, size_t skip_at, size_t skip_len,
+                     int dy16)
+{
+    if (c < 0 || skip_at > (size_t)c || skip_len > (size_t)c - skip_at)
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_bias_backward_skip: columns [%zu, %zu) are not "
+                       "within the %d of a row", skip_at, skip_at + skip_len, c);
+    return bias_backward(ctx, db, dy, CT_ACT_NONE, dy, dy, n, c, 1, skip_at, skip_len, dy16);
 }
 
 int ct_bias_backward_skip(ct_context *ctx, ct_buf db, ct_buf dy, int n, int c, size_t skip_at,
                           size_t skip_len)
 {
-    if (c < 0 || skip_at > (size_t)c || skip_len > (size_t)c - skip_at)
-        return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_bias_backward_skip: columns [%zu, %zu) are not "
-                       "within the %d of a row", skip_at, skip_at + skip_len, c);
-    return bias_backward(ctx, db, dy, CT_ACT_NONE, dy, dy, n, c, 1, skip_at, skip_len);
+    return bias_skip(ctx, db, dy, n, c, skip_at, skip_len, ctx->act16 != 0);
 }
 
 /* db += the bias gradient, leaving out (hw == 1 only) the columns [skip_at,
- * skip_at + skip_len) of each row */
+ * skip_at + skip_len) of each row; dy16: dy, x and y in the context's
+ * 16-bit storage (the kernels' storage variant), else float32 */
 static int bias_backward(ct_context *ctx, ct_buf db, ct_buf dy, ct_act act, ct_buf x, ct_buf y, int n,
-                         int c, int hw, size_t skip_at, size_t skip_len)
+                         int c, int hw, size_t skip_at, size_t skip_len, int dy16)
 {
     int st = check_dims(ctx, "ct_bias_act_backward", n, c, hw);
     if (st)
         return st;
+    if (dy16 && (!ctx->act16 || ctx->cls.row_kernels || ctx->cls.gemm == CT_GEMM_HOST))
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_bias_act_backward: a 16-bit dy needs the GPU class with "
+                       "16-bit activation storage set");
+    /* the kernels' program: the storage variant for a 16-bit dy (the
+     * partial sums stay float), the float one otherwise */
+    const int prog = dy16 ? ct_program_store(ctx, CT_PROG_dense) : CT_PROG_dense;
+    const size_t es = dy16 ? 2 : sizeof(float);
     if (skip_len && hw != 1)
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_bias_act_backward: skipping columns needs hw = 1");
     if (act < 0 || act >= CT_ACT_COUNT || !db.mem || !dy.mem || !x.mem || !y.mem)
@@ -153,14 +167,14 @@ static int bias_backward(ct_context *ctx, ct_buf db, ct_buf dy, ct_act act, ct_b
          * without the partials and the final kernel (a launch costs more
          * than the sum here). */
         size_t lc;
-        if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_dense, "bias_bwd_cols_partial_f32", 64, C, &lc)))
+        if ((st = ct_kernel_pow2_wg(ctx, prog, "bias_bwd_cols_partial_f32", 64, C, &lc)))
             return st;
         cl_uint one = 1;
         cl_int accum = 1;
         size_t g[2] = { C, 1 }, l[2] = { lc, 1 };
-        ct_launch_bytes(ctx, (terms + act_in + C) * sizeof(float),
-                        ((a != CT_ACT_NONE ? terms : 0) + C) * sizeof(float));
-        return CT_RUN(ctx, CT_PROG_dense, "bias_bwd_cols_partial_f32", 2, g, l, CT_BUF(db),
+        ct_launch_bytes(ctx, (terms + act_in) * es + C * sizeof(float),
+                        (a != CT_ACT_NONE ? terms : 0) * es + C * sizeof(float));
+        return CT_RUN(ctx, prog, "bias_bwd_cols_partial_f32", 2, g, l, CT_BUF(db),
                       CT_BUF(dy), CT_BUF(x), CT_BUF(y), CT_ARG(nn), CT_ARG(cc), CT_ARG(one),
                       CT_ARG(nn), CT_ARG(a), CT_ARG(accum), CT_ARG(at), CT_ARG(len));
     }
@@ -168,15 +182,15 @@ static int bias_backward(ct_context *ctx, ct_buf db, ct_buf dy, ct_act act, ct_b
         /* Fewer than R x BIAS_MAX_ROWS rows (a transformer's tokens): one launch
          * of work-groups of cw columns x R lanes and a tree in local memory */
         size_t wg;
-        if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_dense, "bias_bwd_cols_tree_f32", BIAS_MAX_WG, BIAS_MAX_WG,
+        if ((st = ct_kernel_pow2_wg(ctx, prog, "bias_bwd_cols_tree_f32", BIAS_MAX_WG, BIAS_MAX_WG,
                                     &wg)))
             return st;
         size_t cw = wg < BIAS_TREE_COLS ? wg : BIAS_TREE_COLS, R = wg / cw;
         if (R > 1 && N < R * BIAS_MAX_ROWS) {
             size_t g[2] = { (C + cw - 1) / cw * cw, R }, l[2] = { cw, R };
-            ct_launch_bytes(ctx, (terms + act_in + C) * sizeof(float),
-                            ((a != CT_ACT_NONE ? terms : 0) + C) * sizeof(float));
-            return CT_RUN(ctx, CT_PROG_dense, "bias_bwd_cols_tree_f32", 2, g, l, CT_BUF(db), CT_BUF(dy),
+            ct_launch_bytes(ctx, (terms + act_in) * es + C * sizeof(float),
+                            (a != CT_ACT_NONE ? terms : 0) * es + C * sizeof(float));
+            return CT_RUN(ctx, prog, "bias_bwd_cols_tree_f32", 2, g, l, CT_BUF(db), CT_BUF(dy),
                           CT_BUF(x), CT_BUF(y), CT_ARG(nn), CT_ARG(cc), CT_ARG(a),
                           CT_LOCAL(wg * sizeof(cl_float)), CT_ARG(at), CT_ARG(len));
         }
@@ -191,14 +205,14 @@ static int bias_backward(ct_context *ctx, ct_buf db, ct_buf dy, ct_act act, ct_b
         if ((st = partials_get(ctx, S * C, &part)))
             return st;
         size_t lc;
-        if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_dense, "bias_bwd_cols_partial_f32", 64, C, &lc)))
+        if ((st = ct_kernel_pow2_wg(ctx, prog, "bias_bwd_cols_partial_f32", 64, C, &lc)))
             return st;
         ns = (cl_uint)S, nl = (cl_uint)L, cs = 1, ss = (cl_uint)C;
         cl_int accum = 0;
         size_t g[2] = { C, S }, l[2] = { lc, 1 };
-        ct_launch_bytes(ctx, (terms + act_in) * sizeof(float),
-                        ((a != CT_ACT_NONE ? terms : 0) + S * C) * sizeof(float));
-        st = CT_RUN(ctx, CT_PROG_dense, "bias_bwd_cols_partial_f32", 2, g, l, CT_BUF(part),
+        ct_launch_bytes(ctx, (terms + act_in) * es,
+                        (a != CT_ACT_NONE ? terms : 0) * es + S * C * sizeof(float));
+        st = CT_RUN(ctx, prog, "bias_bwd_cols_partial_f32", 2, g, l, CT_BUF(part),
                     CT_BUF(dy), CT_BUF(x), CT_BUF(y), CT_ARG(nn), CT_ARG(cc), CT_ARG(ns), CT_ARG(nl),
                     CT_ARG(a), CT_ARG(accum), CT_ARG(at), CT_ARG(len));
     } else {
@@ -206,13 +220,13 @@ static int bias_backward(ct_context *ctx, ct_buf db, ct_buf dy, ct_act act, ct_b
         if ((st = partials_get(ctx, S * C, &part)))
             return st;
         size_t wg;
-        if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_dense, "bias_bwd_partial_f32", BIAS_MAX_WG, L, &wg)))
+        if ((st = ct_kernel_pow2_wg(ctx, prog, "bias_bwd_partial_f32", BIAS_MAX_WG, L, &wg)))
             return st;
         ns = (cl_uint)S, nl = (cl_uint)L, cs = ns, ss = 1;
         size_t g[2] = { S * wg, C }, l[2] = { wg, 1 };
-        ct_launch_bytes(ctx, (terms + act_in) * sizeof(float),
-                        ((a != CT_ACT_NONE ? terms : 0) + S * C) * sizeof(float));
-        st = CT_RUN(ctx, CT_PROG_dense, "bias_bwd_partial_f32", 2, g, l, CT_BUF(part), CT_BUF(dy),
+        ct_launch_bytes(ctx, (terms + act_in) * es,
+                        (a != CT_ACT_NONE ? terms : 0) * es + S * C * sizeof(float));
+        st = CT_RUN(ctx, prog, "bias_bwd_partial_f32", 2, g, l, CT_BUF(part), CT_BUF(dy),
                     CT_BUF(x), CT_BUF(y), CT_ARG(nn), CT_ARG(cc), CT_ARG(hh), CT_ARG(nl), CT_ARG(a),
                     CT_LOCAL(wg * sizeof(cl_float)));
     }
@@ -233,6 +247,19 @@ int ct_dense_forward(ct_context *ctx, ct_buf y, ct_buf x, ct_buf w, ct_buf b, in
 
 int ct_dense_forward_act(ct_context *ctx, ct_buf y, ct_buf x, ct_buf w, ct_buf b, int n, int in,
                          int out, ct_act act)
+{
+    return ct_dense_forward_s(ctx, y, x, w, b, n, in, out, act, 0);
+}
+
+/* The products' 16-bit operands (ct_gemm_cl_epi.s16) of a dense layer's
+ * storage flags: x (or dx), y (or dy) */
+static int s16_of(int s16, int x_as, int y_as)
+{
+    return (s16 & CT_DENSE_X16 ? x_as : 0) | (s16 & CT_DENSE_Y16 ? y_as : 0);
+}
+
+int ct_dense_forward_s(ct_context *ctx, ct_buf y, ct_buf x, ct_buf w, ct_buf b, int n, int in, int out,
+                       ct_act act, int s16)
 {
     int st;
     if (act < 0 || act >= CT_ACT_COUNT)
@@ -258,13 +285,15 @@ int ct_dense_forward_act(ct_context *ctx, ct_buf y, ct_buf x, ct_buf w, ct_buf b
     /* y (n, out) = act(x (n, in) . w^T (in, out) + b): the bias and the
      * activation in the product's last pass where cltrain's own kernel runs
      * it, else a bias_act_fwd_f32 pass after it */
-    ct_gemm_cl_epi epi = { b.mem, b.off, act };
+    ct_gemm_cl_epi epi = { b.mem, b.off, act, s16_of(s16, CT_S16_A, CT_S16_C) };
     int fused = 0;
     if ((st = ct_gemm_epi(ctx, 0, 1, N, O, I, 1.0f, x.mem, x.off, I, w.mem, w.off, I, 0.0f, y.mem,
                           y.off, O, &epi, &fused)))
         return st;
     if (fused || (!b.mem && !act))
         return CT_OK;
+    if (s16) /* (16-bit operands take the own kernels, which fuse) */
+        return ct_fail(ctx, CT_ERR_INTERNAL, "ct_dense_forward: a 16-bit product ran unfused");
     return ct_bias_act_forward(ctx, y, y, b, n, out, 1, act);
 }
 
@@ -277,6 +306,12 @@ int ct_dense_backward(ct_context *ctx, ct_buf dx, ct_buf dw, ct_buf db, ct_buf d
 int ct_dense_backward_skip(ct_context *ctx, ct_buf dx, ct_buf dw, ct_buf db, ct_buf dy, ct_buf x,
                            ct_buf w, int n, int in, int out, size_t skip_at, size_t skip_len)
 {
+    return ct_dense_backward_s(ctx, dx, dw, db, dy, x, w, n, in, out, skip_at, skip_len, 0);
+}
+
+int ct_dense_backward_s(ct_context *ctx, ct_buf dx, ct_buf dw, ct_buf db, ct_buf dy, ct_buf x, ct_buf w,
+                        int n, int in, int out, size_t skip_at, size_t skip_len, int s16)
+{
     int st;
     if ((st = check_dims(ctx, "ct_dense_backward", n, in, 1)) ||
         (st = check_dims(ctx, "ct_dense_backward", n, out, 1)) ||
@@ -287,14 +322,16 @@ int ct_dense_backward_skip(ct_context *ctx, ct_buf dx, ct_buf dw, ct_buf db, ct_
                        "x %p (needed for dw)", (void *)dy.mem, (void *)w.mem, (void *)x.mem);
     size_t N = (size_t)n, I = (size_t)in, O = (size_t)out;
     /* dx (n, in) = dy (n, out) . w (out, in) */
-    if (dx.mem && (st = ct_gemm(ctx, 0, 0, N, I, O, 1.0f, dy.mem, dy.off, O, w.mem, w.off, I,
-                                0.0f, dx.mem, dx.off, I)))
+    ct_gemm_cl_epi ex = { NULL, 0, 0, s16_of(s16, CT_S16_C, CT_S16_A) };
+    if (dx.mem && (st = ct_gemm_epi(ctx, 0, 0, N, I, O, 1.0f, dy.mem, dy.off, O, w.mem, w.off, I, 0.0f, dx.mem,
+                                    dx.off, I, s16 ? &ex : NULL, NULL)))
         return st;
     /* dw (out, in) += dy^T (out, n) . x (n, in) */
-    if (dw.mem && (st = ct_gemm(ctx, 1, 0, O, I, N, 1.0f, dy.mem, dy.off, O, x.mem, x.off, I,
-                                1.0f, dw.mem, dw.off, I)))
+    ct_gemm_cl_epi ew = { NULL, 0, 0, s16_of(s16, CT_S16_B, CT_S16_A) };
+    if (dw.mem && (st = ct_gemm_epi(ctx, 1, 0, O, I, N, 1.0f, dy.mem, dy.off, O, x.mem, x.off, I, 1.0f, dw.mem,
+                                    dw.off, I, s16 ? &ew : NULL, NULL)))
         return st;
     if (db.mem)
-        return ct_bias_backward_skip(ctx, db, dy, n, out, skip_at, skip_len);
+        return bias_skip(ctx, db, dy, n, out, skip_at, skip_len, (s16 & CT_DENSE_Y16) != 0);
     return CT_OK;
 }

@@ -29,8 +29,20 @@ int ct_dense_backward(ct_context *ctx, ct_buf dx, ct_buf dw, ct_buf db, ct_buf d
 int ct_dense_backward_skip(ct_context *ctx, ct_buf dx, ct_buf dw, ct_buf db, ct_buf dy, ct_buf x,
                            ct_buf w, int n, int in, int out, size_t skip_at, size_t skip_len);
 
+/* The same two with tensors in the context's 16-bit activation storage
+ * (ct_context_set_act16; GPU class): CT_DENSE_X16, x and dx hold its
+ * elements; CT_DENSE_Y16, y and dy do; the others are float32. The products
+ * read and write them in place (ct_gemm_cl_epi.s16) and the bias gradient
+ * sums the 16-bit dy: no float copies. 0: as the functions above. */
+#define CT_DENSE_X16 1
+#define CT_DENSE_Y16 2
+int ct_dense_forward_s(ct_context *ctx, ct_buf y, ct_buf x, ct_buf w, ct_buf b, int n, int in, int out,
+                       ct_act act, int s16);
+int ct_dense_backward_s(ct_context *ctx, ct_buf dx, ct_buf dw, ct_buf db, ct_buf dy, ct_buf x, ct_buf w,
+                        int n, int in, int out, size_t skip_at, size_t skip_len, int s16);
 /* y = act(x + b[channel]) over the layout (n, c, hw), in one pass; y may
- * alias x. b.mem == NULL: no bias (a plain activation).
+ * alias x. b.mem == NULL: no bias (a plain activation). x, y and dy here
+ * and below are layer activations: in the context's storage.
  * x, y: (n, c, hw); b: (c) */
 int ct_bias_act_forward(ct_context *ctx, ct_buf y, ct_buf x, ct_buf b, int n, int c, int hw,
                         ct_act act);

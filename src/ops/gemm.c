@@ -35,6 +35,7 @@ typedef struct operand {
     cl_mem buf;
     size_t off, rows, cols, ld;
     int write;
+    size_t es; /* bytes per element: 2 in 16-bit storage (CT_S16_*); 0 or 4 float */
 } operand;
 
 /* The operand's last element, one past, from its offset. */
@@ -56,12 +57,12 @@ static int check_operand(ct_context *ctx, const operand *o, char name)
     if (err != CL_SUCCESS)
         return ct_fail(ctx, err, "ct_gemm: matrix %c is not a valid buffer: %s", name,
                        ct_status_str(err));
-    size_t end = operand_end(o);
-    if (end > bytes / sizeof(float))
+    size_t end = operand_end(o), es = o->es ? o->es : sizeof(float);
+    if (end > bytes / es)
         return ct_fail(ctx, CT_ERR_INVALID_ARG,
                        "ct_gemm: matrix %c (%zu x %zu, ld %zu, offset %zu) reaches element %zu "
-                       "of a buffer of %zu floats", name, o->rows, o->cols, o->ld, o->off, end,
-                       bytes / sizeof(float));
+                       "of a buffer of %zu %s", name, o->rows, o->cols, o->ld, o->off, end,
+                       bytes / es, es == sizeof(float) ? "floats" : "16-bit elements");
     return CT_OK;
 }
 
@@ -272,11 +273,14 @@ static void release_subs(cl_mem sub[3])
 /* Bytes a product of these operands moves once: A and B read, C written
  * (and read when beta is not 0), and `more` floats read besides (a bias). */
 static void gemm_record(ct_context *ctx, int ta, int tb, size_t m, size_t n, size_t k, size_t batch,
-                        size_t splits, float beta, size_t more)
+                        size_t splits, float beta, size_t more, const operand ops[3])
 {
-    size_t c = m * n * batch * sizeof(float);
+    size_t es[3];
+    for (int i = 0; i < 3; i++)
+        es[i] = ops && ops[i].es ? ops[i].es : sizeof(float);
+    size_t c = m * n * batch * es[2];
     ct_launch_record(ctx, &(ct_launch_rec){ .ta = !!ta, .tb = !!tb, .m = m, .n = n, .k = k, .batch = batch, .k_splits = splits,
-                                            .rd = (int64_t)((m * k + k * n) * batch * sizeof(float) +
+                                            .rd = (int64_t)((m * k * es[0] + k * n * es[1]) * batch +
                                                             (beta != 0.0f ? c : 0) + more * sizeof(float)),
                                             .wr = (int64_t)c });
 }
@@ -343,7 +347,7 @@ static int device_gemm(ct_context *ctx, int ta, int tb, size_t m, size_t n, size
     ct_gemm_cl_plan plan;
     if (own_kernel(ctx, m, n, k, ta, tb, &plan)) {
         /* one record for the product, not one per kernel it launches */
-        gemm_record(ctx, ta, tb, m, n, k, 1, plan.splits, beta, epi && epi->bias ? n : 0);
+        gemm_record(ctx, ta, tb, m, n, k, 1, plan.splits, beta, epi && epi->bias ? n : 0, ops);
         ctx->lrec.mute++;
         int st = ct_gemm_cl_run_epi(ctx, plan, epi, ta, tb, m, n, k, alpha, ops[0].buf, ops[0].off, ops[0].ld,
                                     ops[1].buf, ops[1].off, ops[1].ld, beta, ops[2].buf, ops[2].off, ops[2].ld);
@@ -371,7 +375,7 @@ static int device_gemm(ct_context *ctx, int ta, int tb, size_t m, size_t n, size
     if ((st = gemm_temp(ctx, tmp_bytes ? tmp_bytes : sizeof(float), &tmp)) || (st = ct_hold_sync(ctx)))
         goto done;
     ctx->count.launches++;
-    gemm_record(ctx, ta, tb, m, n, k, 1, 1, beta, 0);
+    gemm_record(ctx, ta, tb, m, n, k, 1, 1, beta, 0, NULL);
     double t0 = ctx->ktime.on ? ct_now() : 0;
     s = CLBlastSgemmWithTempBuffer(CLBlastLayoutColMajor, tr(tb), tr(ta), n, m, k, alpha, ops[1].buf, ops[1].off,
                                    ops[1].ld, ops[0].buf, ops[0].off, ops[0].ld, beta, ops[2].buf, ops[2].off,
@@ -399,7 +403,7 @@ static int device_strided(ct_context *ctx, int ta, int tb, size_t m, size_t n, s
         goto done;
     cl_command_queue q = ctx->queue;
     ctx->count.launches++;
-    gemm_record(ctx, ta, tb, m, n, k, count, 1, beta, 0);
+    gemm_record(ctx, ta, tb, m, n, k, count, 1, beta, 0, NULL);
     double t0 = ctx->ktime.on ? ct_now() : 0;
     CLBlastStatusCode s = CLBlastSgemmStridedBatched(CLBlastLayoutColMajor, tr(tb), tr(ta), n, m, k, alpha,
                                                      ops[1].buf, ops[1].off, ops[1].ld, stride[1], ops[0].buf,
@@ -433,12 +437,18 @@ int ct_gemm_epi(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t n, s
         return CT_OK;
     if (m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff)
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_gemm: %zu x %zu x %zu is too large", m, n, k);
+    int s16 = epi ? epi->s16 : 0;
     operand ops[3] = {
-        { a, a_offset, trans_a ? k : m, trans_a ? m : k, lda, 0 },
-        { b, b_offset, trans_b ? n : k, trans_b ? k : n, ldb, 0 },
-        { c, c_offset, m, n, ldc, 1 },
+        { a, a_offset, trans_a ? k : m, trans_a ? m : k, lda, 0, s16 & CT_S16_A ? 2 : 0 },
+        { b, b_offset, trans_b ? n : k, trans_b ? k : n, ldb, 0, s16 & CT_S16_B ? 2 : 0 },
+        { c, c_offset, m, n, ldc, 1, s16 & CT_S16_C ? 2 : 0 },
     };
     int st;
+    if (s16 && (ctx->cls.gemm == CT_GEMM_HOST || !ctx->act16 || ctx->precision == CT_PRECISION_FP32))
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_gemm: 16-bit operands (%d) take the GPU class's own "
+                       "kernels with 16-bit activation storage set", s16);
+    if (k == 0 && (s16 & CT_S16_C))
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_gemm: k = 0 with a 16-bit C (scaling it has no kernel)");
     if (k == 0) {
         /* C = beta * C: CLBlast rejects k = 0, so scale C with a kernel */
         if ((st = check_operand(ctx, &ops[2], 'C')))
@@ -455,11 +465,11 @@ int ct_gemm_epi(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t n, s
         return st;
     if (ops[0].ld > 0x7fffffff || ops[1].ld > 0x7fffffff || ops[2].ld > 0x7fffffff)
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_gemm: leading dimension too large");
-    if (epi && epi->bias && (st = check_operand(ctx, &(operand){ epi->bias, epi->bias_off, 1, n, n, 0 }, 'b')))
+    if (epi && epi->bias && (st = check_operand(ctx, &(operand){ epi->bias, epi->bias_off, 1, n, n, 0, 0 }, 'b')))
         return st;
 
     if (ctx->cls.gemm == CT_GEMM_HOST) {
-        gemm_record(ctx, trans_a, trans_b, m, n, k, 1, 1, beta, 0);
+        gemm_record(ctx, trans_a, trans_b, m, n, k, 1, 1, beta, 0, NULL);
         return host_gemm(ctx, trans_a, trans_b, m, n, k, alpha, ops, beta);
     }
     return device_gemm(ctx, trans_a, trans_b, m, n, k, alpha, ops, beta, epi, fused);
@@ -498,9 +508,9 @@ int ct_gemm_batched(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t 
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_gemm_batched: %zu of %zu x %zu x %zu is too large",
                        count, m, n, k);
     operand ops[3] = {
-        { a, 0, trans_a ? k : m, trans_a ? m : k, lda, 0 },
-        { b, 0, trans_b ? n : k, trans_b ? k : n, ldb, 0 },
-        { c, 0, m, n, ldc, 1 },
+        { a, 0, trans_a ? k : m, trans_a ? m : k, lda, 0, 0 },
+        { b, 0, trans_b ? n : k, trans_b ? k : n, ldb, 0, 0 },
+        { c, 0, m, n, ldc, 1, 0 },
     };
     const size_t *offs[3] = { a_offsets, b_offsets, c_offsets };
     size_t lo[3], hi[3];
@@ -516,7 +526,7 @@ int ct_gemm_batched(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t 
 
     if (ctx->cls.gemm == CT_GEMM_HOST) {
         /* one mapping over each operand's whole span, then the products */
-        gemm_record(ctx, trans_a, trans_b, m, n, k, count, 1, beta, 0);
+        gemm_record(ctx, trans_a, trans_b, m, n, k, count, 1, beta, 0, NULL);
         ct_hmap_range r[3];
         for (int i = 0; i < 3; i++)
             r[i] = (ct_hmap_range){ ops[i].buf, lo[i], hi[i] - lo[i] + (ops[i].rows - 1) * ops[i].ld + ops[i].cols,
@@ -632,9 +642,9 @@ int ct_gemm_batched2(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t
     int own = ctx->cls.gemm == CT_GEMM_CLBLAST && k > 0 && own_batched(ctx);
     if (own) {
         operand ops[3] = {
-            { a, a_off, trans_a ? k : m, trans_a ? m : k, lda, 0 },
-            { b, b_off, trans_b ? n : k, trans_b ? k : n, ldb, 0 },
-            { c, c_off, m, n, ldc, 1 },
+            { a, a_off, trans_a ? k : m, trans_a ? m : k, lda, 0, 0 },
+            { b, b_off, trans_b ? n : k, trans_b ? k : n, ldb, 0, 0 },
+            { c, c_off, m, n, ldc, 1, 0 },
         };
         const size_t *str[3] = { as, bs, cs };
         int st;
@@ -644,7 +654,7 @@ int ct_gemm_batched2(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t
             if ((st = check_operand(ctx, &last, "ABC"[i])))
                 return st;
         }
-        gemm_record(ctx, trans_a, trans_b, m, n, k, count, 1, beta, 0);
+        gemm_record(ctx, trans_a, trans_b, m, n, k, count, 1, beta, 0, NULL);
         ctx->lrec.mute++;
         st = ct_gemm_cl_batched(ctx, trans_a, trans_b, m, n, k, alpha, a, a_off, lda, as, b, b_off, ldb, bs, beta,
                                 c, c_off, ldc, cs, n1, n2);

@@ -323,14 +323,23 @@ int ct_gemm_cl_sum(ct_context *ctx, cl_mem ws, size_t s, size_t m, size_t n, flo
     cl_mem bias = epi && epi->bias ? epi->bias : c;
     cl_ulong bias_off = epi && epi->bias ? epi->bias_off : 0;
     cl_int has_bias = epi && epi->bias, act = epi ? epi->act : 0;
+    cl_int hc = epi && (epi->s16 & CT_S16_C); /* C in 16 bits: the storage variant */
     cl_uint ss = (cl_uint)s, lc = (cl_uint)ldc, mm = (cl_uint)m, nn = (cl_uint)n;
     cl_ulong co = c_off;
-    size_t g2[2] = { n, m };
-    ct_launch_bytes(ctx, (s * m * n + (beta != 0.0f ? m * n : 0) + (has_bias ? n : 0)) * sizeof(float),
-                    m * n * sizeof(float));
-    return CT_RUN(ctx, CT_PROG_splitk, "gemm_splitk_sum", 2, g2, NULL, CT_ARG(ws), CT_ARG(ss),
-                  CT_ARG(c), CT_ARG(co), CT_ARG(lc), CT_ARG(mm), CT_ARG(nn), CT_ARG(alpha),
-                  CT_ARG(beta), CT_ARG(bias), CT_ARG(bias_off), CT_ARG(has_bias), CT_ARG(act));
+    size_t g2[2] = { n, m }, ec = hc ? 2 : sizeof(float);
+    ct_launch_bytes(ctx, (s * m * n + (has_bias ? n : 0)) * sizeof(float) + (beta != 0.0f ? m * n * ec : 0),
+                    m * n * ec);
+    return CT_RUN(ctx, hc ? ct_program_store(ctx, CT_PROG_splitk) : CT_PROG_splitk, "gemm_splitk_sum", 2, g2,
+                  NULL, CT_ARG(ws), CT_ARG(ss), CT_ARG(c), CT_ARG(co), CT_ARG(lc), CT_ARG(mm), CT_ARG(nn),
+                  CT_ARG(alpha), CT_ARG(beta), CT_ARG(bias), CT_ARG(bias_off), CT_ARG(has_bias), CT_ARG(act),
+                  CT_ARG(hc));
+}
+
+/* The bytes of an own product's operands: (A, B, C) elements' sizes */
+static void operand_sizes(int s16, size_t es[3])
+{
+    for (int i = 0; i < 3; i++)
+        es[i] = s16 & (1 << i) ? 2 : sizeof(float);
 }
 
 int ct_gemm_cl_run(ct_context *ctx, ct_gemm_cl_plan plan, int trans_a, int trans_b, size_t m,
@@ -356,6 +365,10 @@ int ct_gemm_cl_run_epi(ct_context *ctx, ct_gemm_cl_plan plan, const ct_gemm_cl_e
     CT_VALIDATE(ctx, a && b && c && (plan.tiles == CT_GEMM_CL_BIG || plan.tiles == CT_GEMM_CL_SMALL ||
                                      plan.tiles == CT_GEMM_CL_HUGE || plan.tiles == CT_GEMM_CL_REG ||
                                      plan.tiles == CT_GEMM_CL_VEC));
+    cl_int s16 = epi ? epi->s16 & (CT_S16_A | CT_S16_B | CT_S16_C) : 0;
+    if (s16 && !ctx->act16)
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_gemm_cl: 16-bit operands (%d) without 16-bit activation "
+                       "storage set on the context", (int)s16);
     int t = (trans_a ? 2 : 0) + (trans_b ? 1 : 0);
     tiles_info ti;
     const char *name;
@@ -384,7 +397,9 @@ int ct_gemm_cl_run_epi(ct_context *ctx, ct_gemm_cl_plan plan, const ct_gemm_cl_e
     cl_ulong bias_off = epi && epi->bias ? epi->bias_off : 0;
     cl_int has_bias = epi && epi->bias, act = epi ? epi->act : 0;
     cl_int k_bias = s > 1 ? 0 : has_bias, k_act = s > 1 ? 0 : act;
-    size_t epi_rd = has_bias ? n : 0;
+    cl_int k_s16 = s > 1 ? s16 & ~CT_S16_C : s16; /* the slices are float */
+    size_t epi_rd = has_bias ? n : 0, es[3];
+    operand_sizes(k_s16, es);
     cl_ulong ao = a_off, bo = b_off;
     cl_uint la = (cl_uint)lda, lb = (cl_uint)ldb, mm = (cl_uint)m, nn = (cl_uint)n, kk = (cl_uint)k,
             kcc = (cl_uint)kc;
@@ -393,14 +408,15 @@ int ct_gemm_cl_run_epi(ct_context *ctx, ct_gemm_cl_plan plan, const ct_gemm_cl_e
     cl_ulong zero = 0;
     size_t global[3] = { ct_cdiv(n, ti.tn) * ti.wn, ct_cdiv(m, ti.tm) * ti.wm, s };
     size_t local[3] = { ti.wn, ti.wm, 1 };
-    ct_launch_bytes(ctx, (m * k + k * n + (b_out != 0.0f ? m * n : 0) + (s > 1 ? 0 : epi_rd)) * sizeof(float),
-                    s * m * n * sizeof(float));
+    ct_launch_bytes(ctx, m * k * es[0] + k * n * es[1] + (b_out != 0.0f ? m * n * es[2] : 0) +
+                             (s > 1 ? 0 : epi_rd * sizeof(float)),
+                    s * m * n * es[2]);
     st = CT_RUN(ctx, prog, name, 3, global, local, CT_ARG(a), CT_ARG(ao),
                 CT_ARG(la), CT_ARG(b), CT_ARG(bo), CT_ARG(lb), CT_ARG(out), CT_ARG(out_off),
                 CT_ARG(ldo), CT_ARG(stride), CT_ARG(mm), CT_ARG(nn), CT_ARG(kk), CT_ARG(kcc),
                 CT_ARG(a_out), CT_ARG(b_out), CT_ARG(bias), CT_ARG(bias_off), CT_ARG(k_bias),
                 CT_ARG(k_act), CT_ARG(zs), CT_ARG(nb2), CT_ARG(zero), CT_ARG(zero), CT_ARG(zero),
-                CT_ARG(zero), CT_ARG(zero), CT_ARG(zero));
+                CT_ARG(zero), CT_ARG(zero), CT_ARG(zero), CT_ARG(k_s16));
     if (st || s == 1)
         return st;
     return ct_gemm_cl_sum(ctx, out, s, m, n, alpha, beta, c, c_off, ldc, epi);
@@ -442,7 +458,7 @@ int ct_gemm_cl_batched(ct_context *ctx, int trans_a, int trans_b, size_t m, size
                   CT_ARG(stride), CT_ARG(mm), CT_ARG(nn), CT_ARG(kk), CT_ARG(kk), CT_ARG(alpha),
                   CT_ARG(beta), CT_ARG(c), CT_ARG(bias_off), CT_ARG(none), CT_ARG(none),
                   CT_ARG(zs), CT_ARG(nb2), CT_ARG(s[0]), CT_ARG(s[1]), CT_ARG(s[2]), CT_ARG(s[3]),
-                  CT_ARG(s[4]), CT_ARG(s[5]));
+                  CT_ARG(s[4]), CT_ARG(s[5]), CT_ARG(none));
 }
 
 int ct_gemm_cl(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t n, size_t k,

@@ -116,7 +116,17 @@ typedef struct ct_gemm_cl_epi {
     cl_mem bias;
     size_t bias_off;
     int act;
+    int s16; /* operands in the context's 16-bit activation storage: CT_S16_A | _B | _C */
 } ct_gemm_cl_epi;
+
+/* ct_gemm_cl_epi.s16's bits: A, B or C holds the activation storage's
+ * 16-bit elements (ct_context_set_act16), its offset and leading
+ * dimension counted in them; the others are float32. The own kernels only
+ * (ct_gemm_epi refuses them elsewhere): a dense layer's input, output and
+ * gradients go through its products without float copies. */
+#define CT_S16_A 1
+#define CT_S16_B 2
+#define CT_S16_C 4
 
 /* ct_gemm_cl_run with an epilogue (NULL: none). */
 int ct_gemm_cl_run_epi(ct_context *ctx, ct_gemm_cl_plan plan, const ct_gemm_cl_epi *epi, int trans_a,

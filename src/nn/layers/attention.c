@@ -176,6 +176,6 @@ static int export_onnx(const ct_layer_export *e)
                             "out_proj");
 }
 
-CT_LAYER_TYPE(attention, CT_KEYS(keys), .min_inputs = 1, .max_inputs = 1, .infer = infer,
+CT_LAYER_TYPE(attention, CT_KEYS(keys), .min_inputs = 1, .max_inputs = 1, .flags = CT_LAYER_ACT16, .infer = infer,
               .init = init, .plan = plan, .forward = forward, .backward = backward, .flops = flops,
               .export_onnx = export_onnx);

@@ -79,12 +79,11 @@ static int plan(ct_plan *p, const ct_layer *l, ct_lrt *r)
         r->saved_n = r->out_n; /* the pre-activation */
         r->saved_act = 1;
     }
-    /* 16-bit activations: only the implicit GEMMs have the form, and
-     * their bias gradient does not */
-    if (net->act16 && (s->groups > 1 || l->v[K_BIAS] || !ct_conv2d_igemm_ok(net->ctx, &d)))
+    /* 16-bit activations: only the implicit GEMMs have the form */
+    if (net->act16 && (s->groups > 1 || !ct_conv2d_igemm_ok(net->ctx, &d)))
         return ct_fail(net->ctx, CT_ERR_UNSUPPORTED, "layer '%s' (conv2d) has no 16-bit form: %s",
                        l->name, !ct_conv2d_igemm_ok(net->ctx, &d) ? "the implicit GEMMs it would take do "
-                       "not run on this device" : s->groups > 1 ? "groups" : "a bias");
+                       "not run on this device" : "groups");
     if (s->groups == 1)
         ct_plan_scratch(p, ct_conv2d_workspace_for(net->ctx, &d));
     return CT_OK;

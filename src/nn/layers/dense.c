@@ -6,18 +6,13 @@
  * torch.nn.Linear (uniform in +-1/sqrt(fan_in)), or with std=S the weight
  * N(0, S^2) and the bias zero (GPT-2's scheme).
  *
- * With 16-bit activation storage the product runs over floats: the input
- * (and the output gradient) are converted into the shared scratch, the
- * float32 product and bias run there with the storage switched off, and
- * the result is rounded into the 16-bit output (or input gradient); the
- * activation runs in 16 bits. Three conversion passes over tensors of a
- * layer's width, not a product reading 16 bits (still to come).
+ * With 16-bit activation storage the products read and write the 16-bit
+ * input, output and their gradients in place (ct_dense_forward_s), the
+ * weights, bias and their gradients float32.
  */
-#include "cl/runtime.h"
 #include "nn/layer.h"
 #include "ops/act.h"
 #include "ops/dense.h"
-#include "ops/eltwise.h"
 
 enum { K_OUT, K_BIAS, K_ACT, K_STD };
 
@@ -58,6 +53,7 @@ static int infer(ct_layer *l, const ct_shape *in, int nin, char *err, size_t n)
 
 static int plan(ct_plan *p, const ct_layer *l, ct_lrt *r)
 {
+    (void)p;
     dense_state *s = CT_LAYER_STATE(r, dense_state);
     s->out = (int)l->v[K_OUT];
     s->in = l->params[0].shape[1];
@@ -66,69 +62,20 @@ static int plan(ct_plan *p, const ct_layer *l, ct_lrt *r)
         r->saved_n = r->out_n; /* the pre-activation */
         r->saved_act = 1;
     }
-    if (ct_plan_net(p)->act16) /* float copies of x, of y or dy, and of dx */
-        ct_plan_scratch(p, r->rows * (2 * (size_t)s->in + (size_t)s->out) + 32);
     return CT_OK;
-}
-
-/* 16-bit storage: the float scratch's x (rows, in), y or dy (rows, out)
- * and dx (rows, in), 16-aligned */
-typedef struct dense_f32 {
-    ct_buf x, y, dx;
-} dense_f32;
-
-static dense_f32 scratch_of(const ct_layer_call *c, const dense_state *s)
-{
-    size_t xn = c->r->rows * (size_t)s->in, yn = c->r->rows * (size_t)s->out;
-    size_t yat = (xn + 15) & ~(size_t)15, dxat = (yat + yn + 15) & ~(size_t)15;
-    dense_f32 f = { c->net->scratch, ct_buf_at(c->net->scratch, yat), ct_buf_at(c->net->scratch, dxat) };
-    return f;
-}
-
-static int forward16(const ct_layer_call *c, const dense_state *s, ct_buf z)
-{
-    ct_context *ctx = c->ctx;
-    dense_f32 f = scratch_of(c, s);
-    size_t xn = c->r->rows * (size_t)s->in, yn = c->r->rows * (size_t)s->out;
-    int a16 = ctx->act16, st = ct_act_to_f32(ctx, f.x, c->x, xn);
-    if (st || (st = ct_context_set_act16(ctx, 0)))
-        return st;
-    st = ct_dense_forward(ctx, f.y, f.x, c->r->param, ct_layer_bias(c->l, c->r->param), (int)c->r->rows,
-                          s->in, s->out);
-    int st2 = ct_context_set_act16(ctx, a16);
-    if (st || (st = st2) || (st = ct_act_from_f32(ctx, z, f.y, yn)) || !s->act)
-        return st;
-    return ct_act_forward(ctx, (ct_act)s->act, c->r->out, z, yn);
-}
-
-static int backward16(const ct_layer_call *c, const dense_state *s, ct_buf db)
-{
-    ct_context *ctx = c->ctx;
-    dense_f32 f = scratch_of(c, s);
-    size_t xn = c->r->rows * (size_t)s->in, yn = c->r->rows * (size_t)s->out;
-    int a16 = ctx->act16, st;
-    if ((st = ct_act_to_f32(ctx, f.x, c->x, xn)) || (st = ct_act_to_f32(ctx, f.y, c->dy, yn)) ||
-        (st = ct_context_set_act16(ctx, 0)))
-        return st;
-    st = ct_dense_backward(ctx, c->dx_needed ? f.dx : ct_none(), c->r->grad, db, f.y, f.x, c->r->param,
-                           (int)c->r->rows, s->in, s->out);
-    int st2 = ct_context_set_act16(ctx, a16);
-    if (st || (st = st2) || !c->dx_needed)
-        return st;
-    return ct_act_from_f32(ctx, c->dx, f.dx, xn);
 }
 
 static int forward(const ct_layer_call *c)
 {
     const dense_state *s = CT_LAYER_STATE(c->r, dense_state);
     ct_buf z = ct_act_needs_input((ct_act)s->act) ? c->r->saved : c->r->out;
-    if (c->net->act16)
-        return forward16(c, s, z);
     ct_buf b = ct_layer_bias(c->l, c->r->param);
+    int s16 = c->net->act16 ? CT_DENSE_X16 | CT_DENSE_Y16 : 0;
     if (ct_layer_fuses_bias(c, s->act)) /* GPU class: one pass adds the bias and applies act */
-        return ct_dense_forward_act(c->ctx, z, c->x, c->r->param, b, (int)c->r->rows, s->in, s->out,
-                                    (ct_act)s->act);
-    int st = ct_dense_forward(c->ctx, z, c->x, c->r->param, b, (int)c->r->rows, s->in, s->out);
+        return ct_dense_forward_s(c->ctx, z, c->x, c->r->param, b, (int)c->r->rows, s->in, s->out,
+                                  (ct_act)s->act, s16);
+    int st = ct_dense_forward_s(c->ctx, z, c->x, c->r->param, b, (int)c->r->rows, s->in, s->out, CT_ACT_NONE,
+                                s16);
     if (st || !s->act)
         return st;
     return ct_act_forward(c->ctx, (ct_act)s->act, c->r->out, z, c->r->out_n);
@@ -142,10 +89,9 @@ static int backward(const ct_layer_call *c)
     int st = ct_layer_act_backward(c, s->act, z, &db, (int)c->r->rows, s->out, 1);
     if (st)
         return st;
-    if (c->net->act16)
-        return backward16(c, s, db);
-    return ct_dense_backward(c->ctx, c->dx_needed ? c->dx : ct_none(), c->r->grad, db, c->dy, c->x,
-                             c->r->param, (int)c->r->rows, s->in, s->out);
+    return ct_dense_backward_s(c->ctx, c->dx_needed ? c->dx : ct_none(), c->r->grad, db, c->dy, c->x,
+                               c->r->param, (int)c->r->rows, s->in, s->out, 0, 0,
+                               c->net->act16 ? CT_DENSE_X16 | CT_DENSE_Y16 : 0);
 }
 
 static void init(const ct_layer *l, float *params, float *buffers, ct_init_rng *g)
