@@ -9,13 +9,18 @@
  * occurrence of an index to its next one (O(n^2) integer compares, no
  * floats), then embedding_bwd_f32 lets the first occurrence of each index
  * walk its chain for one column (O(n D) float adds).
+ *
+ * y and dy are ct_at (common.cl): float, or 16 bits in the CT_ACT16
+ * variants, where each output is a weight rounded once on store and dy's
+ * chain sums in float from exact 16-bit loads; w, dw and the int32 ids stay
+ * 32-bit (parameters and ids are not activations).
  */
 
 #define CT_EMB_HEAD 0x80000000u /* link bit: no earlier i has this index */
 #define CT_EMB_NEXT 0x7fffffffu /* link bits: the next i with this index, or n */
 
 /* y (n, D), w (V, D), idx (n) int32 */
-__kernel void embedding_fwd_f32(__global float *y, ulong y_off, __global const float *w,
+__kernel void embedding_fwd_f32(__global ct_at *y, ulong y_off, __global const float *w,
                                 ulong w_off, __global const int *idx, ulong idx_off, uint n,
                                 uint V, uint D)
 {
@@ -23,7 +28,7 @@ __kernel void embedding_fwd_f32(__global float *y, ulong y_off, __global const f
     if (d >= D || i >= n)
         return;
     int v = idx[idx_off + i];
-    y[y_off + (ulong)i * D + d] = v >= 0 && (uint)v < V ? w[w_off + (ulong)v * D + d] : NAN;
+    ct_st(y, y_off + (ulong)i * D + d, v >= 0 && (uint)v < V ? w[w_off + (ulong)v * D + d] : NAN);
 }
 
 /* link (n) uint: CT_EMB_HEAD if i is the first occurrence of a valid index,
@@ -53,7 +58,7 @@ __kernel void embedding_link_f32(__global uint *link, ulong link_off, __global c
 }
 
 /* dw (V, D) +=, dy (n, D), idx (n), link (n) from embedding_link_f32 */
-__kernel void embedding_bwd_f32(__global float *dw, ulong dw_off, __global const float *dy,
+__kernel void embedding_bwd_f32(__global float *dw, ulong dw_off, __global const ct_at *dy,
                                 ulong dy_off, __global const int *idx, ulong idx_off,
                                 __global const uint *link, ulong link_off, uint n, uint D)
 {
@@ -65,6 +70,6 @@ __kernel void embedding_bwd_f32(__global float *dw, ulong dw_off, __global const
         return;
     float s = 0.0f;
     for (uint j = i; j < n; j = link[link_off + j] & CT_EMB_NEXT)
-        s += dy[dy_off + (ulong)j * D + d];
+        s += ct_ld(dy, dy_off + (ulong)j * D + d);
     dw[dw_off + (ulong)idx[idx_off + i] * D + d] += s;
 }

@@ -9,6 +9,16 @@
  * most (m - 1) 2^-24 sum|t| <= m^2 2^-24, so atol = m^2 2^-24 with m the
  * largest count in the case, rtol 0: a tight bound that any dropped,
  * doubled or misplaced row (an error of about |dy| ~ 0.5) exceeds.
+ *
+ * At bf16 or fp16 precision random cases (odd n and D: no global size a
+ * multiple of a work-group's) run again on the GPU class with y and dy
+ * stored in the format. The forward is one rounding to nearest even of a
+ * float weight, the rounding ck_round_act applies to the reference: exact
+ * again (atol = rtol = 0; a bound of u16 = 2^-8 bf16, 2^-11 fp16 relative
+ * plus fp16's subnormal half step would only hide a second rounding or a
+ * truncation). The backward adds dy values exact in the format (ck_round_act
+ * on the host) in float, so its bound is the float one above, unchanged.
+ * The finite-difference check of the reference runs in the float pass.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -77,7 +87,9 @@ static int bench_run(void *user)
 static void one_case(ct_check *c, size_t n, size_t V, size_t D, int bad, cl_mem *idx_mem)
 {
     ct_context *ctx = ck_ctx(c);
-    ck_case(c, "n=%zu V=%zu D=%zu%s", n, V, D, bad ? " with out-of-range indices" : "");
+    const int f = ck_act16(c);
+    ck_case(c, "n=%zu V=%zu D=%zu%s%s", n, V, D, bad ? " with out-of-range indices" : "",
+            f ? ", 16-bit activations" : "");
     double *w = ck_host(c, V * D), *y = ck_host(c, n * D), *dy = ck_host(c, n * D);
     double *dw0 = ck_host(c, V * D), *g = ck_host(c, V * D), *dw = ck_host(c, V * D);
     int32_t *idx = (int32_t *)(void *)ck_host(c, n); /* doubles are wide enough for int32 */
@@ -93,6 +105,7 @@ static void one_case(ct_check *c, size_t n, size_t V, size_t D, int bad, cl_mem 
     }
     for (size_t i = 0; i < n * D; i++)
         dy[i] = (double)(float)dy[i];
+    ck_round_act(c, dy, n * D);
     /* a small pool of rows half the time, so indices repeat heavily */
     int pool = ck_int(c, 0, 1) ? (int)V - 1 : ck_int(c, 0, (int)V - 1 < 3 ? (int)V - 1 : 3);
     for (size_t i = 0; i < n; i++)
@@ -108,12 +121,13 @@ static void one_case(ct_check *c, size_t n, size_t V, size_t D, int bad, cl_mem 
     double atol = (double)m * (double)m * 0x1p-24;
 
     ct_ref_embedding_forward(y, w, idx, n, V, D);
+    ck_round_act(c, y, n * D); /* the store's one rounding (NaN rows stay NaN) */
     ct_ref_embedding_backward(g, dy, idx, n, V, D);
     for (size_t i = 0; i < V * D; i++)
         dw[i] = dw0[i] + g[i];
 
-    ct_buf d_w = ck_dev_in(c, w, V * D), d_dy = ck_dev_in(c, dy, n * D);
-    ct_buf d_y = ck_dev_out(c, n * D), d_dw = ck_dev_in(c, dw0, V * D);
+    ct_buf d_w = ck_dev_in(c, w, V * D), d_dy = ck_act_in(c, dy, n * D);
+    ct_buf d_y = ck_act_out(c, n * D), d_dw = ck_dev_in(c, dw0, V * D);
     ct_buf d_ws = ck_dev_out(c, ct_embedding_workspace_size(n) / sizeof(float));
     ct_buf d_idx = dev_idx(c, idx, n, idx_mem);
     if (ck_failed(c))
@@ -130,6 +144,8 @@ static void one_case(ct_check *c, size_t n, size_t V, size_t D, int bad, cl_mem 
                   "embedding backward"))
         return;
     ck_expect(c, "backward dW (accumulated)", d_acc, V * D, dw, atol, 0);
+    if (f)
+        return; /* the reference's gradient is checked in the float pass */
 
     emb_loss l = { w, dy, idx, ck_host(c, n * D), n, V, D };
     ck_gradcheck(c, "reference dW", loss_of_w, &l, w, V * D, g, 48);
@@ -172,6 +188,16 @@ void ct_check_embedding(ct_check *c)
     for (int it = 0; it < ck_iterations(c) && !ck_failed(c); it++) {
         size_t n = (size_t)ck_dim(c, 300), V = (size_t)ck_dim(c, 60), D = (size_t)ck_dim(c, 70);
         run_case(c, n, V, D, it % 3 == 2);
+    }
+    /* 16-bit storage, at bf16 or fp16 precision */
+    for (int it = 0; it < ck_iterations(c) && !ck_failed(c); it++) {
+        ck_act16_state s;
+        if (!ck_act16_begin(c, &s))
+            break;
+        size_t n = (size_t)ck_dim(c, 300) | 1, V = (size_t)ck_dim(c, 60);
+        size_t D = (size_t)ck_dim(c, 70) | 1;
+        run_case(c, n, V, D, it % 3 == 2);
+        ck_act16_end(c, &s);
     }
     if (ck_benchmarking(c) && !ck_failed(c))
         bench(c);

@@ -13,6 +13,18 @@
  *     sums of |dy| and the start.
  * The reference's dx and dw are checked against central finite
  * differences of sum(y * dy).
+ *
+ * At bf16 or fp16 precision random cases (odd T, N and E: no global size
+ * a multiple of a work-group's) run again on the GPU class with x, y, dy
+ * and dx stored in the format (x and dy exact in it), w and dw float. With
+ * u16 the format's unit roundoff (2^-8 bf16, 2^-11 fp16) and s16 its
+ * subnormal half step (2^-25 fp16, 0 bf16):
+ *   - y is the float sum z, |z - (x + w)| <= u |x + w| + 2^-126, rounded
+ *     once more: |y - z| <= u16 |z| + s16, so rtol u + u16 (1 + u), atol
+ *     (1 + u16) 2^-126 + s16;
+ *   - dx = dy: the same 16 bits, exact;
+ *   - dw: float sums of values exact in the format, the float bound above.
+ * The finite-difference checks of the reference run in the float pass.
  */
 #include <math.h>
 
@@ -38,8 +50,10 @@ static double loss_fn(void *user)
 static void one_case(ct_check *c, size_t T, size_t N, size_t E, size_t L, int with_dx)
 {
     ct_context *ctx = ck_ctx(c);
-    ck_case(c, "T=%zu N=%zu E=%zu max_len=%zu%s, %s class", T, N, E, L, with_dx ? "" : ", no dx",
-            ct_kernels_str(ct_context_kernels(ctx)));
+    const int f = ck_act16(c);
+    const double u16 = f ? ck_prec_u((ct_precision)f) : 0, s16 = f ? ck_prec_sub((ct_precision)f) : 0;
+    ck_case(c, "T=%zu N=%zu E=%zu max_len=%zu%s, %s class%s", T, N, E, L, with_dx ? "" : ", no dx",
+            ct_kernels_str(ct_context_kernels(ctx)), f ? ", 16-bit activations" : "");
     size_t n = T * N * E, nw = L * E;
     double *x = ck_host(c, n), *w = ck_host(c, nw), *dy = ck_host(c, n), *y = ck_host(c, n);
     double *dx = ck_host(c, n), *dw0 = ck_host(c, nw), *dw = ck_host(c, nw);
@@ -54,6 +68,8 @@ static void one_case(ct_check *c, size_t T, size_t N, size_t E, size_t L, int wi
     ck_round_f32(w, nw);
     ck_round_f32(dy, n);
     ck_round_f32(dw0, nw);
+    ck_round_act(c, x, n);
+    ck_round_act(c, dy, n);
     for (size_t i = 0; i < nw; i++)
         dw[i] = dw0[i];
     ct_ref_posembed_forward(y, x, w, T, N, E);
@@ -63,19 +79,21 @@ static void one_case(ct_check *c, size_t T, size_t N, size_t E, size_t L, int wi
     for (size_t i = 0; i < nw; i++)
         absdw[i] += fabs(dw0[i]);
 
-    ct_buf d_x = ck_dev_in(c, x, n), d_w = ck_dev_in(c, w, nw), d_dy = ck_dev_in(c, dy, n);
-    ct_buf d_y = ck_dev_out(c, n), d_dw = ck_dev_inout(c, dw0, nw);
-    ct_buf d_dx = with_dx ? ck_dev_out(c, n) : (ct_buf){ NULL, 0 };
+    ct_buf d_x = ck_act_in(c, x, n), d_w = ck_dev_in(c, w, nw), d_dy = ck_act_in(c, dy, n);
+    ct_buf d_y = ck_act_out(c, n), d_dw = ck_dev_inout(c, dw0, nw);
+    ct_buf d_dx = with_dx ? ck_act_out(c, n) : (ct_buf){ NULL, 0 };
     if (ck_failed(c))
         return;
     if (ck_status(c, ct_posembed_forward(ctx, d_y, d_x, d_w, T, N, E), "posembed forward"))
         return;
-    ck_expect(c, "forward y", d_y, n, y, 0x1p-126, U);
+    ck_expect(c, "forward y", d_y, n, y, (1 + u16) * 0x1p-126 + s16, U + u16 * (1 + U));
     if (ck_status(c, ct_posembed_backward(ctx, d_dx, d_dw, d_dy, T, N, E), "posembed backward"))
         return;
     if (with_dx)
         ck_expect(c, "backward dx", d_dx, n, dx, 0, 0);
     ck_expect(c, "backward dweight (+=)", d_dw, nw, dw, ck_sum_atol(N, absdw, nw), 0);
+    if (f)
+        return; /* the reference's gradients are checked in the float pass */
 
     double *gdw = ck_host(c, nw);
     if (ck_failed(c))
@@ -122,6 +140,18 @@ void ct_check_posembed(ct_check *c)
         size_t T = (size_t)ck_dim(c, small ? 9 : 130), N = (size_t)ck_dim(c, small ? 5 : 40);
         size_t E = (size_t)ck_dim(c, small ? 40 : 300), L = T + (size_t)ck_int(c, 0, 5);
         run_case(c, T, N, E, L, ck_int(c, 0, 3) != 0, it % 2);
+    }
+    /* 16-bit storage, at bf16 or fp16 precision */
+    for (int it = 0; it < ck_iterations(c) && !ck_failed(c); it++) {
+        ck_act16_state s;
+        if (!ck_act16_begin(c, &s))
+            break;
+        size_t T = (size_t)ck_dim(c, small ? 9 : 130) | 1;
+        size_t N = (size_t)ck_dim(c, small ? 5 : 40) | 1, E = (size_t)ck_dim(c, small ? 40 : 300) | 1;
+        size_t L = T + (size_t)ck_int(c, 0, 5);
+        one_case(c, T, N, E, L, ck_int(c, 0, 3) != 0);
+        ck_case_end(c);
+        ck_act16_end(c, &s);
     }
     if (!ck_failed(c))
         bad_args(c);

@@ -1,5 +1,8 @@
 /*
- * embedding.c - embedding launchers (cl_kernels/embedding.cl).
+ * embedding.c - embedding launchers (cl_kernels/embedding.cl). y and dy
+ * are activations, in the context's storage (ct_program_store: the
+ * embedding_s* variants under 16-bit storage); the weight, its gradient,
+ * the int32 ids and the links stay 4 bytes an element.
  */
 #include "ops/embedding.h"
 
@@ -28,9 +31,9 @@ int ct_embedding_forward(ct_context *ctx, ct_buf y, ct_buf w, ct_buf idx, size_t
     size_t g[2] = { D, n };
     /* idx, and at most min(n, V) distinct rows of w; y */
     ct_launch_bytes(ctx, n * sizeof(cl_int) + (n < V ? n : V) * D * sizeof(float),
-                    n * D * sizeof(float));
-    return CT_RUN(ctx, CT_PROG_embedding, "embedding_fwd_f32", 2, g, NULL, CT_BUF(y), CT_BUF(w),
-                  CT_BUF(idx), CT_ARG(nn), CT_ARG(vv), CT_ARG(dd));
+                    n * D * ct_act_size(ctx));
+    return CT_RUN(ctx, ct_program_store(ctx, CT_PROG_embedding), "embedding_fwd_f32", 2, g, NULL,
+                  CT_BUF(y), CT_BUF(w), CT_BUF(idx), CT_ARG(nn), CT_ARG(vv), CT_ARG(dd));
 }
 
 int ct_embedding_backward(ct_context *ctx, ct_buf dw, ct_buf dy, ct_buf idx, ct_buf ws, size_t n,
@@ -50,18 +53,19 @@ int ct_embedding_backward(ct_context *ctx, ct_buf dw, ct_buf dy, ct_buf idx, ct_
                        "ct_embedding_backward: the workspace is shorter than the %zu bytes %zu "
                        "indices need. HINT: size it with ct_embedding_workspace_size",
                        ct_embedding_workspace_size(n), n);
+    int prog = ct_program_store(ctx, CT_PROG_embedding); /* dy's storage */
     cl_uint nn = (cl_uint)n, vv = (cl_uint)V, dd = (cl_uint)D;
     size_t g1[1] = { n };
     ct_launch_bytes(ctx, n * sizeof(cl_int), n * sizeof(cl_uint));
-    st = CT_RUN(ctx, CT_PROG_embedding, "embedding_link_f32", 1, g1, NULL, CT_BUF(ws),
-                CT_BUF(idx), CT_ARG(nn), CT_ARG(vv));
+    st = CT_RUN(ctx, prog, "embedding_link_f32", 1, g1, NULL, CT_BUF(ws), CT_BUF(idx), CT_ARG(nn),
+                CT_ARG(vv));
     if (st)
         return st;
     size_t g2[2] = { D, n };
     /* dy, idx, the links and the dw rows of at most min(n, V) distinct indices */
     size_t rows = (n < V ? n : V) * D * sizeof(float);
-    ct_launch_bytes(ctx, n * D * sizeof(float) + n * (sizeof(cl_int) + sizeof(cl_uint)) + rows,
+    ct_launch_bytes(ctx, n * D * ct_act_size(ctx) + n * (sizeof(cl_int) + sizeof(cl_uint)) + rows,
                     rows);
-    return CT_RUN(ctx, CT_PROG_embedding, "embedding_bwd_f32", 2, g2, NULL, CT_BUF(dw), CT_BUF(dy),
-                  CT_BUF(idx), CT_BUF(ws), CT_ARG(nn), CT_ARG(dd));
+    return CT_RUN(ctx, prog, "embedding_bwd_f32", 2, g2, NULL, CT_BUF(dw), CT_BUF(dy), CT_BUF(idx),
+                  CT_BUF(ws), CT_ARG(nn), CT_ARG(dd));
 }

@@ -11,6 +11,10 @@
  * order. It needs a workspace of n uint32 (ct_embedding_workspace_size) and
  * costs O(n^2) integer compares (linking equal indices) plus O(n D) adds,
  * independent of V.
+ *
+ * y and dy are activations in the context's storage (ct_context_set_act16:
+ * 16 bits at bf16/fp16, y each weight rounded once); W, dW and the ids
+ * stay 32-bit.
  */
 #ifndef CT_OPS_EMBEDDING_H
 #define CT_OPS_EMBEDDING_H

@@ -1,5 +1,8 @@
 /*
- * posembed.c - position-embedding launchers (cl_kernels/posembed.cl).
+ * posembed.c - position-embedding launchers (cl_kernels/posembed.cl). x, y,
+ * dy and dx are activations, in the context's storage (ct_program_store:
+ * the posembed_s* variants under 16-bit storage); the weight and its
+ * gradient stay float.
  */
 #include "ops/posembed.h"
 
@@ -25,10 +28,10 @@ int ct_posembed_forward(ct_context *ctx, ct_buf y, ct_buf x, ct_buf w, size_t T,
     if (!y.mem || !x.mem || !w.mem)
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "%s: a NULL buffer", who);
     cl_uint tt = (cl_uint)T, nn = (cl_uint)N, ee = (cl_uint)E;
-    size_t g[2] = { E, T * N };
-    ct_launch_bytes(ctx, (T * N + T) * E * sizeof(float), T * N * E * sizeof(float));
-    return CT_RUN(ctx, CT_PROG_posembed, "posembed_fwd_f32", 2, g, NULL, CT_BUF(y), CT_BUF(x),
-                  CT_BUF(w), CT_ARG(tt), CT_ARG(nn), CT_ARG(ee));
+    size_t g[2] = { E, T * N }, es = ct_act_size(ctx);
+    ct_launch_bytes(ctx, T * N * E * es + T * E * sizeof(float), T * N * E * es);
+    return CT_RUN(ctx, ct_program_store(ctx, CT_PROG_posembed), "posembed_fwd_f32", 2, g, NULL,
+                  CT_BUF(y), CT_BUF(x), CT_BUF(w), CT_ARG(tt), CT_ARG(nn), CT_ARG(ee));
 }
 
 int ct_posembed_backward(ct_context *ctx, ct_buf dx, ct_buf dw, ct_buf dy, size_t T, size_t N,
@@ -41,10 +44,10 @@ int ct_posembed_backward(ct_context *ctx, ct_buf dx, ct_buf dw, ct_buf dy, size_
     if (!dw.mem || !dy.mem)
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "%s: a NULL buffer (only dx may be NULL)", who);
     cl_uint tt = (cl_uint)T, nn = (cl_uint)N, ee = (cl_uint)E;
-    size_t g[2] = { E, T };
+    size_t g[2] = { E, T }, es = ct_act_size(ctx);
     /* dy and dw read; dx (when wanted) and dw written */
-    ct_launch_bytes(ctx, (T * N + T) * E * sizeof(float),
-                    ((dx.mem ? T * N : 0) + T) * E * sizeof(float));
-    return CT_RUN(ctx, CT_PROG_posembed, "posembed_bwd_f32", 2, g, NULL, CT_BUF(dx), CT_BUF(dw),
-                  CT_BUF(dy), CT_ARG(tt), CT_ARG(nn), CT_ARG(ee));
+    ct_launch_bytes(ctx, T * N * E * es + T * E * sizeof(float),
+                    (dx.mem ? T * N * E * es : 0) + T * E * sizeof(float));
+    return CT_RUN(ctx, ct_program_store(ctx, CT_PROG_posembed), "posembed_bwd_f32", 2, g, NULL,
+                  CT_BUF(dx), CT_BUF(dw), CT_BUF(dy), CT_ARG(tt), CT_ARG(nn), CT_ARG(ee));
 }

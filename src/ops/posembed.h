@@ -7,6 +7,10 @@
  * The backward writes dx = dy and accumulates dw[t, :] += sum over n of
  * dy[t, n, :]: one work-item per (t, e) walks n in order, deterministic,
  * no atomics. Rows t >= T of dw are left as they are.
+ *
+ * x, y, dy and dx are activations in the context's storage
+ * (ct_context_set_act16: 16 bits at bf16/fp16, y the float sum rounded
+ * once); w and dw stay float.
  */
 #ifndef CT_OPS_POSEMBED_H
 #define CT_OPS_POSEMBED_H

@@ -68,5 +68,6 @@ static int export_onnx(const ct_layer_export *e)
                         CT_ONNX_ATTRS(CT_ONNX_INT("axis", 0)));
 }
 
-CT_LAYER_TYPE(embedding, CT_KEYS(keys), .min_inputs = 1, .max_inputs = 1, .infer = infer, .init = init,
-              .plan = plan, .forward = forward, .backward = backward, .export_onnx = export_onnx);
+CT_LAYER_TYPE(embedding, CT_KEYS(keys), .min_inputs = 1, .max_inputs = 1, .flags = CT_LAYER_ACT16,
+              .infer = infer, .init = init, .plan = plan, .forward = forward, .backward = backward,
+              .export_onnx = export_onnx);

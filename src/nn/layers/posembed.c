@@ -85,5 +85,6 @@ static int export_onnx(const ct_layer_export *e)
     return ct_onnx_binary(g, "Add", e->x, w, e->y);
 }
 
-CT_LAYER_TYPE(posembed, CT_KEYS(keys), .min_inputs = 1, .max_inputs = 1, .infer = infer, .init = init,
-              .plan = plan, .forward = forward, .backward = backward, .export_onnx = export_onnx);
+CT_LAYER_TYPE(posembed, CT_KEYS(keys), .min_inputs = 1, .max_inputs = 1, .flags = CT_LAYER_ACT16,
+              .infer = infer, .init = init, .plan = plan, .forward = forward, .backward = backward,
+              .export_onnx = export_onnx);
