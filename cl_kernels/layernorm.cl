@@ -19,43 +19,50 @@
  * Either way dw and db accumulate (+=) without atomics. The row kernels
  * are launched with exactly R work-groups: no early return ahead of a
  * barrier.
+ *
+ * In the GPU-class kernels x, y, dy and dx are ct_at (common.cl): float,
+ * or 16 bits in the CT_ACT16 variants (layernorm_sbf16, layernorm_sfp16),
+ * loaded exactly and each y or dx rounded once to nearest even on store
+ * (dx += rounds the sum once). w, b, mean, rstd, dw, db and the partial
+ * sums stay float, as does all the arithmetic. The CPU-class kernels read
+ * floats only: 16-bit storage runs with the GPU class.
  */
 
 /* y (R, F), mean (R), rstd (R) = layer norm of x (R, F) with w, b (F);
  * red (wg) */
-__kernel void ln_fwd_f32(__global float *y, ulong y_off, __global float *mean, ulong mean_off,
-                         __global float *rstd, ulong rstd_off, __global const float *x,
+__kernel void ln_fwd_f32(__global ct_at *y, ulong y_off, __global float *mean, ulong mean_off,
+                         __global float *rstd, ulong rstd_off, __global const ct_at *x,
                          ulong x_off, __global const float *w, ulong w_off,
                          __global const float *b, ulong b_off, uint F, float eps,
                          __local float *red)
 {
     uint r = get_group_id(0), lid = get_local_id(0), wg = get_local_size(0);
-    __global const float *xr = x + x_off + (ulong)r * F;
+    __global const ct_at *xr = x + x_off + (ulong)r * F;
     float s = 0.0f;
     for (uint f = lid; f < F; f += wg)
-        s += xr[f];
+        s += ct_ld(xr, f);
     red[lid] = s;
     ct_tree_sum(red, lid, wg);
     float mu = red[0] / (float)F;
     barrier(CLK_LOCAL_MEM_FENCE); /* red[0] read by all before reuse */
     s = 0.0f;
     for (uint f = lid; f < F; f += wg) {
-        float d = xr[f] - mu;
+        float d = ct_ld(xr, f) - mu;
         s += d * d;
     }
     red[lid] = s;
     ct_tree_sum(red, lid, wg);
     float is = 1.0f / sqrt(red[0] / (float)F + eps);
-    __global float *yr = y + y_off + (ulong)r * F;
+    __global ct_at *yr = y + y_off + (ulong)r * F;
     for (uint f = lid; f < F; f += wg)
-        yr[f] = (xr[f] - mu) * is * w[w_off + f] + b[b_off + f];
+        ct_st(yr, f, (ct_ld(xr, f) - mu) * is * w[w_off + f] + b[b_off + f]);
     if (lid == 0) {
         mean[mean_off + r] = mu;
         rstd[rstd_off + r] = is;
     }
 }
 
-/* the same, one work-item per row (acc: dx += instead of dx =) */
+/* the same, one work-item per row */
 __kernel void ln_fwd_rows_f32(__global float *y, ulong y_off, __global float *mean, ulong mean_off,
                               __global float *rstd, ulong rstd_off, __global const float *x,
                               ulong x_off, __global const float *w, ulong w_off,
@@ -104,8 +111,8 @@ inline void ln_params_final(__global float *dw, __global float *db, __global con
  *   dx = rstd (g - mean(g) - xhat mean(g xhat)).
  * One work-group per row; red (2 wg). dx is written.
  */
-__kernel void ln_bwd_f32(__global float *dx, ulong dx_off, __global const float *dy, ulong dy_off,
-                         __global const float *x, ulong x_off, __global const float *w,
+__kernel void ln_bwd_f32(__global ct_at *dx, ulong dx_off, __global const ct_at *dy, ulong dy_off,
+                         __global const ct_at *x, ulong x_off, __global const float *w,
                          ulong w_off, __global const float *mean, ulong mean_off,
                          __global const float *rstd, ulong rstd_off, uint F,
                          __local float *red, __global float *dw, ulong dw_off,
@@ -122,9 +129,9 @@ __kernel void ln_bwd_f32(__global float *dx, ulong dx_off, __global const float 
     float mu = mean[mean_off + r], is = rstd[rstd_off + r];
     float sg = 0.0f, sgx = 0.0f;
     for (uint f = lid; f < F; f += wg) {
-        float g = dy[dy_off + row + f] * w[w_off + f];
+        float g = ct_ld(dy, dy_off + row + f) * w[w_off + f];
         sg += g;
-        sgx += g * ((x[x_off + row + f] - mu) * is);
+        sgx += g * ((ct_ld(x, x_off + row + f) - mu) * is);
     }
     red[lid] = sg;
     red[wg + lid] = sgx;
@@ -138,10 +145,10 @@ __kernel void ln_bwd_f32(__global float *dx, ulong dx_off, __global const float 
     }
     float mg = red[0] / (float)F, mgx = red[wg] / (float)F;
     for (uint f = lid; f < F; f += wg) {
-        float g = dy[dy_off + row + f] * w[w_off + f];
-        float xh = (x[x_off + row + f] - mu) * is;
+        float g = ct_ld(dy, dy_off + row + f) * w[w_off + f];
+        float xh = (ct_ld(x, x_off + row + f) - mu) * is;
         float v = is * (g - mg - xh * mgx);
-        dx[dx_off + row + f] = acc ? dx[dx_off + row + f] + v : v;
+        ct_st(dx, dx_off + row + f, acc ? ct_ld(dx, dx_off + row + f) + v : v);
     }
 }
 
@@ -198,8 +205,8 @@ __kernel void ln_bwd_params_f32(__global float *dw, ulong dw_off, __global float
  * columns of a row. dy, x: (R, F), mean, rstd: (R), part: (2, S, F) (the
  * sums of dy xhat, then of dy) */
 __kernel void ln_bwd_params_partial_f32(__global float *part, ulong part_off,
-                                        __global const float *dy, ulong dy_off,
-                                        __global const float *x, ulong x_off,
+                                        __global const ct_at *dy, ulong dy_off,
+                                        __global const ct_at *x, ulong x_off,
                                         __global const float *mean, ulong mean_off,
                                         __global const float *rstd, ulong rstd_off, uint R,
                                         uint F, uint S, uint L)
@@ -211,8 +218,8 @@ __kernel void ln_bwd_params_partial_f32(__global float *part, ulong part_off,
     float sw = 0.0f, sb = 0.0f;
     for (uint r = r0; r < r1; r++) {
         ulong i = (ulong)r * F + f;
-        float g = dy[dy_off + i];
-        sw += g * ((x[x_off + i] - mean[mean_off + r]) * rstd[rstd_off + r]);
+        float g = ct_ld(dy, dy_off + i);
+        sw += g * ((ct_ld(x, x_off + i) - mean[mean_off + r]) * rstd[rstd_off + r]);
         sb += g;
     }
     ulong o = part_off + (ulong)s * F + f;

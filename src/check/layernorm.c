@@ -20,6 +20,19 @@
  *     2 max_f sum_r |dy| E_r (xhat's own error); db: ck_sum_atol over R.
  * The reference's dx, dw and db are checked against central finite
  * differences of sum(y * dy).
+ *
+ * At bf16 or fp16 precision every GPU-class case runs again with x, y, dy
+ * and dx stored in that format (ck_act16_begin). x and dy are rounded to
+ * it first, so the reference sees the device's inputs exactly and the
+ * float arithmetic on them keeps the bounds above (atol32, rtol32, taken
+ * from the rounded inputs). y and dx are then rounded once more on store:
+ * by at most u16 |v| (unit roundoff u16 = 2^-8 bf16, 2^-11 fp16) plus
+ * fp16's subnormal half step s = 2^-25, where |v| <= |ref| + atol32 +
+ * rtol32 |ref| is the float result: atol (1 + u16) atol32 + s, rtol
+ * (1 + u16) rtol32 + u16. dx += rounds the float sum once the same way
+ * (the 0.5 it adds to is exact in both formats). mean, rstd, dw and db are
+ * float results of those exact inputs: their bounds stay. Finite
+ * differences check the reference in the float pass only.
  */
 #include <math.h>
 
@@ -55,8 +68,11 @@ static double maxabs(const double *v, size_t n)
 static void one_case(ct_check *c, size_t R, size_t F, double offset, float eps)
 {
     ct_context *ctx = ck_ctx(c);
-    ck_case(c, "R=%zu F=%zu, offset %g, eps %g, %s class", R, F, offset, (double)eps,
-            ct_kernels_str(ct_context_kernels(ctx)));
+    const int f16 = ck_act16(c);
+    const double u16 = f16 ? ck_prec_u((ct_precision)f16) : 0;
+    const double s16 = f16 ? ck_prec_sub((ct_precision)f16) : 0, k16 = 1 + u16;
+    ck_case(c, "R=%zu F=%zu, offset %g, eps %g, %s class%s", R, F, offset, (double)eps,
+            ct_kernels_str(ct_context_kernels(ctx)), f16 ? ", 16-bit activations" : "");
     size_t n = R * F;
     double *x = ck_host(c, n), *w = ck_host(c, F), *b = ck_host(c, F), *dy = ck_host(c, n);
     double *y = ck_host(c, n), *mean = ck_host(c, R), *rstd = ck_host(c, R), *dx = ck_host(c, n);
@@ -81,6 +97,8 @@ static void one_case(ct_check *c, size_t R, size_t F, double offset, float eps)
     ck_round_f32(dy, n);
     ck_round_f32(dw0, F);
     ck_round_f32(db0, F);
+    ck_round_act(c, x, n);
+    ck_round_act(c, dy, n);
     for (size_t f = 0; f < F; f++) {
         dw[f] = dw0[f];
         db[f] = db0[f];
@@ -115,8 +133,8 @@ static void one_case(ct_check *c, size_t R, size_t F, double offset, float eps)
     for (size_t f = 0; f < F; f++)
         absdy[f] += fabs(db0[f]);
 
-    ct_buf d_x = ck_dev_in(c, x, n), d_w = ck_dev_in(c, w, F), d_b = ck_dev_in(c, b, F);
-    ct_buf d_dy = ck_dev_in(c, dy, n), d_y = ck_dev_out(c, n), d_dx = ck_dev_out(c, n);
+    ct_buf d_x = ck_act_in(c, x, n), d_w = ck_dev_in(c, w, F), d_b = ck_dev_in(c, b, F);
+    ct_buf d_dy = ck_act_in(c, dy, n), d_y = ck_act_out(c, n), d_dx = ck_act_out(c, n);
     ct_buf d_mean = ck_dev_out(c, R), d_rstd = ck_dev_out(c, R);
     ct_buf d_dw = ck_dev_inout(c, dw0, F), d_db = ck_dev_inout(c, db0, F);
     ct_buf d_work = ck_dev_out(c, ct_layernorm_workspace_size(R, F));
@@ -125,13 +143,13 @@ static void one_case(ct_check *c, size_t R, size_t F, double offset, float eps)
     if (ck_status(c, ct_layernorm_forward(ctx, d_y, d_mean, d_rstd, d_x, d_w, d_b, R, F, eps),
                   "layernorm forward"))
         return;
-    ck_expect(c, "forward y", d_y, n, y, ytol, 4 * U);
+    ck_expect(c, "forward y", d_y, n, y, k16 * ytol + s16, k16 * 4 * U + u16);
     ck_expect(c, "forward mean", d_mean, R, mean, mtol, 4 * U);
     ck_expect(c, "forward rstd", d_rstd, R, rstd, 0, 2 * (double)(F + 8) * U);
     if (ck_status(c, ct_layernorm_backward(ctx, d_dx, d_dw, d_db, d_dy, d_x, d_w, d_mean, d_rstd,
                                            R, F, d_work), "layernorm backward"))
         return;
-    ck_expect(c, "backward dx", d_dx, n, dx, dxtol, 8 * U);
+    ck_expect(c, "backward dx", d_dx, n, dx, k16 * dxtol + s16, k16 * 8 * U + u16);
     ck_expect(c, "backward dweight (+=)", d_dw, F, dw, dwtol, 4 * U);
     ck_expect(c, "backward dbias (+=)", d_db, F, db, ck_sum_atol(R, absdy, F), 4 * U);
 
@@ -140,7 +158,11 @@ static void one_case(ct_check *c, size_t R, size_t F, double offset, float eps)
      * their second stage runs as a kernel of its own); each call adds the
      * same gradient to dbias once more */
     double *dx2 = ck_host(c, n), *db2 = ck_host(c, F);
-    ct_buf d_dx2 = ck_dev_const(c, n, 0.5);
+    if (ck_failed(c))
+        return;
+    for (size_t i = 0; i < n; i++)
+        dx2[i] = 0.5;
+    ct_buf d_dx2 = ck_act_inout(c, dx2, n);
     if (ck_failed(c))
         return;
     for (size_t i = 0; i < n; i++)
@@ -152,9 +174,11 @@ static void one_case(ct_check *c, size_t R, size_t F, double offset, float eps)
         ck_status(c, ct_layernorm_backward(ctx, (ct_buf){ NULL, 0 }, d_dw, d_db, d_dy, d_x, d_w,
                                            d_mean, d_rstd, R, F, d_work), "layernorm backward, no dx"))
         return;
-    ck_expect(c, "backward dx (+=)", d_dx2, n, dx2, dxtol, 10 * U);
+    ck_expect(c, "backward dx (+=)", d_dx2, n, dx2, k16 * dxtol + s16, k16 * 10 * U + u16);
     ck_expect(c, "backward dbias (+= twice more)", d_db, F, db2, 3 * ck_sum_atol(R, absdy, F), 8 * U);
 
+    if (f16)
+        return; /* the reference's gradients are checked in the float pass */
     /* finite differences of the reference's gradients (from zero) */
     double *gdx = ck_host(c, n), *gdw = ck_host(c, F), *gdb = ck_host(c, F);
     if (ck_failed(c))
@@ -166,6 +190,8 @@ static void one_case(ct_check *c, size_t R, size_t F, double offset, float eps)
     ck_gradcheck(c, "reference dbias", loss_fn, &l, b, F, gdb, 32);
 }
 
+/* A case on one class; a GPU-class case again with 16-bit activation
+ * storage at bf16 or fp16 precision (the storage runs the GPU class). */
 static void run_case(ct_check *c, size_t R, size_t F, double offset, float eps, int cpu)
 {
     ct_kernels real = ck_use_class(c, cpu ? CT_KERNELS_CPU : CT_KERNELS_GPU);
@@ -173,6 +199,12 @@ static void run_case(ct_check *c, size_t R, size_t F, double offset, float eps, 
         one_case(c, R, F, offset, eps);
     ck_case_end(c);
     ck_use_class(c, real);
+    ck_act16_state s;
+    if (!cpu && ck_act16_begin(c, &s)) {
+        one_case(c, R, F, offset, eps);
+        ck_case_end(c);
+        ck_act16_end(c, &s);
+    }
 }
 
 /* Arguments the launchers must refuse. */

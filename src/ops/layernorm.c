@@ -1,5 +1,10 @@
 /*
  * layernorm.c - layer-normalization launchers (cl_kernels/layernorm.cl).
+ *
+ * With 16-bit activation storage (ct_context_set_act16) x, y, dy and dx
+ * hold 16 bits: the GPU-class kernels of the storage variant run whatever
+ * the class, as the CPU class's row kernels and host loops read floats;
+ * w, b, mean, rstd, dw, db and the workspace stay float.
  */
 #include "ops/layernorm.h"
 
@@ -39,22 +44,24 @@ int ct_layernorm_forward(ct_context *ctx, ct_buf y, ct_buf mean, ct_buf rstd, ct
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "%s: a NULL buffer", who);
     if (R == 0)
         return CT_OK;
-    if (ct_layernorm_host_ok(ctx, R, F))
+    if (!ctx->act16 && ct_layernorm_host_ok(ctx, R, F))
         return ct_layernorm_host_forward(ctx, y, mean, rstd, x, w, b, R, F, eps);
     cl_uint rr = (cl_uint)R, ff = (cl_uint)F;
     cl_float e = eps;
+    int prog = ct_program_store(ctx, CT_PROG_layernorm);
+    size_t es = ct_act_size(ctx);
     /* x, w, b read; y, mean, rstd written */
-    ct_launch_bytes(ctx, (R * F + 2 * F) * sizeof(float), (R * F + 2 * R) * sizeof(float));
-    if (ctx->cls.row_kernels) {
+    ct_launch_bytes(ctx, R * F * es + 2 * F * sizeof(float), R * F * es + 2 * R * sizeof(float));
+    if (ctx->cls.row_kernels && !ctx->act16) {
         size_t g[1] = { R };
         return CT_RUN(ctx, CT_PROG_layernorm, "ln_fwd_rows_f32", 1, g, NULL, CT_BUF(y), CT_BUF(mean),
                       CT_BUF(rstd), CT_BUF(x), CT_BUF(w), CT_BUF(b), CT_ARG(rr), CT_ARG(ff), CT_ARG(e));
     }
     size_t wg;
-    if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_layernorm, "ln_fwd_f32", LN_MAX_WG, F, &wg)))
+    if ((st = ct_kernel_pow2_wg(ctx, prog, "ln_fwd_f32", LN_MAX_WG, F, &wg)))
         return st;
     size_t g[1] = { R * wg }, l[1] = { wg };
-    return CT_RUN(ctx, CT_PROG_layernorm, "ln_fwd_f32", 1, g, l, CT_BUF(y), CT_BUF(mean),
+    return CT_RUN(ctx, prog, "ln_fwd_f32", 1, g, l, CT_BUF(y), CT_BUF(mean),
                   CT_BUF(rstd), CT_BUF(x), CT_BUF(w), CT_BUF(b), CT_ARG(ff), CT_ARG(e),
                   CT_LOCAL(wg * sizeof(cl_float)));
 }
@@ -77,11 +84,13 @@ int ct_layernorm_backward_acc(ct_context *ctx, ct_buf dx, int dx_acc, ct_buf dw,
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "%s: a NULL buffer (only dx may be NULL)", who);
     if (R == 0)
         return CT_OK;
-    if (ct_layernorm_host_ok(ctx, R, F))
+    if (!ctx->act16 && ct_layernorm_host_ok(ctx, R, F))
         return ct_layernorm_host_backward(ctx, dx, dx_acc, dw, db, dy, x, w, mean, rstd, R, F);
     cl_uint rr = (cl_uint)R, ff = (cl_uint)F;
     size_t n = R * F;
-    if (ctx->cls.row_kernels) {
+    int prog = ct_program_store(ctx, CT_PROG_layernorm);
+    size_t es = ct_act_size(ctx), fs = sizeof(float);
+    if (ctx->cls.row_kernels && !ctx->act16) {
         size_t gp[1] = { F };
         ct_launch_bytes(ctx, (2 * n + 2 * R + 2 * F) * sizeof(float), 2 * F * sizeof(float));
         st = CT_RUN(ctx, CT_PROG_layernorm, "ln_bwd_params_f32", 1, gp, NULL, CT_BUF(dw), CT_BUF(db),
@@ -92,12 +101,12 @@ int ct_layernorm_backward_acc(ct_context *ctx, ct_buf dx, int dx_acc, ct_buf dw,
                            "ct_layernorm_workspace_size(R, F) floats", who);
         size_t S, L, lc;
         ct_layernorm_slices(R, F, &S, &L);
-        if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_layernorm, "ln_bwd_params_partial_f32", 64, F, &lc)))
+        if ((st = ct_kernel_pow2_wg(ctx, prog, "ln_bwd_params_partial_f32", 64, F, &lc)))
             return st;
         cl_uint ns = (cl_uint)S, nl = (cl_uint)L;
         size_t g1[2] = { F, S }, l1[2] = { lc, 1 };
-        ct_launch_bytes(ctx, (2 * n + 2 * R) * sizeof(float), 2 * S * F * sizeof(float));
-        st = CT_RUN(ctx, CT_PROG_layernorm, "ln_bwd_params_partial_f32", 2, g1, l1, CT_BUF(work),
+        ct_launch_bytes(ctx, 2 * n * es + 2 * R * fs, 2 * S * F * fs); /* dy, x; mean, rstd */
+        st = CT_RUN(ctx, prog, "ln_bwd_params_partial_f32", 2, g1, l1, CT_BUF(work),
                     CT_BUF(dy), CT_BUF(x), CT_BUF(mean), CT_BUF(rstd), CT_ARG(rr), CT_ARG(ff),
                     CT_ARG(ns), CT_ARG(nl));
         if (st)
@@ -105,20 +114,21 @@ int ct_layernorm_backward_acc(ct_context *ctx, ct_buf dx, int dx_acc, ct_buf dw,
         if (dx.mem) {
             /* stage two goes with dx's pass */
             size_t wg;
-            if ((st = ct_kernel_pow2_wg(ctx, CT_PROG_layernorm, "ln_bwd_f32", LN_MAX_WG, F, &wg)))
+            if ((st = ct_kernel_pow2_wg(ctx, prog, "ln_bwd_f32", LN_MAX_WG, F, &wg)))
                 return st;
             size_t g[1] = { R * wg }, l[1] = { wg };
             cl_int a = dx_acc != 0;
-            ct_launch_bytes(ctx, (2 * n + 2 * R + F + 2 * S * F + 2 * F + (a ? n : 0)) * sizeof(float),
-                            (n + 2 * F) * sizeof(float));
-            return CT_RUN(ctx, CT_PROG_layernorm, "ln_bwd_f32", 1, g, l, CT_BUF(dx), CT_BUF(dy), CT_BUF(x),
+            /* dy, x (and dx when +=); mean, rstd, w, the partials, dw, db */
+            ct_launch_bytes(ctx, (2 + (size_t)a) * n * es + (2 * R + F + 2 * S * F + 2 * F) * fs,
+                            n * es + 2 * F * fs);
+            return CT_RUN(ctx, prog, "ln_bwd_f32", 1, g, l, CT_BUF(dx), CT_BUF(dy), CT_BUF(x),
                           CT_BUF(w), CT_BUF(mean), CT_BUF(rstd), CT_ARG(ff),
                           CT_LOCAL(2 * wg * sizeof(cl_float)), CT_BUF(dw), CT_BUF(db), CT_BUF(work),
                           CT_ARG(ns), CT_ARG(a));
         }
         size_t g2[1] = { F };
-        ct_launch_bytes(ctx, (2 * S * F + 2 * F) * sizeof(float), 2 * F * sizeof(float));
-        return CT_RUN(ctx, CT_PROG_layernorm, "ln_bwd_params_final_f32", 1, g2, NULL, CT_BUF(dw),
+        ct_launch_bytes(ctx, (2 * S * F + 2 * F) * fs, 2 * F * fs);
+        return CT_RUN(ctx, prog, "ln_bwd_params_final_f32", 1, g2, NULL, CT_BUF(dw),
                       CT_BUF(db), CT_BUF(work), CT_ARG(ff), CT_ARG(ns));
     }
     if (st || !dx.mem)

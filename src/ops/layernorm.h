@@ -11,6 +11,10 @@
  * workspace; CPU class: a work-item per column, or on AVX-512 CPUs the
  * host pool over the same slices of rows, src/host/layernorm_host.c):
  * deterministic, no atomics.
+ *
+ * With 16-bit activation storage (ct_context_set_act16) x, y, dy and dx
+ * are in the storage's format and the GPU-class kernels run; w, b, mean,
+ * rstd, dw, db and the workspace are float32 either way.
  */
 #ifndef CT_OPS_LAYERNORM_H
 #define CT_OPS_LAYERNORM_H

@@ -2,7 +2,9 @@
  * layernorm.c - layer normalization over the last dimension of a feature
  * vector (F) or of each step of a sequence (T x F), as torch.nn.LayerNorm(F):
  * parameters `weight` (F, initially 1) and `bias` (F, initially 0). The
- * forward saves each row's mean and 1/std for the backward.
+ * forward saves each row's mean and 1/std for the backward. Takes 16-bit
+ * activation storage (input, output and their gradients; the statistics
+ * and parameters stay float).
  */
 #include "nn/layer.h"
 #include "ops/layernorm.h"
@@ -38,7 +40,10 @@ static int plan(ct_plan *p, const ct_layer *l, ct_lrt *r)
     layernorm_state *s = CT_LAYER_STATE(r, layernorm_state);
     s->F = (size_t)l->out.d[l->out.ndim - 1];
     s->eps = (float)l->v[K_EPS];
-    r->saved_n = 2 * r->rows; /* mean, then 1/std, per row */
+    /* mean, then 1/std, per row: float statistics, not an activation, so
+     * saved_act stays 0 and they go in the float saved-state arena even
+     * with 16-bit activation storage */
+    r->saved_n = 2 * r->rows;
     ct_plan_scratch(p, ct_layernorm_workspace_size(r->rows, s->F)); /* the backward's partial sums */
     return CT_OK;
 }
@@ -80,6 +85,7 @@ static int export_onnx(const ct_layer_export *e)
                         CT_ONNX_ATTRS(CT_ONNX_INT("axis", -1), CT_ONNX_FLOAT("epsilon", e->l->v[K_EPS])));
 }
 
-CT_LAYER_TYPE(layernorm, CT_KEYS(keys), .min_inputs = 1, .max_inputs = 1, .flags = CT_LAYER_ACCUM_DX,
+CT_LAYER_TYPE(layernorm, CT_KEYS(keys), .min_inputs = 1, .max_inputs = 1,
+              .flags = CT_LAYER_ACCUM_DX | CT_LAYER_ACT16,
               .infer = infer, .init = init,
               .plan = plan, .forward = forward, .backward = backward, .export_onnx = export_onnx);
