@@ -12,6 +12,13 @@
  * walking j in ascending order. Either way every sum has a fixed order
  * (deterministic, no atomics), and the forward subtracts the row's maximum
  * before exp, so no score overflows.
+ *
+ * The GPU-class kernels' rows are ct_at (common.cl): 16-bit in the storage
+ * variants (attention_sbf16, _sfp16), where attention keeps its scores,
+ * probabilities and their gradients in the activation storage. The
+ * forward writes each probability once (exp(s - max) / sum, the exp
+ * computed again rather than stored and rescaled: the same float, one
+ * rounding in 16 bits).
  */
 
 /* red[0..wg) combined into red[0] in a fixed order (max or sum); every
@@ -27,52 +34,49 @@ inline void attn_tree(__local float *red, uint lid, uint wg, int is_max)
 }
 
 /* p (rows, T): scaled scores in, probabilities out; red (wg) */
-__kernel void attn_softmax_fwd_f32(__global float *p, ulong p_off, uint T, uint causal,
+__kernel void attn_softmax_fwd_f32(__global ct_at *p, ulong p_off, uint T, uint causal,
                                    __local float *red)
 {
     uint r = get_group_id(0), lid = get_local_id(0), wg = get_local_size(0);
     uint len = causal ? r % T + 1 : T;
-    __global float *row = p + p_off + (ulong)r * T;
+    __global ct_at *row = p + p_off + (ulong)r * T;
     float m = -INFINITY;
     for (uint j = lid; j < len; j += wg)
-        m = fmax(m, row[j]);
+        m = fmax(m, ct_ld(row, j));
     red[lid] = m;
     attn_tree(red, lid, wg, 1);
     m = red[0];
     barrier(CLK_LOCAL_MEM_FENCE); /* red[0] read by all before reuse */
     float s = 0.0f;
-    for (uint j = lid; j < len; j += wg) {
-        float e = exp(row[j] - m);
-        row[j] = e;
-        s += e;
-    }
+    for (uint j = lid; j < len; j += wg)
+        s += exp(ct_ld(row, j) - m);
     red[lid] = s;
     attn_tree(red, lid, wg, 0);
     float inv = 1.0f / red[0];
     for (uint j = lid; j < len; j += wg)
-        row[j] *= inv;
+        ct_st(row, j, exp(ct_ld(row, j) - m) * inv);
     for (uint j = len + lid; j < T; j += wg)
-        row[j] = 0.0f;
+        ct_st(row, j, 0.0f);
 }
 
 /* d (rows, T): dP in, dS out, as attn_softmax_bwd_rows_f32; red (wg) */
-__kernel void attn_softmax_bwd_f32(__global float *d, ulong d_off, __global const float *p,
+__kernel void attn_softmax_bwd_f32(__global ct_at *d, ulong d_off, __global const ct_at *p,
                                    ulong p_off, uint T, uint causal, __local float *red)
 {
     uint r = get_group_id(0), lid = get_local_id(0), wg = get_local_size(0);
     uint len = causal ? r % T + 1 : T;
-    __global float *row = d + d_off + (ulong)r * T;
-    __global const float *pr = p + p_off + (ulong)r * T;
+    __global ct_at *row = d + d_off + (ulong)r * T;
+    __global const ct_at *pr = p + p_off + (ulong)r * T;
     float dot = 0.0f;
     for (uint j = lid; j < len; j += wg)
-        dot += row[j] * pr[j];
+        dot += ct_ld(row, j) * ct_ld(pr, j);
     red[lid] = dot;
     attn_tree(red, lid, wg, 0);
     dot = red[0];
     for (uint j = lid; j < len; j += wg)
-        row[j] = pr[j] * (row[j] - dot);
+        ct_st(row, j, ct_ld(pr, j) * (ct_ld(row, j) - dot));
     for (uint j = len + lid; j < T; j += wg)
-        row[j] = 0.0f;
+        ct_st(row, j, 0.0f);
 }
 
 /* the same, one work-item per row */

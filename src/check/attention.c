@@ -20,10 +20,13 @@
  * bounds: every product's operands rounded, the error carried through the
  * softmax and the backward's chain (see src/ref/attention.h).
  * With 16-bit activation storage (at bf16 or fp16, the GPU class) x, y,
- * dy and dx are 16-bit (x and dy exact in the format, so the bound above
- * holds), and y and dx add their store's rounding: atol (1 + u) times the
- * float one plus s, rtol u (u 2^-8 bf16, 2^-11 fp16; s 2^-25, fp16's
- * subnormal half step); the parameter gradient is float as before.
+ * dy, dx, the saved q, k, v, o and probabilities and the workspace (dO,
+ * dP, dS, dq, dk, dv) are 16-bit (buffers in the format, NaN-filled); x
+ * and dy are exact in it, the intermediates' stores are in the 16-bit
+ * bound (ct_ref_attention_bound16's stored), and y and dx add their own
+ * store's rounding: atol (1 + u) times the float one plus s, rtol u (u 2^-8
+ * bf16, 2^-11 fp16; s 2^-25, fp16's subnormal half step); the parameter
+ * gradient is float as before.
  * The reference's gradients (x and every parameter) are checked against
  * central finite differences of sum(y * dy), in the float pass.
  */
@@ -92,7 +95,7 @@ static void one_case(ct_check *c, const ct_attention_desc *d)
     ct_precision prec = ct_context_precision(ctx);
     if (prec != CT_PRECISION_FP32) {
         double *ey = ck_host(c, nx), *edx = ck_host(c, nx), *edw = ck_host(c, np);
-        if (ck_failed(c) || ck_status(c, ct_ref_attention_bound16(d, ck_prec_u(prec), ck_prec_sub(prec), ey, edx,
+        if (ck_failed(c) || ck_status(c, ct_ref_attention_bound16(d, ck_prec_u(prec), ck_prec_sub(prec), f, ey, edx,
                                                                  edw, dy, x, w), "16-bit bound"))
             return;
         by = ck_amax(ey, nx);
@@ -101,8 +104,8 @@ static void one_case(ct_check *c, const ct_attention_desc *d)
     }
 
     ct_buf d_x = ck_act_in(c, x, nx), d_w = ck_dev_in(c, w, np), d_dy = ck_act_in(c, dy, nx);
-    ct_buf d_y = ck_act_out(c, nx), d_saved = ck_dev_out(c, ct_attention_saved(d));
-    ct_buf d_dx = ck_act_out(c, nx), d_work = ck_dev_out(c, ct_attention_work(d));
+    ct_buf d_y = ck_act_out(c, nx), d_saved = ck_act_out(c, ct_attention_saved(d));
+    ct_buf d_dx = ck_act_out(c, nx), d_work = ck_act_out(c, ct_attention_work(d));
     const double u = ck_prec_u((ct_precision)f), sub = ck_prec_sub((ct_precision)f); /* 0 in float */
     ct_buf d_dw = ck_dev_inout(c, dw0, np);
     if (ck_failed(c))

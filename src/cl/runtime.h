@@ -43,7 +43,8 @@
     X(layernorm_sbf16, layernorm, 0, 1) X(layernorm_sfp16, layernorm, 0, 2)                      \
     X(embedding_sbf16, embedding, 0, 1) X(embedding_sfp16, embedding, 0, 2)                      \
     X(posembed_sbf16, posembed, 0, 1) X(posembed_sfp16, posembed, 0, 2)                          \
-    X(dense_sbf16, dense, 0, 1) X(dense_sfp16, dense, 0, 2)
+    X(dense_sbf16, dense, 0, 1) X(dense_sfp16, dense, 0, 2)                                      \
+    X(attention_sbf16, attention, 0, 1) X(attention_sfp16, attention, 0, 2)
 
 enum ct_program_id {
 #define CT_X(name) CT_PROG_##name,

@@ -70,8 +70,9 @@ static int softmax(ct_context *ctx, int bwd, const ct_attention_desc *d, ct_buf 
     cl_uint rows = (cl_uint)(d->N * d->H * d->T), tt = (cl_uint)d->T, causal = d->causal != 0;
     /* a causal row reads its keys 0 .. i only; every row is written whole
      * (bwd also reads p over the same keys) */
-    size_t all = (size_t)rows * d->T * sizeof(float);
-    size_t keys = causal ? d->N * d->H * (d->T * (d->T + 1) / 2) * sizeof(float) : all;
+    size_t es = ct_act_size(ctx); /* 16-bit storage: scores and probabilities too */
+    size_t all = (size_t)rows * d->T * es;
+    size_t keys = causal ? d->N * d->H * (d->T * (d->T + 1) / 2) * es : all;
     if (ct_attn_host_ok(ctx, rows, d->T))
         return bwd ? ct_attn_host_softmax_backward(ctx, s, p, rows, d->T, causal)
                    : ct_attn_host_softmax_forward(ctx, s, rows, d->T, causal);
@@ -85,17 +86,18 @@ static int softmax(ct_context *ctx, int bwd, const ct_attention_desc *d, ct_buf 
                       CT_BUF(p), CT_ARG(rows), CT_ARG(tt), CT_ARG(causal));
     }
     const char *name = bwd ? "attn_softmax_bwd_f32" : "attn_softmax_fwd_f32";
+    const int prog = ct_program_store(ctx, CT_PROG_attention);
     size_t wg;
-    int st = ct_kernel_pow2_wg(ctx, CT_PROG_attention, name, ATTN_MAX_WG, d->T, &wg);
+    int st = ct_kernel_pow2_wg(ctx, prog, name, ATTN_MAX_WG, d->T, &wg);
     if (st)
         return st;
     size_t g[1] = { (size_t)rows * wg }, l[1] = { wg };
     ct_launch_bytes(ctx, (bwd ? 2 : 1) * keys, all);
     if (!bwd)
-        return CT_RUN(ctx, CT_PROG_attention, name, 1, g, l, CT_BUF(s), CT_ARG(tt), CT_ARG(causal),
+        return CT_RUN(ctx, prog, name, 1, g, l, CT_BUF(s), CT_ARG(tt), CT_ARG(causal),
                       CT_LOCAL(wg * sizeof(cl_float)));
-    return CT_RUN(ctx, CT_PROG_attention, name, 1, g, l, CT_BUF(s), CT_BUF(p), CT_ARG(tt),
-                  CT_ARG(causal), CT_LOCAL(wg * sizeof(cl_float)));
+    return CT_RUN(ctx, prog, name, 1, g, l, CT_BUF(s), CT_BUF(p), CT_ARG(tt), CT_ARG(causal),
+                  CT_LOCAL(wg * sizeof(cl_float)));
 }
 
 /* The fused kernels' work-groups (cl_kernels/attention.cl): L lanes per
@@ -173,8 +175,10 @@ static int mm_heads(ct_context *ctx, const ct_attention_desc *d, int ta, int tb,
                     size_t ldb, ct_buf c, size_t cn, size_t ch, size_t ldc)
 {
     size_t as[2] = { an, ah }, bs[2] = { bn, bh }, cs[2] = { cn, ch };
-    return ct_gemm_batched2(ctx, ta, tb, m, n, k, alpha, a.mem, a.off, lda, as, b.mem, b.off, ldb, bs, 0.0f,
-                            c.mem, c.off, ldc, cs, d->N, d->H);
+    /* with 16-bit storage every operand here is (q, k, v, P, dO, dS, dq ...) */
+    int s16 = ctx->act16 ? CT_S16_A | CT_S16_B | CT_S16_C : 0;
+    return ct_gemm_batched2_s(ctx, ta, tb, m, n, k, alpha, a.mem, a.off, lda, as, b.mem, b.off, ldb, bs, 0.0f,
+                              c.mem, c.off, ldc, cs, d->N, d->H, s16);
 }
 
 int ct_attention_forward(ct_context *ctx, const ct_attention_desc *d, ct_buf y, ct_buf saved,
@@ -191,11 +195,11 @@ int ct_attention_forward(ct_context *ctx, const ct_attention_desc *d, ct_buf y, 
     ct_buf qkv = saved, o = ct_buf_at(saved, 3 * T * N * E), p = ct_buf_at(saved, 4 * T * N * E);
     float scale = (float)(1.0 / sqrt((double)D));
     /* qkv (T N, 3E) = x (T N, E) W_in^T + b_in; with 16-bit activation
-     * storage x, y and their gradients are 16-bit, what the layer saves
-     * and its workspace float */
-    const int x16 = ctx->act16 ? CT_DENSE_X16 : 0, y16 = ctx->act16 ? CT_DENSE_Y16 : 0;
+     * storage x, y, their gradients, what the layer saves and its
+     * workspace are all 16-bit (the products and softmax in float) */
+    const int s16 = ctx->act16 ? CT_DENSE_X16 | CT_DENSE_Y16 : 0;
     if ((st = ct_dense_forward_s(ctx, qkv, x, pw.w_in, pw.b_in, (int)(T * N), (int)E, (int)(3 * E), CT_ACT_NONE,
-                                 x16)))
+                                 s16)))
         return st;
     size_t L;
     if ((st = fused_lanes(ctx, d, &L)))
@@ -214,7 +218,7 @@ int ct_attention_forward(ct_context *ctx, const ct_attention_desc *d, ct_buf y, 
     if (st)
         return st;
     /* y (T N, E) = o W_out^T + b_out */
-    return ct_dense_forward_s(ctx, y, o, pw.w_out, pw.b_out, (int)(T * N), (int)E, (int)E, CT_ACT_NONE, y16);
+    return ct_dense_forward_s(ctx, y, o, pw.w_out, pw.b_out, (int)(T * N), (int)E, (int)E, CT_ACT_NONE, s16);
 }
 
 int ct_attention_backward(ct_context *ctx, const ct_attention_desc *d, ct_buf dx, ct_buf dw,
@@ -233,9 +237,9 @@ int ct_attention_backward(ct_context *ctx, const ct_attention_desc *d, ct_buf dx
     ct_buf dout = work, dqkv = ct_buf_at(work, T * N * E), ds = ct_buf_at(work, 4 * T * N * E);
     float scale = (float)(1.0 / sqrt((double)D));
     /* do (T N, E) = dy W_out; dW_out += dy^T o; db_out += sums of dy */
-    const int x16 = ctx->act16 ? CT_DENSE_X16 : 0, y16 = ctx->act16 ? CT_DENSE_Y16 : 0;
+    const int s16 = ctx->act16 ? CT_DENSE_X16 | CT_DENSE_Y16 : 0;
     if ((st = ct_dense_backward_s(ctx, dout, pd.w_out, pd.b_out, dy, o, pw.w_out, (int)(T * N), (int)E, (int)E,
-                                  0, 0, y16)))
+                                  0, 0, s16)))
         return st;
     size_t L;
     if ((st = fused_lanes(ctx, d, &L)))
@@ -268,5 +272,5 @@ int ct_attention_backward(ct_context *ctx, const ct_attention_desc *d, ct_buf dx
      * columns are left out of the sums: it gets += 0, as the exact gradient
      * says. */
     return ct_dense_backward_s(ctx, dx, pd.w_in, pd.b_in, dqkv, x, pw.w_in, (int)(T * N), (int)E, (int)(3 * E),
-                               E, E, x16);
+                               E, E, s16);
 }

@@ -625,6 +625,15 @@ int ct_gemm_batched2(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t
                      size_t ldb, const size_t bs[2], float beta, cl_mem c, size_t c_off, size_t ldc,
                      const size_t cs[2], size_t n1, size_t n2)
 {
+    return ct_gemm_batched2_s(ctx, trans_a, trans_b, m, n, k, alpha, a, a_off, lda, as, b, b_off, ldb, bs, beta, c,
+                              c_off, ldc, cs, n1, n2, 0);
+}
+
+int ct_gemm_batched2_s(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
+                       cl_mem a, size_t a_off, size_t lda, const size_t as[2], cl_mem b, size_t b_off,
+                       size_t ldb, const size_t bs[2], float beta, cl_mem c, size_t c_off, size_t ldc,
+                       const size_t cs[2], size_t n1, size_t n2, int s16)
+{
     CT_VALIDATE(NULL, ctx);
     CT_VALIDATE(ctx, as && bs && cs);
     size_t count = n1 * n2;
@@ -640,11 +649,14 @@ int ct_gemm_batched2(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t
                        "blocks (%zu x %zu, ld %zu, strides %zu and %zu) overlap", n1, n2, m, n,
                        ldc, cs[0], cs[1]);
     int own = ctx->cls.gemm == CT_GEMM_CLBLAST && k > 0 && own_batched(ctx);
+    if (s16 && (!own || !ctx->act16))
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_gemm_batched2: 16-bit operands (%d) take the GPU class's own "
+                       "kernels with 16-bit activation storage set, and k > 0", s16);
     if (own) {
         operand ops[3] = {
-            { a, a_off, trans_a ? k : m, trans_a ? m : k, lda, 0, 0 },
-            { b, b_off, trans_b ? n : k, trans_b ? k : n, ldb, 0, 0 },
-            { c, c_off, m, n, ldc, 1, 0 },
+            { a, a_off, trans_a ? k : m, trans_a ? m : k, lda, 0, s16 & CT_S16_A ? 2 : 0 },
+            { b, b_off, trans_b ? n : k, trans_b ? k : n, ldb, 0, s16 & CT_S16_B ? 2 : 0 },
+            { c, c_off, m, n, ldc, 1, s16 & CT_S16_C ? 2 : 0 },
         };
         const size_t *str[3] = { as, bs, cs };
         int st;
@@ -654,10 +666,10 @@ int ct_gemm_batched2(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t
             if ((st = check_operand(ctx, &last, "ABC"[i])))
                 return st;
         }
-        gemm_record(ctx, trans_a, trans_b, m, n, k, count, 1, beta, 0, NULL);
+        gemm_record(ctx, trans_a, trans_b, m, n, k, count, 1, beta, 0, ops);
         ctx->lrec.mute++;
         st = ct_gemm_cl_batched(ctx, trans_a, trans_b, m, n, k, alpha, a, a_off, lda, as, b, b_off, ldb, bs, beta,
-                                c, c_off, ldc, cs, n1, n2);
+                                c, c_off, ldc, cs, n1, n2, s16);
         ctx->lrec.mute--;
         return st;
     }

@@ -425,11 +425,15 @@ int ct_gemm_cl_run_epi(ct_context *ctx, ct_gemm_cl_plan plan, const ct_gemm_cl_e
 int ct_gemm_cl_batched(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t n, size_t k,
                        float alpha, cl_mem a, size_t a_off, size_t lda, const size_t as[2], cl_mem b,
                        size_t b_off, size_t ldb, const size_t bs[2], float beta, cl_mem c,
-                       size_t c_off, size_t ldc, const size_t cs[2], size_t n1, size_t n2)
+                       size_t c_off, size_t ldc, const size_t cs[2], size_t n1, size_t n2, int s16)
 {
     CT_VALIDATE(NULL, ctx);
     if (m == 0 || n == 0 || n1 == 0 || n2 == 0)
         return CT_OK;
+    cl_int k_s16 = s16 & (CT_S16_A | CT_S16_B | CT_S16_C);
+    if (k_s16 && !ctx->act16)
+        return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_gemm_cl_batched: 16-bit operands (%d) without 16-bit "
+                       "activation storage set on the context", (int)k_s16);
     if (m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff || lda > 0x7fffffff ||
         ldb > 0x7fffffff || ldc > 0x7fffffff || n1 > 0xffff || n2 > 0xffff)
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "ct_gemm_cl_batched: %zu x %zu of %zu x %zu x %zu "
@@ -448,17 +452,18 @@ int ct_gemm_cl_batched(ct_context *ctx, int trans_a, int trans_b, size_t m, size
     cl_uint la = (cl_uint)lda, lb = (cl_uint)ldb, lc = (cl_uint)ldc, mm = (cl_uint)m,
             nn = (cl_uint)n, kk = (cl_uint)k, nb2 = (cl_uint)n2;
     cl_int zs = 0, none = 0; /* z: the product (i1, i2) */
-    size_t count = n1 * n2;
+    size_t count = n1 * n2, es[3];
+    operand_sizes(k_s16, es);
     size_t global[3] = { ct_cdiv(n, ti.tn) * ti.wn, ct_cdiv(m, ti.tm) * ti.wm, count };
     size_t local[3] = { ti.wn, ti.wm, 1 };
-    ct_launch_bytes(ctx, count * (m * k + k * n + (beta != 0.0f ? m * n : 0)) * sizeof(float),
-                    count * m * n * sizeof(float));
+    ct_launch_bytes(ctx, count * (m * k * es[0] + k * n * es[1] + (beta != 0.0f ? m * n * es[2] : 0)),
+                    count * m * n * es[2]);
     return CT_RUN(ctx, prog, name, 3, global, local, CT_ARG(a), CT_ARG(ao), CT_ARG(la),
                   CT_ARG(b), CT_ARG(bo), CT_ARG(lb), CT_ARG(c), CT_ARG(co), CT_ARG(lc),
                   CT_ARG(stride), CT_ARG(mm), CT_ARG(nn), CT_ARG(kk), CT_ARG(kk), CT_ARG(alpha),
                   CT_ARG(beta), CT_ARG(c), CT_ARG(bias_off), CT_ARG(none), CT_ARG(none),
                   CT_ARG(zs), CT_ARG(nb2), CT_ARG(s[0]), CT_ARG(s[1]), CT_ARG(s[2]), CT_ARG(s[3]),
-                  CT_ARG(s[4]), CT_ARG(s[5]), CT_ARG(none));
+                  CT_ARG(s[4]), CT_ARG(s[5]), CT_ARG(k_s16));
 }
 
 int ct_gemm_cl(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t n, size_t k,

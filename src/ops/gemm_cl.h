@@ -152,16 +152,23 @@ int ct_gemm_batched2(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t
                      cl_mem a, size_t a_off, size_t lda, const size_t as[2], cl_mem b, size_t b_off,
                      size_t ldb, const size_t bs[2], float beta, cl_mem c, size_t c_off, size_t ldc,
                      const size_t cs[2], size_t n1, size_t n2);
+/* The same with operands in the activation storage: s16 as
+ * ct_gemm_cl_epi's (the own kernels only) */
+int ct_gemm_batched2_s(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
+                       cl_mem a, size_t a_off, size_t lda, const size_t as[2], cl_mem b, size_t b_off,
+                       size_t ldb, const size_t bs[2], float beta, cl_mem c, size_t c_off, size_t ldc,
+                       const size_t cs[2], size_t n1, size_t n2, int s16);
 
 /* A two-level batch of n1 x n2 products in one launch (no k-slices):
  * product (i1, i2) reads A at a_off + i1 as[0] + i2 as[1], B at b_off + i1
  * bs[0] + i2 bs[1] and writes C at c_off + i1 cs[0] + i2 cs[1] (attention's
  * samples and heads). Operands are not range-checked here
- * (ct_gemm_batched2 does that), nor are the Cs checked for overlap. */
+ * (ct_gemm_batched2 does that), nor are the Cs checked for overlap. s16:
+ * as ct_gemm_cl_epi's. */
 int ct_gemm_cl_batched(ct_context *ctx, int trans_a, int trans_b, size_t m, size_t n, size_t k,
                        float alpha, cl_mem a, size_t a_off, size_t lda, const size_t as[2], cl_mem b,
                        size_t b_off, size_t ldb, const size_t bs[2], float beta, cl_mem c,
-                       size_t c_off, size_t ldc, const size_t cs[2], size_t n1, size_t n2);
+                       size_t c_off, size_t ldc, const size_t cs[2], size_t n1, size_t n2, int s16);
 
 /* Whether the device has the huge tiles: GPUs whose local memory holds
  * them (32 deep: 33 KiB; Oclgrind, and GPUs of 32 KiB, do not). CPU devices

@@ -179,6 +179,12 @@ static double perr(const rnd *r, double a, double ea, double b, double eb)
     return ct_ref_perr16(r->u, r->s, a, ea, b, eb);
 }
 
+/* e, the bound of v, after v is stored in 16 bits (stored), else e */
+static double st16(const rnd *r, int stored, double v, double e)
+{
+    return stored ? e + r->u * (fabs(v) + e) + r->s : e;
+}
+
 /* e (R, out) += the bound of x (R, in) W^T, x within ex (NULL: exact), W exact */
 static void linear_err(const rnd *r, double *e, const double *x, const double *ex, const double *W, size_t R,
                        size_t in, size_t out)
@@ -217,8 +223,8 @@ static void linear_back_err(const rnd *r, double *edx, double *edW, double *edb,
         }
 }
 
-int ct_ref_attention_bound16(const ct_attention_desc *d, double u, double s, double *ey, double *edx,
-                             double *edw, const double *dy, const double *x, const double *w)
+int ct_ref_attention_bound16(const ct_attention_desc *d, double u, double s, int stored, double *ey,
+                             double *edx, double *edw, const double *dy, const double *x, const double *w)
 {
     size_t T = d->T, N = d->N, E = d->E, H = d->H, D = E / H, TN = T * N;
     const rnd r = { u, s };
@@ -240,6 +246,8 @@ int ct_ref_attention_bound16(const ct_attention_desc *d, double u, double s, dou
         edw[i] = 0;
     /* forward: qkv, then per (sample, head) scores, softmax, context */
     linear_err(&r, eqkv, x, NULL, w, TN, E, 3 * E);
+    for (size_t i = 0; i < 3 * TN * E; i++)
+        eqkv[i] = st16(&r, stored, f.qkv[i], eqkv[i]);
     for (size_t n = 0; n < N; n++)
         for (size_t h = 0; h < H; h++)
             for (size_t i = 0; i < T; i++) {
@@ -248,23 +256,26 @@ int ct_ref_attention_bound16(const ct_attention_desc *d, double u, double s, dou
                 size_t qo = (i * N + n) * 3 * E + h * D;
                 for (size_t j = 0; j < keys(d, i); j++) {
                     size_t ko = (j * N + n) * 3 * E + E + h * D;
-                    double e = 0;
-                    for (size_t k = 0; k < D; k++)
+                    double e = 0, sc = 0;
+                    for (size_t k = 0; k < D; k++) {
                         e += perr(&r, f.qkv[qo + k], eqkv[qo + k], f.qkv[ko + k], eqkv[ko + k]);
-                    erow[j] = scale * e;
+                        sc += f.qkv[qo + k] * f.qkv[ko + k];
+                    }
+                    erow[j] = st16(&r, stored, scale * sc, scale * e);
                     emax = fmax(emax, erow[j]);
                 }
                 /* scores within e_j: each probability within a factor
                  * exp(+-(e_i + max e)) of the exact one */
                 for (size_t j = 0; j < keys(d, i); j++)
-                    erow[j] = row[j] * expm1(erow[j] + emax);
+                    erow[j] = st16(&r, stored, row[j], row[j] * expm1(erow[j] + emax));
                 for (size_t k = 0; k < D; k++) {
                     double e = 0;
                     for (size_t j = 0; j < keys(d, i); j++) {
                         size_t vo = (j * N + n) * 3 * E + 2 * E + h * D + k;
                         e += perr(&r, row[j], erow[j], f.qkv[vo], eqkv[vo]);
                     }
-                    eo[(i * N + n) * E + h * D + k] = e;
+                    size_t oo = (i * N + n) * E + h * D + k;
+                    eo[oo] = st16(&r, stored, f.o[oo], e);
                 }
             }
     if (ey) {
@@ -282,6 +293,8 @@ int ct_ref_attention_bound16(const ct_attention_desc *d, double u, double s, dou
             dout[q * E + i] = a;
         }
     linear_back_err(&r, edout, dw_out, dw_out + E * E, dy, NULL, f.o, eo, w_out, TN, E, E);
+    for (size_t i = 0; i < TN * E; i++)
+        edout[i] = st16(&r, stored, dout[i], edout[i]);
     for (size_t n = 0; n < N; n++)
         for (size_t h = 0; h < H; h++)
             for (size_t i = 0; i < T; i++) {
@@ -296,12 +309,14 @@ int ct_ref_attention_bound16(const ct_attention_desc *d, double u, double s, dou
                         edp[j] += perr(&r, dout[go + k], edout[go + k], f.qkv[vo + k], eqkv[vo + k]);
                         edqkv[vo + k] += perr(&r, row[j], erow[j], dout[go + k], edout[go + k]);
                     }
+                    edp[j] = st16(&r, stored, dp[j], edp[j]);
                     dot += dp[j] * row[j];
                     edot += edp[j] * row[j] + fabs(dp[j]) * erow[j] + edp[j] * erow[j];
                 }
                 for (size_t j = 0; j < L; j++) {
                     ds[j] = row[j] * (dp[j] - dot);
-                    eds[j] = erow[j] * fabs(dp[j] - dot) + (row[j] + erow[j]) * (edp[j] + edot);
+                    eds[j] = st16(&r, stored, ds[j],
+                                  erow[j] * fabs(dp[j] - dot) + (row[j] + erow[j]) * (edp[j] + edot));
                 }
                 size_t qo = (i * N + n) * 3 * E + h * D;
                 for (size_t j = 0; j < L; j++) {
@@ -319,6 +334,8 @@ int ct_ref_attention_bound16(const ct_attention_desc *d, double u, double s, dou
                         dqkv[vo + k] += row[j] * dout[go + k];
                 }
             }
+    for (size_t i = 0; i < 3 * TN * E; i++)
+        edqkv[i] = st16(&r, stored, dqkv[i], edqkv[i]);
     linear_back_err(&r, edx, edw, edw + 3 * E * E, dqkv, edqkv, x, NULL, w, TN, E, 3 * E);
 done:
     fwd_free(&f);

@@ -29,9 +29,14 @@ int ct_ref_attention_backward(const ct_attention_desc *d, double *dx, double *dw
  * their scores are within e; the softmax's backward and the bias
  * gradients' column sums in float32, so only their inputs' bounds carry.
  * Beyond float32's own rounding (the caller's float32 tolerance adds to
- * these). Any of ey (T, N, E), edx (T, N, E), edw (flat) may be NULL but
- * edw. CT_OK or CT_ERR_NO_MEMORY. */
-int ct_ref_attention_bound16(const ct_attention_desc *d, double u, double s, double *ey, double *edx,
-                             double *edw, const double *dy, const double *x, const double *w);
+ * these). With stored, every intermediate the device keeps (q, k, v, the
+ * scores, probabilities, o, dO, dP, dS, dq, dk, dv: 16-bit activation
+ * storage) is rounded once more when stored, e + u (|v| + e) + s; a bound
+ * that also counts the product's own rounding of an operand already
+ * stored (an upper bound, one rounding above the tightest). Any of ey
+ * (T, N, E), edx (T, N, E), edw (flat) may be NULL but edw. CT_OK or
+ * CT_ERR_NO_MEMORY. */
+int ct_ref_attention_bound16(const ct_attention_desc *d, double u, double s, int stored, double *ey,
+                             double *edx, double *edw, const double *dy, const double *x, const double *w);
 
 #endif /* CT_REF_ATTENTION_H */

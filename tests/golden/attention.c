@@ -75,7 +75,7 @@ void golden_attention(golden *g)
     if (prec != CT_PRECISION_FP32) {
         double *ey = golden_host(g, nx), *edx = golden_host(g, nx), *edw = golden_host(g, np);
         if (!ey || !edx || !edw ||
-            golden_status(g, ct_ref_attention_bound16(&d, ck_prec_u(prec), ck_prec_sub(prec), ey, edx, edw, dy, x, w),
+            golden_status(g, ct_ref_attention_bound16(&d, ck_prec_u(prec), ck_prec_sub(prec), 0, ey, edx, edw, dy, x, w),
                           "16-bit bound"))
             return;
         b16[0] = ck_amax(ey, nx);

@@ -15,7 +15,9 @@
  *
  * The forward saves q, k, v, the heads' outputs and the probabilities
  * (N, heads, T, T) of this layer (ops/attention.h); the backward's
- * workspace (the same size) is the shared scratch.
+ * workspace (the same size) is the shared scratch. With 16-bit activation
+ * storage both hold 16-bit elements (the saved state in the activation
+ * arena, the workspace in the first half of the float scratch).
  */
 #include <math.h>
 #include <stdio.h>
@@ -70,6 +72,7 @@ static int plan(ct_plan *p, const ct_layer *l, ct_lrt *r)
                             (size_t)l->v[K_HEADS], (int)l->v[K_CAUSAL] };
     CT_LAYER_STATE(r, attention_state)->d = d;
     r->saved_n = ct_attention_saved(&d);
+    r->saved_act = net->act16 != 0; /* 16-bit storage: q, k, v, o and P in it */
     ct_plan_scratch(p, ct_attention_work(&d));
     return CT_OK;
 }
