@@ -79,7 +79,8 @@ ct_buf ck_dev_inout(ct_check *c, const double *x, size_t n);
 int ck_act16(const ct_check *c);
 /* The rerun of a case with activations stored in 16 bits, for the ops
  * with a 16-bit form: where the run's precision (ct_context_precision) is
- * bf16 or fp16 and nothing has failed, ck_act16_begin ends the current
+ * bf16 or fp16, the products run on the device (not the host BLAS:
+ * checkcl --gemm host) and nothing has failed, ck_act16_begin ends the current
  * case, switches the context to the GPU class and that storage, and
  * returns 1: run the case (ck_case ... ), then ck_act16_end gives the
  * class and storage back (the case itself is ended by the caller, as

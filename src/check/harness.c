@@ -315,6 +315,10 @@ int ck_act16_begin(ct_check *c, ck_act16_state *s)
         return 0;
     ck_case_end(c);
     s->cls = ck_use_class(c, CT_KERNELS_GPU);
+    if (c->ctx->cls.gemm == CT_GEMM_HOST) { /* (the storage needs the device's products) */
+        ck_use_class(c, s->cls);
+        return 0;
+    }
     s->had = use_act16(c, f);
     if (!ck_failed(c))
         return 1;

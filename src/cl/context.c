@@ -328,6 +328,10 @@ int ct_context_set_act16(struct ct_context *ctx, int act16)
         return ct_fail(ctx, CT_ERR_UNSUPPORTED, "16-bit activation storage (%s) runs on the GPU "
                        "class's kernels; this context has the %s class: HINT: CLTRAIN_KERNELS=gpu",
                        fmt[act16], ct_kernels_str(ctx->cls.kernels));
+    if (act16 && ctx->cls.gemm == CT_GEMM_HOST)
+        return ct_fail(ctx, CT_ERR_UNSUPPORTED, "16-bit activation storage (%s) needs the device's own "
+                       "products (they read 16-bit operands); this context's run on the host BLAS: "
+                       "HINT: CLTRAIN_GEMM=clblast", fmt[act16]);
     if (act16 && act16 != ctx->precision)
         return ct_fail(ctx, CT_ERR_INVALID_ARG, "16-bit activation storage (%s) goes with products "
                        "in the same format; the context's precision is %s", fmt[act16],

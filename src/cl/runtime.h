@@ -256,7 +256,8 @@ int ct_program_store(const struct ct_context *ctx, int base);
  * act16 (bf16, fp16; FP32: float) by every op called on ctx: the ops take
  * their programs through ct_program_store and refuse where they have no
  * 16-bit form. GPU class only (its kernels; the CPU class's host loops and
- * chunk kernels read floats). Parameters, their gradients and the
+ * chunk kernels read floats), with the products on the device (the host
+ * BLAS reads floats). Parameters, their gradients and the
  * optimizer's state stay float32. */
 int ct_context_set_act16(struct ct_context *ctx, int act16);
 

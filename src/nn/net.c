@@ -77,6 +77,9 @@ int ct_net_choose_storage(ct_context *ctx, const ct_model *m, int *act16)
     if (want && env && !strcmp(env, "0")) {
         snprintf(ctx->act16_why, sizeof ctx->act16_why, "CLTRAIN_ACT16=0");
         want = 0;
+    } else if (want && ctx->cls.gemm == CT_GEMM_HOST) {
+        snprintf(ctx->act16_why, sizeof ctx->act16_why, "the products run on the host (CLTRAIN_GEMM=host)");
+        want = 0;
     } else if (want && blocker >= 0) {
         snprintf(ctx->act16_why, sizeof ctx->act16_why, "layer '%s' (%s) has no 16-bit form",
                  m->layers[blocker].name, m->layers[blocker].type->name);

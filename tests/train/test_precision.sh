@@ -110,42 +110,54 @@ done
 printf 'input shape=4x8x8\nc1: conv2d out=4 kernel=3 pad=1 groups=2 bias=false\npool: global_avgpool\nfc: dense out=3\nloss: softmax_cross_entropy\n' >"$tmp/grouped.model"
 expect "a grouped convolution keeps float32 activations, named" 0 "activations .* MiB float32 [(]layer 'c1' [(]conv2d[)] has no 16-bit form: groups[)]" -- \
     env CLTRAIN_KERNELS=gpu "$cltrain" train --model "$tmp/grouped.model" --precision bf16 --dry-run
-mr=(--model "$mini" --epochs 1 --limit 3000 --test-limit 1000 --batch 64 --no-progress)
 tloss() { sed -n 's/^done: .*(loss \([0-9.]*\)).*/\1/p' "$1"; }
-declare -A ml
-for p in fp32 bf16 fp16; do
-    if env CLTRAIN_KERNELS=gpu "$cltrain" train "${mr[@]}" --precision $p >"$tmp/mr-$p.out" 2>&1; then
-        ml[$p]=$(tloss "$tmp/mr-$p.out")
+# formats WHAT TOL ARGS...: train ARGS in the GPU class in fp32, bf16 and
+# fp16; ok where each 16-bit run's held-out loss is within TOL of fp32's
+formats() {
+    local what=$1 tol=$2 p
+    shift 2
+    local -A l
+    for p in fp32 bf16 fp16; do
+        if env CLTRAIN_KERNELS=gpu "$cltrain" train "$@" --precision $p >"$tmp/run-$p.out" 2>&1; then
+            l[$p]=$(tloss "$tmp/run-$p.out")
+        else
+            bad "$what, GPU class, $p: training failed"; tail -n 5 "$tmp/run-$p.out" | sed 's/^/  | /'
+        fi
+    done
+    for p in bf16 fp16; do
+        if [ -n "${l[$p]:-}" ] && [ -n "${l[fp32]:-}" ] &&
+            awk -v a="${l[$p]}" -v b="${l[fp32]}" -v t="$tol" 'BEGIN { d = a - b; exit !(d <= t && d >= -t) }'; then
+            ok "$what, 16-bit activations ($p): held-out loss ${l[$p]} against fp32's ${l[fp32]}"
+        else
+            bad "$what, 16-bit activations ($p): held-out loss ${l[$p]:-none} against fp32's ${l[fp32]:-none}"
+        fi
+    done
+}
+# halved WHAT MODEL MOST: bytes moved per step (bench --profile's count of
+# what each launch states it moves, not a timing) at batch 32 in bf16 at
+# most MOST times fp32's
+halved() {
+    local what=$1 model=$2 most=$3 p
+    local -A b
+    for p in fp32 bf16; do
+        if env CLTRAIN_KERNELS=gpu "$cltrain" bench --model "$model" --batch 32 --steps 1 --warmup 0 --profile \
+                --json --precision $p >"$tmp/bench-$p.json" 2>"$tmp/bench-$p.err"; then
+            b[$p]=$(python3 -c "import json, sys; d = json.load(open(sys.argv[1]))[0]; print(d['bytes_moved'] if d.get('activations') == sys.argv[2] else '')" "$tmp/bench-$p.json" $p)
+        fi
+        [ -n "${b[$p]:-}" ] || { bad "$what bench $p: no bytes moved with $p activations"; tail -n 3 "$tmp/bench-$p.err" | sed 's/^/  | /'; }
+    done
+    if [ -n "${b[bf16]:-}" ] && [ -n "${b[fp32]:-}" ] &&
+        awk -v a="${b[bf16]}" -v b="${b[fp32]}" -v m="$most" 'BEGIN { exit !(a <= m * b) }'; then
+        ok "$what bench: bf16 activations move ${b[bf16]} bytes per step, fp32 ${b[fp32]} (at most ${most}x)"
     else
-        bad "mini resnet, GPU class, $p: training failed"; tail -n 5 "$tmp/mr-$p.out" | sed 's/^/  | /'
+        bad "$what bench: bf16 moves ${b[bf16]:-?} bytes per step against fp32's ${b[fp32]:-?} (want at most ${most}x)"
     fi
-done
-for p in bf16 fp16; do
-    if [ -n "${ml[$p]:-}" ] && [ -n "${ml[fp32]:-}" ] &&
-        awk -v a="${ml[$p]}" -v b="${ml[fp32]}" 'BEGIN { d = a - b; exit !(d <= 0.01 && d >= -0.01) }'; then
-        ok "mini resnet, 16-bit activations ($p): test loss ${ml[$p]} against fp32's ${ml[fp32]}"
-    else
-        bad "mini resnet, 16-bit activations ($p): test loss ${ml[$p]:-none} against fp32's ${ml[fp32]:-none}"
-    fi
-done
-# bytes moved per step (bench --profile's count of what each launch states
-# it moves, not a timing): the mini resnet at batch 32 in bf16 moves at most
-# 0.6x fp32's (measured 0.47: the float32 parameters are what keeps it
-# above one half)
-declare -A mb
-for p in fp32 bf16; do
-    if env CLTRAIN_KERNELS=gpu "$cltrain" bench --model "$mini" --batch 32 --steps 1 --warmup 0 --profile --json \
-            --precision $p >"$tmp/bench-$p.json" 2>"$tmp/bench-$p.err"; then
-        mb[$p]=$(python3 -c "import json, sys; d = json.load(open(sys.argv[1]))[0]; print(d['bytes_moved'] if d.get('activations') == sys.argv[2] else '')" "$tmp/bench-$p.json" $p)
-    fi
-    [ -n "${mb[$p]:-}" ] || { bad "bench $p: no bytes moved with $p activations"; tail -n 3 "$tmp/bench-$p.err" | sed 's/^/  | /'; }
-done
-if [ -n "${mb[bf16]:-}" ] && [ -n "${mb[fp32]:-}" ] &&
-    awk -v a="${mb[bf16]}" -v b="${mb[fp32]}" 'BEGIN { exit !(a <= 0.6 * b) }'; then
-    ok "bench: bf16 activations move ${mb[bf16]} bytes per step, fp32 ${mb[fp32]} (at most 0.6x)"
-else
-    bad "bench: bf16 moves ${mb[bf16]:-?} bytes per step against fp32's ${mb[fp32]:-?} (want at most 0.6x)"
-fi
+}
+# the mini resnet: test loss within 0.01 of fp32's; bytes at most 0.6x
+# fp32's (measured 0.47: the float32 parameters are what keeps it above
+# one half)
+formats "mini resnet" 0.01 --model "$mini" --epochs 1 --limit 3000 --test-limit 1000 --batch 64 --no-progress
+halved "mini resnet" "$mini" 0.6
 # a transformer (mini_gpt.model: embedding, positions, layer norms,
 # attention, gelu dense, residual adds) takes the storage too: one epoch on
 # generated sentences in each format ends within 0.02 nats of fp32's
@@ -164,36 +176,8 @@ PY
 lm=(--model "$gpt" --data "text:$tmp/lm.train:seq=32:test=$tmp/lm.test" --epochs 1 --batch 32 --lr 3e-3 --no-progress)
 expect "mini gpt, GPU class: bf16 activation arenas in the plan" 0 "activations .* MiB bf16" -- \
     env CLTRAIN_KERNELS=gpu "$cltrain" train "${lm[@]}" --precision bf16 --dry-run
-declare -A gl
-for p in fp32 bf16 fp16; do
-    if env CLTRAIN_KERNELS=gpu "$cltrain" train "${lm[@]}" --precision $p >"$tmp/gpt-$p.out" 2>&1; then
-        gl[$p]=$(tloss "$tmp/gpt-$p.out")
-    else
-        bad "mini gpt, GPU class, $p: training failed"; tail -n 5 "$tmp/gpt-$p.out" | sed 's/^/  | /'
-    fi
-done
-for p in bf16 fp16; do
-    if [ -n "${gl[$p]:-}" ] && [ -n "${gl[fp32]:-}" ] &&
-        awk -v a="${gl[$p]}" -v b="${gl[fp32]}" 'BEGIN { d = a - b; exit !(d <= 0.02 && d >= -0.02) }'; then
-        ok "mini gpt, 16-bit activations ($p): held-out loss ${gl[$p]} against fp32's ${gl[fp32]}"
-    else
-        bad "mini gpt, 16-bit activations ($p): held-out loss ${gl[$p]:-none} against fp32's ${gl[fp32]:-none}"
-    fi
-done
-declare -A gb
-for p in fp32 bf16; do
-    if env CLTRAIN_KERNELS=gpu "$cltrain" bench --model "$gpt" --batch 32 --steps 1 --warmup 0 --profile --json \
-            --precision $p >"$tmp/gbench-$p.json" 2>"$tmp/gbench-$p.err"; then
-        gb[$p]=$(python3 -c "import json, sys; d = json.load(open(sys.argv[1]))[0]; print(d['bytes_moved'] if d.get('activations') == sys.argv[2] else '')" "$tmp/gbench-$p.json" $p)
-    fi
-    [ -n "${gb[$p]:-}" ] || { bad "mini gpt bench $p: no bytes moved with $p activations"; tail -n 3 "$tmp/gbench-$p.err" | sed 's/^/  | /'; }
-done
-if [ -n "${gb[bf16]:-}" ] && [ -n "${gb[fp32]:-}" ] &&
-    awk -v a="${gb[bf16]}" -v b="${gb[fp32]}" 'BEGIN { exit !(a <= 0.6 * b) }'; then
-    ok "mini gpt bench: bf16 activations move ${gb[bf16]} bytes per step, fp32 ${gb[fp32]} (at most 0.6x)"
-else
-    bad "mini gpt bench: bf16 moves ${gb[bf16]:-?} bytes per step against fp32's ${gb[fp32]:-?} (want at most 0.6x)"
-fi
+formats "mini gpt" 0.02 "${lm[@]}"
+halved "mini gpt" "$gpt" 0.6
 expect "an unknown precision" 2 "fp32, bf16 or fp16" -- "$cltrain" train --precision fp8
 expect "a loss scale that is no power of two" 1 "power of two" -- \
     "$cltrain" train "${common[@]}" --precision fp16 --loss-scale 3
