@@ -300,13 +300,7 @@ int ct_dense_forward_s(ct_context *ctx, ct_buf y, ct_buf x, ct_buf w, ct_buf b, 
 int ct_dense_backward(ct_context *ctx, ct_buf dx, ct_buf dw, ct_buf db, ct_buf dy, ct_buf x,
                       ct_buf w, int n, int in, int out)
 {
-    return ct_dense_backward_skip(ctx, dx, dw, db, dy, x, w, n, in, out, 0, 0);
-}
-
-int ct_dense_backward_skip(ct_context *ctx, ct_buf dx, ct_buf dw, ct_buf db, ct_buf dy, ct_buf x,
-                           ct_buf w, int n, int in, int out, size_t skip_at, size_t skip_len)
-{
-    return ct_dense_backward_s(ctx, dx, dw, db, dy, x, w, n, in, out, skip_at, skip_len, 0);
+    return ct_dense_backward_s(ctx, dx, dw, db, dy, x, w, n, in, out, 0, 0, 0);
 }
 
 int ct_dense_backward_s(ct_context *ctx, ct_buf dx, ct_buf dw, ct_buf db, ct_buf dy, ct_buf x, ct_buf w,

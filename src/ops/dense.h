@@ -24,10 +24,6 @@ int ct_dense_forward_act(ct_context *ctx, ct_buf y, ct_buf x, ct_buf w, ct_buf b
  * dy: (n, out); x: (n, in); w: (out, in); dx: (n, in); dw: (out, in); db: (out) */
 int ct_dense_backward(ct_context *ctx, ct_buf dx, ct_buf dw, ct_buf db, ct_buf dy, ct_buf x,
                       ct_buf w, int n, int in, int out);
-/* The same, db's columns [skip_at, skip_at + skip_len) left as they are
- * (a bias whose exact gradient is zero: attention's key bias). */
-int ct_dense_backward_skip(ct_context *ctx, ct_buf dx, ct_buf dw, ct_buf db, ct_buf dy, ct_buf x,
-                           ct_buf w, int n, int in, int out, size_t skip_at, size_t skip_len);
 
 /* The same two with tensors in the context's 16-bit activation storage
  * (ct_context_set_act16; GPU class): CT_DENSE_X16, x and dx hold its
@@ -38,6 +34,8 @@ int ct_dense_backward_skip(ct_context *ctx, ct_buf dx, ct_buf dw, ct_buf db, ct_
 #define CT_DENSE_Y16 2
 int ct_dense_forward_s(ct_context *ctx, ct_buf y, ct_buf x, ct_buf w, ct_buf b, int n, int in, int out,
                        ct_act act, int s16);
+/* (_backward_s: db's columns [skip_at, skip_at + skip_len) left as they
+ * are, a bias whose exact gradient is zero: attention's key bias) */
 int ct_dense_backward_s(ct_context *ctx, ct_buf dx, ct_buf dw, ct_buf db, ct_buf dy, ct_buf x, ct_buf w,
                         int n, int in, int out, size_t skip_at, size_t skip_len, int s16);
 /* y = act(x + b[channel]) over the layout (n, c, hw), in one pass; y may
