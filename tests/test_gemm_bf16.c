@@ -4,8 +4,11 @@
  * odd and even k (the pairs' zero padding), k past one slice of 1024,
  * alpha and beta, with AVX512_BF16's dot products (CLTRAIN_HOST_ISA=avx512bf16:
  * wherever the CPU has them, even where they do not pay) and without
- * (CLTRAIN_HOST_ISA=avx512: rounded panels through the float32 FMAs), and
- * fp16 (F16C's rounding to IEEE half, the float32 FMAs).
+ * (CLTRAIN_HOST_ISA=avx512: rounded panels through the float32 FMAs), on
+ * AMX tiles where the CPU has them and Linux grants them (the default
+ * there: 32 x 32 tiles, pair rows padded to whole tiles of 16 pairs, so
+ * every size here cuts them too; said and skipped elsewhere), and fp16
+ * (F16C's rounding to IEEE half, the float32 FMAs).
  *
  * What bf16 products are: each operand rounded to bf16 (8 significant
  * bits, to nearest even), each product exact in float32, the sums float32
@@ -29,6 +32,7 @@
 #include <string.h>
 
 #include "cl/runtime.h"
+#include "host/host_work.h"
 #include "tcheck.h"
 #include "tround16.h"
 
@@ -130,10 +134,16 @@ int main(void)
     CHECK(ct_context_precision(ctx) == CT_PRECISION_BF16, "the precision did not stick");
     static const size_t dims[][3] = { { 1, 1, 1 }, { 13, 33, 7 }, { 300, 70, 33 }, { 256, 64, 16 },
                                       { 40, 100, 1030 }, { 257, 65, 2 }, { 24, 64, 1 } };
-    for (int isa = 0; isa < 2; isa++) {
+    static const char *const isas[] = { "avx512bf16", "avx512", "amx" };
+    for (int isa = 0; isa < 3; isa++) {
         /* 0: the dot products wherever the CPU has them (the default takes
-         * them only where they pay: host_work.h); 1: rounded panels */
-        setenv("CLTRAIN_HOST_ISA", isa ? "avx512" : "avx512bf16", 1);
+         * them only where they pay: host_work.h); 1: rounded panels; 2: the
+         * default, AMX where it is granted */
+        setenv("CLTRAIN_HOST_ISA", isas[isa], 1);
+        if (isa == 2 && !ct_host_amx()) {
+            printf("bf16 products on AMX tiles: not on this CPU (or not granted by the kernel); skipped\n");
+            continue;
+        }
         int rounded = 0, cases = 0, passed = 0;
         for (size_t d = 0; d < sizeof dims / sizeof dims[0]; d++)
             for (int t = 0; t < 4; t++) {
@@ -141,12 +151,12 @@ int main(void)
                 passed += one(ctx, t & 1, t >> 1, dims[d][0], dims[d][1], dims[d][2], alpha, beta, &rounded);
                 cases++;
             }
-        CHECK(rounded, "%s: no result differs from the float32 product: the operands were not rounded",
-              isa ? "rounded panels" : "dot products");
-        printf("bf16 products, %s: %d of %d cases within their bounds\n",
-               isa ? "CLTRAIN_HOST_ISA=avx512 (rounded panels, float32 FMAs)"
-                   : "CLTRAIN_HOST_ISA=avx512bf16 (AVX512_BF16's dot products where the CPU has them)",
-               passed, cases);
+        static const char *const what[] = {
+            "CLTRAIN_HOST_ISA=avx512bf16 (AVX512_BF16's dot products where the CPU has them)",
+            "CLTRAIN_HOST_ISA=avx512 (rounded panels, float32 FMAs)", "AMX tiles (TDPBF16PS)"
+        };
+        CHECK(rounded, "%s: no result differs from the float32 product: the operands were not rounded", what[isa]);
+        printf("bf16 products, %s: %d of %d cases within their bounds\n", what[isa], passed, cases);
     }
     unsetenv("CLTRAIN_HOST_ISA");
     half = 1;

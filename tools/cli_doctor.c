@@ -301,7 +301,7 @@ static void selected(doctor *d, const char *sel)
     const ct_device_info *v = ct_context_device(ctx);
     int host = ct_gemm_get_path(ctx) == CT_GEMM_HOST;
     double bf16_speed = 0;
-    int bf16_dot = host && ct_host_bf16_dot(&bf16_speed);
+    int bf16_dot = host && ct_host_bf16_dot(&bf16_speed), bf16_amx = host && ct_host_bf16_amx();
     ct_verify_result r;
     int vst = ct_verify(ctx, NULL, CT_VERIFY_READ, &r);
     char err[1024] = "";
@@ -352,18 +352,21 @@ static void selected(doctor *d, const char *sel)
                gflops, gbps, nt, nb);
         if (host)
             printf(", \"host_gemm\": \"%s\", \"host_gemm_all\": %s, \"host_blas\": \"%s\", \"bf16_dot\": %s, "
-                   "\"bf16_dot_speed\": %.2f", ct_host_gemm_str(), ct_host_gemm_all() ? "true" : "false",
-                   ct_host_blas_core(), bf16_dot ? "true" : "false", bf16_speed);
+                   "\"bf16_dot_speed\": %.2f, \"bf16_amx\": %s", ct_host_gemm_str(),
+                   ct_host_gemm_all() ? "true" : "false", ct_host_blas_core(), bf16_dot ? "true" : "false",
+                   bf16_speed, bf16_amx ? "true" : "false");
         printf("}, ");
     } else {
         printf("Device %u:%u %s: kernels %s, GEMM %s\n", v->platform_index, v->device_index, v->name,
                ct_kernels_str(ct_context_kernels(ctx)), ct_gemm_path_str(ct_gemm_get_path(ctx)));
         if (host && !strcmp(ct_host_gemm_str(), "avx512"))
             printf("  host products: cltrain's AVX-512 SGEMM for %s (OpenBLAS's kernels: %s)\n"
-                   "  bf16 products: %s (AVX512_BF16 dot products at %.2fx the FMA's multiply-adds here)\n",
+                   "  bf16 products: %s; direct convolutions: %s (AVX512_BF16 dot products at %.2fx the "
+                   "FMA's multiply-adds here)\n",
                    ct_host_gemm_all() ? "all of them" : "the larger ones, the host BLAS for the rest",
-                   ct_host_blas_core(), bf16_dot ? "AVX512_BF16 dot products" : "rounded operands on the FMAs",
-                   bf16_speed);
+                   ct_host_blas_core(), bf16_amx ? "AMX tiles" : bf16_dot ? "AVX512_BF16 dot products"
+                                                                         : "rounded operands on the FMAs",
+                   bf16_dot ? "AVX512_BF16 dot products" : "rounded operands on the FMAs", bf16_speed);
         else if (host)
             printf("  host products: the host BLAS (OpenBLAS's kernels: %s)\n", ct_host_blas_core());
         printf("  verified op families: %s%s%s%s\n", r.cached[0] ? r.cached : "none",

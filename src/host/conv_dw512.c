@@ -572,7 +572,7 @@ int ct_conv512_dw(ct_context *ctx, const ct_conv2d_desc *d, float *dw, const flo
      * within 5% either way. */
     size_t prep_co = p.P * p.cop + (padded ? p.xs_img : 0), prep_ci = p.xs_plane * p.cip;
     p.by_ci = p.ci >= 32 && prep_ci <= prep_co;
-    p.mode = ct_gemm512_mode(ctx);
+    p.mode = ct_gemm512_vec_mode(ctx);
     p.xcopy = padded || (p.mode != CT_GEMM512_F32 && !p.by_ci);
     /* about 512 output pixels per chunk */
     p.rows = p.ow >= 512 ? 1 : 512 / p.ow;

@@ -421,7 +421,7 @@ static int masks_for(ct_context *ctx, const sconv *p, uint16_t **m)
  * units the tiles walk */
 static void set_mode(sconv *p, const ct_context *ctx)
 {
-    p->mode = ct_gemm512_mode(ctx);
+    p->mode = ct_gemm512_vec_mode(ctx);
     p->cu = p->mode == CT_GEMM512_BF16_DOT ? (p->ci + 1) / 2 : p->ci;
 }
 

@@ -23,13 +23,20 @@
  */
 #include "host/gemm512.h"
 
-int ct_gemm512_mode(const ct_context *ctx)
+#include <string.h>
+
+int ct_gemm512_vec_mode(const ct_context *ctx)
 {
     if (ctx->precision == CT_PRECISION_FP16)
         return CT_GEMM512_FP16_ROUND;
     if (ctx->precision != CT_PRECISION_BF16)
         return CT_GEMM512_F32;
     return ct_host_avx512_bf16() ? CT_GEMM512_BF16_DOT : CT_GEMM512_BF16_ROUND;
+}
+
+int ct_gemm512_mode(const ct_context *ctx)
+{
+    return ctx->precision == CT_PRECISION_BF16 && ct_host_amx() ? CT_GEMM512_BF16_AMX : ct_gemm512_vec_mode(ctx);
 }
 
 int ct_gemm512(ct_context *ctx, ct_host_work *hw, int ta, int tb, size_t m, size_t n, size_t k,
@@ -66,12 +73,27 @@ static size_t ceil_div(size_t a, size_t b)
     return (a + b - 1) / b;
 }
 
+/* AMX (CT_GEMM512_BF16_AMX): tiles of AMX_MR x NR sums, four 16 x 16
+ * accumulator tiles; a slice's kc k values are amx_kp(kc) pair rows,
+ * whole tiles of 16 pairs (zero pairs past kc) */
+#define AMX_MR 32
+
+static size_t amx_kp(size_t kc)
+{
+    return ceil_div(kc, 32) * 16;
+}
+
 /* Floats (or, with the dot products, 32-bit bf16 pairs) of the packed
  * panels: float32 panels of kc rows, or pair panels of ceil(kc / 2) rows
  * (the pairs are packed straight from the operands, no float32 panel). */
 void ct_gemm512_pack_size(size_t m, size_t n, size_t k, int mode, size_t *na, size_t *nb)
 {
     size_t kc = ceil_div(k, ceil_div(k, KC)), nc = n < NC ? n : NC;
+    if (mode == CT_GEMM512_BF16_AMX) { /* pair rows padded to whole tiles of 16 */
+        *na = ceil_div(m, AMX_MR) * AMX_MR * amx_kp(kc);
+        *nb = ceil_div(nc, NR) * NR * amx_kp(kc);
+        return;
+    }
     size_t rows = mode == CT_GEMM512_BF16_DOT ? (kc + 1) / 2 : kc;
     *na = ceil_div(m, MR) * MR * rows;
     *nb = ceil_div(nc, NR) * NR * rows;
@@ -423,6 +445,137 @@ static CT_AVX512 void compute_item(void *arg, size_t item, int thread)
     }
 }
 
+/* AMX. A panel ip: AMX_MR rows of op(A), each its kp pairs in a row
+ * (the A tiles' layout: 16 rows of 16 pairs, the row stride kp pairs),
+ * rows past m and pairs past the slice zero. Untransposed A converts
+ * row by row (a row's k values are its pairs as they lie); A^T by 16 x 16
+ * blocks of pairs (pairs_kmajor: a pair row per k pair, lanes the rows)
+ * transposed. */
+static CT_AVX512BF16 void amx_pairs_a(const gemm *g, size_t ip, size_t kp)
+{
+    size_t i0 = ip * AMX_MR, rows = g->m - i0 < AMX_MR ? g->m - i0 : AMX_MR, kc = g->kc;
+    uint32_t *d = g->qa + ip * AMX_MR * kp;
+    if (!g->ta) {
+        for (size_t i = 0; i < AMX_MR; i++, d += kp) {
+            const float *s = i < rows ? g->a + (i0 + i) * g->lda + g->p0 : g->a;
+            for (size_t q0 = 0; q0 < 2 * kp; q0 += 32) {
+                size_t nq = i < rows && q0 < kc ? (kc - q0 < 32 ? kc - q0 : 32) : 0;
+                __mmask16 m0 = ct_tail16(nq < 16 ? nq : 16), m1 = nq > 16 ? ct_tail16(nq - 16) : 0;
+                __m512 lo = _mm512_maskz_loadu_ps(m0, s + q0), hi = _mm512_maskz_loadu_ps(m1, s + q0 + 16);
+                _mm512_storeu_si512(d + q0 / 2, (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
+            }
+        }
+        return;
+    }
+    for (size_t h = 0; h < AMX_MR; h += 16, d += 16 * kp) {
+        size_t w = rows > h ? (rows - h < 16 ? rows - h : 16) : 0;
+        for (size_t p0 = 0; p0 < kp; p0 += 16) {
+            _Alignas(64) uint32_t blk[16 * 16];
+            __m512 r[16];
+            size_t nq = w && 2 * p0 < kc ? (kc - 2 * p0 < 32 ? kc - 2 * p0 : 32) : 0;
+            memset(blk, 0, sizeof blk);
+            if (nq)
+                pairs_kmajor(g->a + (g->p0 + 2 * p0) * g->lda + i0 + h, g->lda, nq, w, blk, 16);
+            for (int q = 0; q < 16; q++)
+                r[q] = _mm512_load_ps((const float *)(blk + 16 * q));
+            tr16(r);
+            for (size_t i = 0; i < 16; i++)
+                _mm512_storeu_ps((float *)(d + i * kp + p0), r[i]);
+        }
+    }
+}
+
+/* A B panel as pairs_b makes it, its pair rows past the slice zero (up to
+ * amx_kp) */
+static CT_AVX512 void amx_pairs_b(const gemm *g, size_t jp, size_t kp)
+{
+    size_t kp0 = (g->kc + 1) / 2;
+    pairs_b(g, jp, kp);
+    uint32_t *d = g->qb + jp * NR * kp;
+    for (size_t q = kp0; q < kp; q++) {
+        _mm512_storeu_si512(d + q * NR, _mm512_setzero_si512());
+        _mm512_storeu_si512(d + q * NR + 16, _mm512_setzero_si512());
+    }
+}
+
+static void amx_pack_item(void *arg, size_t item, int thread)
+{
+    (void)thread;
+    const gemm *g = arg;
+    size_t kp = amx_kp(g->kc);
+    size_t p = item < g->b_items ? item : item - g->b_items, e = (p + 1) * PACK_PANELS;
+    for (size_t q = p * PACK_PANELS; q < e; q++) {
+        if (item < g->b_items && q < g->b_panels)
+            amx_pairs_b(g, q, kp);
+        else if (item >= g->b_items && q < g->a_panels)
+            amx_pairs_a(g, q, kp);
+    }
+}
+
+/* The tile configuration: palette 1; tiles 0-3 the sums (16 rows of 16
+ * floats), 4-5 two A tiles (16 rows of 16 pairs), 6-7 two B tiles (16
+ * pair rows of 16 columns) */
+typedef struct amx_config {
+    uint8_t palette, start_row, reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+} amx_config;
+
+/* The AMX_MR x NR sums of the kp pairs of A panel qa (row stride kp) and B
+ * panel qb (pair rows of NR) into t (AMX_MR rows of NR): per 16 pairs, two
+ * A tiles, two B tiles and four TDPBF16PS (each sum of a lane adds 32
+ * products in float32; AMX treats bf16 subnormals as zero). */
+static CT_AMX void amx_tile(size_t kp, const uint32_t *qa, const uint32_t *qb, float *t)
+{
+    size_t sa = kp * sizeof(uint32_t), sb = NR * sizeof(uint32_t), st = NR * sizeof(float);
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    for (size_t q = 0; q < kp; q += 16) {
+        _tile_loadd(4, qa + q, sa);
+        _tile_loadd(5, qa + 16 * kp + q, sa);
+        _tile_loadd(6, qb + q * NR, sb);
+        _tile_loadd(7, qb + q * NR + 16, sb);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_dpbf16ps(3, 5, 7);
+    }
+    _tile_stored(0, t, st);
+    _tile_stored(1, t + 16, st);
+    _tile_stored(2, t + 16 * NR, st);
+    _tile_stored(3, t + 16 * NR + 16, st);
+    __asm__ volatile("" ::: "memory"); /* the tile instructions' asm names no memory */
+}
+
+static CT_AMX void amx_compute_item(void *arg, size_t item, int thread)
+{
+    (void)thread;
+    const gemm *g = arg;
+    size_t kp = amx_kp(g->kc);
+    size_t ib = item / g->n_items, jb = item % g->n_items;
+    size_t ip0 = ib * MP, ip1 = ip0 + MP < g->a_panels ? ip0 + MP : g->a_panels;
+    size_t jp0 = jb * NP, jp1 = jp0 + NP < g->b_panels ? jp0 + NP : g->b_panels;
+    _Alignas(64) float t[AMX_MR * NR];
+    _Alignas(64) amx_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    for (int i = 0; i < 8; i++)
+        cfg.rows[i] = 16, cfg.colsb[i] = 64;
+    _tile_loadconfig(&cfg);
+    __asm__ volatile("" ::: "memory"); /* the panels were written before */
+    for (size_t jp = jp0; jp < jp1; jp++) {
+        size_t col = g->j0 + jp * NR, cols = g->nc - jp * NR < NR ? g->nc - jp * NR : NR;
+        for (size_t ip = ip0; ip < ip1; ip++) {
+            size_t row = ip * AMX_MR, rows = g->m - row < AMX_MR ? g->m - row : AMX_MR;
+            amx_tile(kp, g->qa + ip * AMX_MR * kp, g->qb + jp * NR * kp, t);
+            add_tile(g, t, g->c + row * g->ldc + col, rows, cols);
+        }
+    }
+    _tile_release();
+}
+
 /* The items on the pool, or on this thread without one. */
 static void run(ct_pool *pool, size_t items, ct_pool_fn fn, void *arg)
 {
@@ -440,11 +593,12 @@ void ct_gemm512_run(ct_pool *pool, int mode, int ta, int tb, size_t m, size_t n,
 {
     gemm g = { .ta = ta, .tb = tb, .mode = mode, .m = m, .n = n, .k = k, .lda = lda, .ldb = ldb, .ldc = ldc,
                .alpha = alpha, .beta = beta, .a = a, .b = b, .c = c, .pa = pa, .pb = pb };
-    if (mode == CT_GEMM512_BF16_DOT) {
+    int amx = mode == CT_GEMM512_BF16_AMX;
+    if (mode == CT_GEMM512_BF16_DOT || amx) {
         g.qa = (uint32_t *)(void *)pa, g.qb = (uint32_t *)(void *)pb;
         g.pa = g.pb = NULL;
     }
-    g.a_panels = ceil_div(m, MR);
+    g.a_panels = ceil_div(m, amx ? AMX_MR : MR);
     g.a_items = ceil_div(g.a_panels, PACK_PANELS);
     g.m_items = ceil_div(g.a_panels, MP);
     size_t kc = ceil_div(k, ceil_div(k, KC)); /* equal slices of at most KC */
@@ -456,8 +610,9 @@ void ct_gemm512_run(ct_pool *pool, int mode, int ta, int tb, size_t m, size_t n,
         g.n_items = ceil_div(g.b_panels, NP);
         for (g.p0 = 0; g.p0 < k; g.p0 += g.kc) {
             g.kc = k - g.p0 < kc ? k - g.p0 : kc;
-            run(serial ? NULL : pool, g.b_items + (ta || mode != CT_GEMM512_F32 ? g.a_items : 0), pack_item, &g);
-            run(serial ? NULL : pool, g.m_items * g.n_items, compute_item, &g);
+            run(serial ? NULL : pool, g.b_items + (ta || mode != CT_GEMM512_F32 ? g.a_items : 0),
+                amx ? amx_pack_item : pack_item, &g);
+            run(serial ? NULL : pool, g.m_items * g.n_items, amx ? amx_compute_item : compute_item, &g);
         }
     }
 }

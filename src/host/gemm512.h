@@ -22,10 +22,15 @@
  * to bf16, sums in float32) through AVX512_BF16's dot products or, without
  * them, through the float32 FMAs on rounded panels; or fp16 (rounded to
  * IEEE half through F16C's conversions, the float32 FMAs). */
-enum { CT_GEMM512_F32, CT_GEMM512_BF16_ROUND, CT_GEMM512_BF16_DOT, CT_GEMM512_FP16_ROUND };
+enum { CT_GEMM512_F32, CT_GEMM512_BF16_ROUND, CT_GEMM512_BF16_DOT, CT_GEMM512_FP16_ROUND, CT_GEMM512_BF16_AMX };
 
-/* The mode ctx's precision (ct_context_set_precision) asks for on this CPU */
+/* The mode ctx's precision (ct_context_set_precision) asks for on this
+ * CPU: bf16 on AMX tiles where ct_host_amx() says so */
 int ct_gemm512_mode(const ct_context *ctx);
+
+/* The same without AMX (the vector modes): what the direct convolutions,
+ * which have vector tiles only, run */
+int ct_gemm512_vec_mode(const ct_context *ctx);
 
 /* Floats of packed A (*na) and packed B (*nb) that ct_gemm512_run needs. */
 void ct_gemm512_pack_size(size_t m, size_t n, size_t k, int mode, size_t *na, size_t *nb);

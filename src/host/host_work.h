@@ -20,6 +20,8 @@
 #define CT_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,bmi2")))
 /* compiled for AVX-512 with AVX512_BF16; called only where ct_host_avx512_bf16() says so */
 #define CT_AVX512BF16 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16,avx2,fma,bmi2")))
+/* compiled for AMX tiles with bf16 and AVX-512; called only where ct_host_amx() says so */
+#define CT_AMX __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bw,avx512dq,avx512vl,avx512bf16,avx2,fma,bmi2")))
 #endif
 
 #define CT_HOST_BIG_SLOTS 6
@@ -81,6 +83,16 @@ int ct_host_avx512(void);
  * "avx512" keeps AVX-512 without them. Without them bf16 operands are
  * rounded and run through the float32 FMAs. */
 int ct_host_avx512_bf16(void);
+
+/* Whether bf16 products run on AMX tiles (TDPBF16PS: a 16 x 16 block of
+ * float32 sums of 32 bf16 products per instruction): ct_host_avx512(), the
+ * CPU has AMX-TILE and AMX-BF16, the kernel granted this process the tile
+ * state (arch_prctl ARCH_REQ_XCOMP_PERM, asked once; Linux 5.16 and later),
+ * and CLTRAIN_HOST_ISA is not "avx512" or "avx512bf16" (which keep the
+ * vector kernels). AMX is the default wherever it is granted: the GEMMs
+ * it runs (gemm512.h) take it; the direct convolutions keep their vector
+ * tiles. */
+int ct_host_amx(void);
 
 /* Multiply-adds per second of vdpbf16ps over those of the FMA on this
  * core, measured once per process (isa_probe.c): about 2 where the dot

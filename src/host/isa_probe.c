@@ -1,6 +1,7 @@
 /*
  * isa_probe.c - whether AVX512_BF16's dot products pay on this CPU
- * (host_work.h's ct_host_bf16_dot_speed).
+ * (host_work.h's ct_host_bf16_dot_speed), and whether AMX tiles are there
+ * and granted (ct_host_amx).
  *
  * vdpbf16ps does two multiply-adds per 32-bit lane, an FMA one; which is
  * faster depends on the core, not on the CPUID bits: Zen 4 issues it as
@@ -17,7 +18,14 @@
 #include <time.h>
 
 #ifdef CT_HOST_X86
+#include <cpuid.h>
 #include <immintrin.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef __linux__
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 static double seconds(void)
 {
@@ -97,9 +105,48 @@ double ct_host_bf16_dot_speed(void)
     return speed;
 }
 
+/* AMX: CPUID leaf 7's AMX-BF16 (EDX bit 22) and AMX-TILE (bit 24), the
+ * OS enabling the tile state in XCR0 (bits 17 and 18), and Linux granting
+ * this process the tile data (XFEATURE_XTILEDATA, 18): without the grant
+ * the first tile instruction faults. */
+static int amx;
+static pthread_once_t amx_once = PTHREAD_ONCE_INIT;
+
+static void amx_probe(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(d & (1u << 22)) || !(d & (1u << 24)))
+        return;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27))) /* OSXSAVE: xgetbv exists */
+        return;
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    if ((lo & (3u << 17)) != (3u << 17))
+        return;
+#if defined(__linux__) && defined(SYS_arch_prctl)
+    amx = syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XFEATURE_XTILEDATA */) == 0;
+#endif
+}
+
+int ct_host_amx(void)
+{
+    const char *isa = getenv("CLTRAIN_HOST_ISA");
+    if (isa && (!strcmp(isa, "avx512") || !strcmp(isa, "avx512bf16")))
+        return 0;
+    if (!ct_host_avx512() || !__builtin_cpu_supports("avx512bf16"))
+        return 0;
+    pthread_once(&amx_once, amx_probe);
+    return amx;
+}
+
 #else
 
 double ct_host_bf16_dot_speed(void)
+{
+    return 0;
+}
+
+int ct_host_amx(void)
 {
     return 0;
 }

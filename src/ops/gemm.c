@@ -174,6 +174,11 @@ int ct_host_bf16_dot(double *speed)
     return own_gemm_on() && ct_host_avx512_bf16();
 }
 
+int ct_host_bf16_amx(void)
+{
+    return own_gemm_on() && ct_host_amx();
+}
+
 const char *ct_host_gemm_str(void)
 {
     return own_gemm_on() ? "avx512" : "blas";
