@@ -20,6 +20,12 @@
  * a float32) and the sums are float32: products of bf16 operands,
  * accumulated in float32, as PyTorch's bf16 autocast computes them. A is
  * always packed then (in place, it would be rounded at every use).
+ *
+ * AMX (CT_GEMM512_BF16_AMX, where ct_host_amx() says so): B packed as the
+ * dot products' pair panels, A as AMX_MR rows of pairs (each row its k
+ * pairs), both padded with zero pairs to whole tiles of 16 pairs; a tile
+ * of AMX_MR x NR sums is four 16 x 16 accumulator tiles, fed per 16 pairs
+ * by two A tiles, two B tiles and four TDPBF16PS (docs/GEMM.md).
  */
 #include "host/gemm512.h"
 
@@ -449,8 +455,8 @@ static CT_AVX512 void compute_item(void *arg, size_t item, int thread)
  * (the A tiles' layout: 16 rows of 16 pairs, the row stride kp pairs),
  * rows past m and pairs past the slice zero. Untransposed A converts
  * row by row (a row's k values are its pairs as they lie); A^T by 16 x 16
- * blocks of pairs (pairs_kmajor: a pair row per k pair, lanes the rows)
- * transposed. */
+ * blocks of pairs (made as pairs_kmajor makes them, a vector per k pair,
+ * lanes the rows) transposed in registers. */
 static CT_AVX512BF16 void amx_pairs_a(const gemm *g, size_t ip, size_t kp)
 {
     size_t i0 = ip * AMX_MR, rows = g->m - i0 < AMX_MR ? g->m - i0 : AMX_MR, kc = g->kc;
@@ -469,15 +475,18 @@ static CT_AVX512BF16 void amx_pairs_a(const gemm *g, size_t ip, size_t kp)
     }
     for (size_t h = 0; h < AMX_MR; h += 16, d += 16 * kp) {
         size_t w = rows > h ? (rows - h < 16 ? rows - h : 16) : 0;
+        __mmask16 wm = ct_tail16(w);
+        const float *s = w ? g->a + g->p0 * g->lda + i0 + h : g->a;
         for (size_t p0 = 0; p0 < kp; p0 += 16) {
-            _Alignas(64) uint32_t blk[16 * 16];
-            __m512 r[16];
-            size_t nq = w && 2 * p0 < kc ? (kc - 2 * p0 < 32 ? kc - 2 * p0 : 32) : 0;
-            memset(blk, 0, sizeof blk);
-            if (nq)
-                pairs_kmajor(g->a + (g->p0 + 2 * p0) * g->lda + i0 + h, g->lda, nq, w, blk, 16);
-            for (int q = 0; q < 16; q++)
-                r[q] = _mm512_load_ps((const float *)(blk + 16 * q));
+            __m512 r[16]; /* r[q]: pair p0 + q of the 16 rows, then (tr16) row i's 16 pairs */
+            for (size_t q = 0; q < 16; q++) {
+                size_t k0 = 2 * (p0 + q);
+                __m512 lo = k0 < kc ? _mm512_maskz_loadu_ps(wm, s + k0 * g->lda) : _mm512_setzero_ps();
+                __m512 hi = k0 + 1 < kc ? _mm512_maskz_loadu_ps(wm, s + (k0 + 1) * g->lda) : _mm512_setzero_ps();
+                __m512i l16 = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(lo));
+                __m512i h16 = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(hi));
+                r[q] = _mm512_castsi512_ps(_mm512_or_si512(l16, _mm512_slli_epi32(h16, 16)));
+            }
             tr16(r);
             for (size_t i = 0; i < 16; i++)
                 _mm512_storeu_ps((float *)(d + i * kp + p0), r[i]);
