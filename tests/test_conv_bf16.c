@@ -9,7 +9,9 @@
  * vectors. With AVX512_BF16's dot products (pairs of channels or pixels)
  * (CLTRAIN_HOST_ISA=avx512bf16, which takes them where the CPU has them
  * even if they do not pay there) and without (CLTRAIN_HOST_ISA=avx512:
- * rounded operands, float32 FMAs), and fp16.
+ * rounded operands, float32 FMAs), on AMX tiles where the CPU has them
+ * (the default there: the same-width forward and input gradient, the
+ * products of the other forms), and fp16.
  *
  * Bounds, as test_gemm_bf16.c's: every output is a sum of K products of
  * rounded operands, each exact in float32, summed in float32 in some
@@ -171,6 +173,12 @@ static const int cases[][9] = {
     { 1, 3, 35, 35, 10, 11, 11, 4, 2 },/* AlexNet's first layer, phase form with tap ranges */
     { 2, 7, 9, 9, 5, 1, 1, 2, 0 },     /* strided 1x1: subsampled */
     { 2, 4, 8, 8, 5, 3, 3, 1, 0 },     /* unpadded: im2col and the 16-bit GEMM */
+    /* AMX: a ResNet-56 stage-one layer (blocks of 16 channels, rows of 32);
+     * 8 x 8 planes whose padded rows of 10 cut the 16-pixel tiles, two
+     * blocks of 16 channel pairs, 40 output channels (two blocks of 32,
+     * the second mostly past c_out) */
+    { 4, 16, 32, 32, 16, 3, 3, 1, 1 },
+    { 1, 64, 8, 8, 40, 3, 3, 1, 1 },
 };
 
 static int run_all(ct_context *ctx, const char *mode)
@@ -213,6 +221,12 @@ int main(void)
     setenv("CLTRAIN_HOST_ISA", "avx512", 1);
     run_all(ctx, "bf16, CLTRAIN_HOST_ISA=avx512");
     unsetenv("CLTRAIN_HOST_ISA");
+    /* the default: the same-width forward and input gradient on AMX tiles
+     * where the CPU has them and the kernel grants them */
+    if (ct_host_amx())
+        run_all(ctx, "bf16, AMX tiles (same-width forward and dx)");
+    else
+        printf("bf16 on AMX tiles: not on this CPU (or not granted by the kernel); skipped\n");
     half = 1;
     CHECK(ct_context_set_precision(ctx, CT_PRECISION_FP16) == CT_OK, "fp16: %s", ct_context_last_error(ctx));
     run_all(ctx, "fp16");

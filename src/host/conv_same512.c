@@ -35,6 +35,7 @@
  * float32 (in another order than the pairs).
  */
 #include "host/conv_same512.h"
+#include "host/conv_amx.h"
 #include "host/gemm512.h"
 
 #include <stdint.h>
@@ -466,6 +467,8 @@ static int *pair_ranges(const sconv *p, const int *rc)
 int ct_conv512_same_forward(ct_context *ctx, const ct_conv2d_desc *d, float *y, const float *x,
                             const float *w, const float *b, const int *rc)
 {
+    if (!rc && ct_gemm512_mode(ctx) == CT_GEMM512_BF16_AMX)
+        return ct_conv_amx_same(ctx, d, 0, y, x, w, b);
     sconv f;
     memset(&f, 0, sizeof f);
     geometry(&f, d->n, d->c_in, d->h, d->w, d->c_out, d->kh, d->kw, d->pad_h, d->pad_w);
@@ -518,6 +521,8 @@ static size_t backward_ranges(const sconv *g, const int *rc, int *rng, size_t *w
 int ct_conv512_same_dx(ct_context *ctx, const ct_conv2d_desc *d, float *dx, const float *dy,
                        const float *w, const int *rc)
 {
+    if (!rc && ct_gemm512_mode(ctx) == CT_GEMM512_BF16_AMX)
+        return ct_conv_amx_same(ctx, d, 1, dx, dy, w, NULL);
     sconv f, g;
     memset(&f, 0, sizeof f);
     memset(&g, 0, sizeof g);
