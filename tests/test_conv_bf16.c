@@ -10,7 +10,7 @@
  * (CLTRAIN_HOST_ISA=avx512bf16, which takes them where the CPU has them
  * even if they do not pay there) and without (CLTRAIN_HOST_ISA=avx512:
  * rounded operands, float32 FMAs), on AMX tiles where the CPU has them
- * (the default there: the same-width forward and input gradient, the
+ * (the default there: the same-width forward, input and weight gradients, the
  * products of the other forms), and fp16.
  *
  * Bounds, as test_gemm_bf16.c's: every output is a sum of K products of
@@ -221,10 +221,10 @@ int main(void)
     setenv("CLTRAIN_HOST_ISA", "avx512", 1);
     run_all(ctx, "bf16, CLTRAIN_HOST_ISA=avx512");
     unsetenv("CLTRAIN_HOST_ISA");
-    /* the default: the same-width forward and input gradient on AMX tiles
+    /* the default: the same-width forward, input and weight gradients on AMX tiles
      * where the CPU has them and the kernel grants them */
     if (ct_host_amx())
-        run_all(ctx, "bf16, AMX tiles (same-width forward and dx)");
+        run_all(ctx, "bf16, AMX tiles (same-width forward, dx and dw)");
     else
         printf("bf16 on AMX tiles: not on this CPU (or not granted by the kernel); skipped\n");
     half = 1;

@@ -252,12 +252,194 @@ int ct_conv_amx_same(ct_context *ctx, const ct_conv2d_desc *d, int flip, float *
     return st;
 }
 
+/* The weight gradient. Over the forward's padded frame (Wp columns), with
+ * q = r Wp + col as above and Q of them per image (oh Wp rounded up to
+ * 32), dw(o, c, i, j) = sum over images and q of dy'(o, q) x'(c, q + i Wp
+ * + j), dy' zero in the padding columns: a GEMM of M = output channels,
+ * N = input channels, K = pixels. A tiles: dy' of 16 channels as pairs of
+ * consecutive q (each image's dy' copied so, a row per channel); B tiles:
+ * 16 pairs of consecutive padded pixels x 16 input channels, made once per
+ * image in two copies, pairs starting at even (E) and at odd (O) pixels,
+ * so that a tap's offset, even or odd, is a whole row offset into one of
+ * them. An item is 16 output x 16 input channels x up to 4 taps (four
+ * accumulator tiles sharing each A tile) over every image in order. */
+typedef struct adw {
+    aconv g;
+    size_t Q, R;     /* q per image (a multiple of 32); pair rows of E and O */
+    int cip, cob, cib, tgroups;
+    uint32_t *xe;    /* per image: E then O, each R rows of cip pairs */
+    uint32_t *dyp;   /* per image: cop rows of Q / 2 pairs */
+    const float *dy;
+    float *dw;
+} adw;
+
+static CT_AVX512BF16 void dw_prepare(void *arg, size_t n, int thread)
+{
+    const adw *a = arg;
+    const aconv *p = &a->g;
+    float *pl = p->hw->scratch[thread]; /* one padded plane: 2 R + 32 floats */
+    size_t span = 2 * a->R + 32, hw = (size_t)p->h * p->w, P = (size_t)p->oh * p->w;
+    uint32_t *e = a->xe + n * 2 * a->R * a->cip, *o = e + a->R * a->cip;
+    for (int c0 = 0; c0 < a->cip; c0 += 16) {
+        /* 16 channels' padded planes, then 16 x 16 blocks of pairs transposed */
+        float *planes = pl;
+        for (int c = 0; c < 16; c++) {
+            float *d = planes + (size_t)c * span;
+            memset(d, 0, span * sizeof *d);
+            if (c0 + c >= p->ci)
+                continue;
+            const float *xc = p->x + (n * (size_t)p->ci + (size_t)(c0 + c)) * hw;
+            for (int r = 0; r < p->h; r++)
+                memcpy(d + (size_t)(r + p->ph) * p->wp + p->pw, xc + (size_t)r * p->w, (size_t)p->w * sizeof *d);
+        }
+        for (size_t j0 = 0; j0 < a->R; j0 += 16)
+            for (int odd = 0; odd < 2; odd++) {
+                __m512 r[16];
+                for (int c = 0; c < 16; c++) {
+                    const float *src = planes + (size_t)c * span + 2 * j0 + (size_t)odd;
+                    __m512 lo = _mm512_loadu_ps(src), hi = _mm512_loadu_ps(src + 16);
+                    r[c] = _mm512_castsi512_ps((__m512i)_mm512_cvtne2ps_pbh(hi, lo));
+                }
+                ct_tr16(r);
+                uint32_t *d = (odd ? o : e) + j0 * (size_t)a->cip + (size_t)c0;
+                for (size_t j = 0; j < 16 && j0 + j < a->R; j++)
+                    _mm512_storeu_ps((float *)(d + j * (size_t)a->cip), r[j]);
+            }
+    }
+    /* dy' as pairs of q, a row per output channel (zero rows past c_out) */
+    uint32_t *dp = a->dyp + n * (size_t)p->cop * (a->Q / 2);
+    for (int oc = 0; oc < p->cop; oc++, dp += a->Q / 2) {
+        memset(pl, 0, a->Q * sizeof *pl);
+        if (oc < p->co) {
+            const float *dyo = a->dy + (n * (size_t)p->co + (size_t)oc) * P;
+            for (int r = 0; r < p->oh; r++)
+                memcpy(pl + (size_t)r * p->wp, dyo + (size_t)r * p->w, (size_t)p->w * sizeof *pl);
+        }
+        for (size_t q = 0; q < a->Q; q += 32)
+            _mm512_storeu_si512(dp + q / 2, (__m512i)_mm512_cvtne2ps_pbh(_mm512_loadu_ps(pl + q + 16),
+                                                                         _mm512_loadu_ps(pl + q)));
+    }
+}
+
+static CT_AMX void dw_item(void *arg, size_t item, int thread)
+{
+    (void)thread;
+    const adw *a = arg;
+    const aconv *p = &a->g;
+    int tg = (int)(item % (size_t)a->tgroups), rest = (int)(item / (size_t)a->tgroups);
+    int cb = rest % a->cib, ob = rest / a->cib;
+    int t0 = 4 * tg, nt = p->taps - t0 < 4 ? p->taps - t0 : 4;
+    size_t off[4] = { 0, 0, 0, 0 };
+    int odd[4] = { 0, 0, 0, 0 };
+    for (int u = 0; u < nt; u++) {
+        size_t f = (size_t)((t0 + u) / p->kw) * p->wp + (size_t)((t0 + u) % p->kw);
+        odd[u] = (int)(f & 1), off[u] = f / 2;
+    }
+    _Alignas(64) amx_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    for (int i = 0; i < 8; i++)
+        cfg.rows[i] = 16, cfg.colsb[i] = 64;
+    _tile_loadconfig(&cfg);
+    __asm__ volatile("" ::: "memory"); /* the copies were written before */
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    size_t kp = a->Q / 2, sa = kp * 4, sb = (size_t)a->cip * 4, img = 2 * a->R * (size_t)a->cip;
+    for (int n = 0; n < p->n; n++) {
+        const uint32_t *ar = a->dyp + ((size_t)n * p->cop + (size_t)ob * 16) * kp;
+        const uint32_t *eo[2] = { a->xe + (size_t)n * img + (size_t)cb * 16,
+                                  a->xe + (size_t)n * img + a->R * (size_t)a->cip + (size_t)cb * 16 };
+        for (size_t j0 = 0; j0 < kp; j0 += 16) {
+            _tile_loadd(4, ar + j0, sa);
+            _tile_loadd(6, eo[odd[0]] + (j0 + off[0]) * (size_t)a->cip, sb);
+            _tile_dpbf16ps(0, 4, 6);
+            if (nt > 1) {
+                _tile_loadd(7, eo[odd[1]] + (j0 + off[1]) * (size_t)a->cip, sb);
+                _tile_dpbf16ps(1, 4, 7);
+            }
+            if (nt > 2) {
+                _tile_loadd(6, eo[odd[2]] + (j0 + off[2]) * (size_t)a->cip, sb);
+                _tile_dpbf16ps(2, 4, 6);
+            }
+            if (nt > 3) {
+                _tile_loadd(7, eo[odd[3]] + (j0 + off[3]) * (size_t)a->cip, sb);
+                _tile_dpbf16ps(3, 4, 7);
+            }
+        }
+    }
+    _Alignas(64) float t[4][16 * 16];
+    _tile_stored(0, t[0], 64);
+    _tile_stored(1, t[1], 64);
+    _tile_stored(2, t[2], 64);
+    _tile_stored(3, t[3], 64);
+    __asm__ volatile("" ::: "memory");
+    _tile_release();
+    for (int u = 0; u < nt; u++)
+        for (int o = 0; o < 16 && ob * 16 + o < p->co; o++)
+            for (int c = 0; c < 16 && cb * 16 + c < p->ci; c++)
+                a->dw[((size_t)(ob * 16 + o) * p->ci + (size_t)(cb * 16 + c)) * p->taps + (size_t)(t0 + u)] +=
+                    t[u][o * 16 + c];
+}
+
+int ct_conv_amx_dw_takes(const ct_conv2d_desc *d)
+{
+    return d->stride_h == 1 && d->stride_w == 1 && d->dil_h == 1 && d->dil_w == 1 && d->pad_h < d->kh &&
+           2 * d->pad_w == d->kw - 1;
+}
+
+int ct_conv_amx_dw(ct_context *ctx, const ct_conv2d_desc *d, float *dw, const float *dy, const float *x)
+{
+    adw a;
+    memset(&a, 0, sizeof a);
+    aconv *p = &a.g;
+    p->n = d->n, p->ci = d->c_in, p->co = d->c_out, p->h = d->h, p->w = d->w, p->kh = d->kh, p->kw = d->kw;
+    p->ph = d->pad_h, p->pw = d->pad_w;
+    p->oh = p->h + 2 * p->ph - p->kh + 1;
+    p->wp = p->w + p->kw - 1;
+    p->taps = p->kh * p->kw;
+    p->cop = (p->co + 15) / 16 * 16;
+    a.cip = (p->ci + 15) / 16 * 16;
+    a.cob = p->cop / 16, a.cib = a.cip / 16;
+    a.tgroups = (p->taps + 3) / 4;
+    a.Q = ((size_t)p->oh * p->wp + 31) / 32 * 32;
+    size_t maxoff = (size_t)(p->kh - 1) * p->wp + (size_t)(p->kw - 1);
+    a.R = (a.Q / 2 + maxoff / 2 + 1 + 15) / 16 * 16; /* whole blocks of 16 rows */
+    if (2 * a.R + 32 < (size_t)(p->oh + p->kh - 1) * p->wp) /* the frame fits the planes */
+        a.R = ((size_t)(p->oh + p->kh - 1) * p->wp / 2 + 16) / 16 * 16;
+    ct_host_work *hw;
+    size_t span = 2 * a.R + 32, per = 16 * span > a.Q ? 16 * span : a.Q;
+    float *xe, *dyp;
+    int st = ct_host_work_get(ctx, per, 16, 1, &hw);
+    if (st || (st = ct_host_work_big(ctx, hw, 0, (size_t)p->n * 2 * a.R * a.cip, &xe)) ||
+        (st = ct_host_work_big(ctx, hw, 1, (size_t)p->n * p->cop * (a.Q / 2), &dyp)))
+        return st;
+    p->x = x, p->hw = hw;
+    a.dy = dy, a.dw = dw, a.xe = (uint32_t *)(void *)xe, a.dyp = (uint32_t *)(void *)dyp;
+    ct_pool_run(hw->pool, (size_t)p->n, dw_prepare, &a);
+    ct_pool_run(hw->pool, (size_t)a.cob * a.cib * a.tgroups, dw_item, &a);
+    return CT_OK;
+}
+
 #else
 
 int ct_conv_amx_same(ct_context *ctx, const ct_conv2d_desc *d, int flip, float *y, const float *x,
                      const float *w, const float *b)
 {
     (void)d, (void)flip, (void)y, (void)x, (void)w, (void)b;
+    return ct_fail(ctx, CT_ERR_UNSUPPORTED, "conv2d host path: AMX not built for this CPU");
+}
+
+int ct_conv_amx_dw_takes(const ct_conv2d_desc *d)
+{
+    (void)d;
+    return 0;
+}
+
+int ct_conv_amx_dw(ct_context *ctx, const ct_conv2d_desc *d, float *dw, const float *dy, const float *x)
+{
+    (void)d, (void)dw, (void)dy, (void)x;
     return ct_fail(ctx, CT_ERR_UNSUPPORTED, "conv2d host path: AMX not built for this CPU");
 }
 

@@ -1,8 +1,8 @@
 /*
  * conv_amx.h - "same" stride-1 convolutions with bf16 operands on AMX
  * tiles (conv_amx.c): what conv_same512.c's forward and input gradient
- * run where the context's products are bf16 on AMX (gemm512.h's
- * CT_GEMM512_BF16_AMX). The buffers are already mapped; the context's
+ * and conv_dw512.c's weight gradient run where the context's products are
+ * bf16 on AMX (gemm512.h's CT_GEMM512_BF16_AMX). The buffers are already mapped; the context's
  * thread pool and scratch (host_work.h) run it in a fixed decomposition,
  * so results do not depend on the number of threads. Call only where
  * ct_host_amx() says so.
@@ -20,5 +20,14 @@
  * (n, c_out, oh, w), the flipped, transposed weights (b NULL). */
 int ct_conv_amx_same(ct_context *ctx, const ct_conv2d_desc *d, int flip, float *y, const float *x,
                      const float *w, const float *b);
+
+/* Whether ct_conv_amx_dw takes d: stride 1, dilation 1, pad_h < kh, the
+ * output as wide as the input (2 pad_w = kw - 1). */
+int ct_conv_amx_dw_takes(const ct_conv2d_desc *d);
+
+/* dw (c_out, c_in, kh, kw) += the weight gradient of d over the batch from
+ * x (n, c_in, h, w) and dy (n, c_out, oh, w), bf16 operands on AMX tiles.
+ * Uses the shared buffers 0 and 1 of the context's host work. */
+int ct_conv_amx_dw(ct_context *ctx, const ct_conv2d_desc *d, float *dw, const float *dy, const float *x);
 
 #endif /* CT_HOST_CONV_AMX_H */

@@ -40,6 +40,7 @@
  * side by side only at stride 1: not built.)
  */
 #include "host/conv_dw512.h"
+#include "host/conv_amx.h"
 #include "host/gemm512.h"
 
 #include <stdint.h>
@@ -542,6 +543,8 @@ static int make_items(dwp *p, int threads)
 int ct_conv512_dw(ct_context *ctx, const ct_conv2d_desc *d, float *dw, const float *dy,
                   const float *x)
 {
+    if (ct_gemm512_mode(ctx) == CT_GEMM512_BF16_AMX && ct_conv_amx_dw_takes(d))
+        return ct_conv_amx_dw(ctx, d, dw, dy, x);
     dwp p;
     memset(&p, 0, sizeof p);
     if (ct_conv2d_out_shape(ctx, d, &p.oh, &p.ow))

@@ -117,27 +117,6 @@ typedef struct gemm {
     size_t a_panels, b_panels, a_items, b_items, m_items, n_items;
 } gemm;
 
-/* r[0..16) transposed in place: the off-diagonal halves of blocks of
- * b = 8, 4, 2, 1 rows swapped in turn. */
-static CT_AVX512 void tr16(__m512 *r)
-{
-    for (int b = 8; b; b >>= 1) {
-        int lo[16], hi[16];
-        for (int l = 0; l < 16; l++) {
-            lo[l] = l & b ? 16 + l - b : l;
-            hi[l] = l & b ? 16 + l : l + b;
-        }
-        __m512i il = _mm512_loadu_si512(lo), ih = _mm512_loadu_si512(hi);
-        for (int i = 0; i < 16; i++) {
-            if (i & b)
-                continue;
-            __m512 x = r[i], y = r[i + b];
-            r[i] = _mm512_permutex2var_ps(x, il, y);
-            r[i + b] = _mm512_permutex2var_ps(x, ih, y);
-        }
-    }
-}
-
 /* The rows x kc block at s (row stride ld, kc along the rows) transposed
  * into d: kc rows of w lanes, d's rows dst floats apart; lanes past rows
  * zero; rows <= w <= 16. */
@@ -151,7 +130,7 @@ static CT_AVX512 void pack_t(const float *s, size_t ld, size_t rows, size_t kc, 
         __m512 r[16];
         for (size_t i = 0; i < 16; i++)
             r[i] = i < rows ? _mm512_maskz_loadu_ps(qm, s + i * ld + q0) : _mm512_setzero_ps();
-        tr16(r);
+        ct_tr16(r);
         for (size_t q = 0; q < nq; q++)
             _mm512_mask_storeu_ps(d + (q0 + q) * dst, wm, r[q]);
     }
@@ -229,7 +208,7 @@ static CT_AVX512BF16 void pairs_kmajor(const float *s, size_t ld, size_t kc, siz
 
 /* Row-major source with k contiguous (element (row, q) at s[row ld + q]:
  * A, B^T), rows <= 16: 32 k values of a row are 16 pairs as they lie, so a
- * block of them is converted whole and 16 x 16 pairs transposed (tr16 on
+ * block of them is converted whole and 16 x 16 pairs transposed (ct_tr16 on
  * their bits) into pair rows of `width` lanes (lanes past rows zero). */
 static CT_AVX512BF16 void pairs_rows(const float *s, size_t ld, size_t rows, size_t kc, uint32_t *d, size_t width)
 {
@@ -246,7 +225,7 @@ static CT_AVX512BF16 void pairs_rows(const float *s, size_t ld, size_t rows, siz
             __m512 a = _mm512_maskz_loadu_ps(m0, s + i * ld + q0), b = _mm512_maskz_loadu_ps(m1, s + i * ld + q0 + 16);
             r[i] = _mm512_castsi512_ps((__m512i)_mm512_cvtne2ps_pbh(b, a));
         }
-        tr16(r);
+        ct_tr16(r);
         for (size_t p = 0; p < np; p++)
             _mm512_mask_storeu_epi32(d + (q0 / 2 + p) * width, wm, _mm512_castps_si512(r[p]));
     }
@@ -478,7 +457,7 @@ static CT_AVX512BF16 void amx_pairs_a(const gemm *g, size_t ip, size_t kp)
         __mmask16 wm = ct_tail16(w);
         const float *s = w ? g->a + g->p0 * g->lda + i0 + h : g->a;
         for (size_t p0 = 0; p0 < kp; p0 += 16) {
-            __m512 r[16]; /* r[q]: pair p0 + q of the 16 rows, then (tr16) row i's 16 pairs */
+            __m512 r[16]; /* r[q]: pair p0 + q of the 16 rows, then (ct_tr16) row i's 16 pairs */
             for (size_t q = 0; q < 16; q++) {
                 size_t k0 = 2 * (p0 + q);
                 __m512 lo = k0 < kc ? _mm512_maskz_loadu_ps(wm, s + k0 * g->lda) : _mm512_setzero_ps();
@@ -487,7 +466,7 @@ static CT_AVX512BF16 void amx_pairs_a(const gemm *g, size_t ip, size_t kp)
                 __m512i h16 = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(hi));
                 r[q] = _mm512_castsi512_ps(_mm512_or_si512(l16, _mm512_slli_epi32(h16, 16)));
             }
-            tr16(r);
+            ct_tr16(r);
             for (size_t i = 0; i < 16; i++)
                 _mm512_storeu_ps((float *)(d + i * kp + p0), r[i]);
         }

@@ -1,6 +1,6 @@
 /*
  * vmath512.h - exp, sigmoid, tanh and erfc on 16 floats at a time for the
- * host ops, and the mask of a vector's first lanes (AVX-512; include only
+ * host ops, the mask of a vector's first lanes and a 16 x 16 transpose (AVX-512; include only
  * where CT_HOST_X86 is defined, call only where ct_host_avx512() says so).
  *
  * exp: x = n ln2 + r with |r| <= ln2 / 2 (ln2 in two parts, so r is exact
@@ -28,6 +28,27 @@
 static CT_AVX512 inline __mmask16 ct_tail16(size_t left)
 {
     return left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
+}
+
+/* r[0..16) transposed in place: the off-diagonal halves of blocks of
+ * b = 8, 4, 2, 1 rows swapped in turn. */
+static CT_AVX512 inline void ct_tr16(__m512 *r)
+{
+    for (int b = 8; b; b >>= 1) {
+        int lo[16], hi[16];
+        for (int l = 0; l < 16; l++) {
+            lo[l] = l & b ? 16 + l - b : l;
+            hi[l] = l & b ? 16 + l : l + b;
+        }
+        __m512i il = _mm512_loadu_si512(lo), ih = _mm512_loadu_si512(hi);
+        for (int i = 0; i < 16; i++) {
+            if (i & b)
+                continue;
+            __m512 x = r[i], y = r[i + b];
+            r[i] = _mm512_permutex2var_ps(x, il, y);
+            r[i + b] = _mm512_permutex2var_ps(x, ih, y);
+        }
+    }
 }
 
 /* v rounded to bf16's 8 significant bits, to nearest even (NaNs kept) */
