@@ -173,12 +173,15 @@ static const int cases[][9] = {
     { 1, 3, 35, 35, 10, 11, 11, 4, 2 },/* AlexNet's first layer, phase form with tap ranges */
     { 2, 7, 9, 9, 5, 1, 1, 2, 0 },     /* strided 1x1: subsampled */
     { 2, 4, 8, 8, 5, 3, 3, 1, 0 },     /* unpadded: im2col and the 16-bit GEMM */
-    /* AMX: a ResNet-56 stage-one layer (blocks of 16 channels, rows of 32);
+    /* AMX (from 16 input channels): a ResNet-56 stage-one layer (blocks of 16 channels, rows of 32);
      * 8 x 8 planes whose padded rows of 10 cut the 16-pixel tiles, two
      * blocks of 16 channel pairs, 40 output channels (two blocks of 32,
      * the second mostly past c_out) */
     { 4, 16, 32, 32, 16, 3, 3, 1, 1 },
     { 1, 64, 8, 8, 40, 3, 3, 1, 1 },
+    /* 20 input channels into 5 (the sums' tiles mostly past c_out; the
+     * input gradient, from 5 channels, stays on the vector tiles) */
+    { 3, 20, 7, 9, 5, 3, 3, 1, 1 },
 };
 
 static int run_all(ct_context *ctx, const char *mode)

@@ -30,6 +30,8 @@
 #include <string.h>
 
 #ifdef CT_HOST_X86
+#include "core/half.h"
+#include "host/amx.h"
 #include "host/vmath512.h"
 
 typedef struct aconv {
@@ -44,15 +46,6 @@ typedef struct aconv {
     const int32_t *dst; /* per q: the output pixel r w + col, or -1 in the padding */
     ct_host_work *hw;
 } aconv;
-
-static uint32_t bf16_bits(float v)
-{
-    uint32_t u;
-    memcpy(&u, &v, sizeof u);
-    if ((u & 0x7fffffffu) > 0x7f800000u)
-        return (u >> 16) | 0x40u;
-    return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-}
 
 /* The weight of the convolution the tiles compute: forward w(o, c, i, j),
  * or (flip) the input gradient's w(c, o, kh-1-i, kw-1-j); zero outside. */
@@ -72,7 +65,7 @@ static void pack_weights(const aconv *p, const float *w, uint32_t *d)
             for (int o = 0; o < p->cop; o++)
                 for (int k = 0; k < p->kb; k++) {
                     int c = 2 * (b * p->kb + k), i = t / p->kw, j = t % p->kw;
-                    *d++ = bf16_bits(wt(p, w, o, c, i, j)) | bf16_bits(wt(p, w, o, c + 1, i, j)) << 16;
+                    *d++ = ct_bf16_from_f32(wt(p, w, o, c, i, j)) | (uint32_t)ct_bf16_from_f32(wt(p, w, o, c + 1, i, j)) << 16;
                 }
 }
 
@@ -97,12 +90,6 @@ static CT_AVX512BF16 void pair_image(const aconv *p, int n, uint32_t *d)
         }
     }
 }
-
-typedef struct amx_config {
-    uint8_t palette, start_row, reserved[14];
-    uint16_t colsb[16];
-    uint8_t rows[16];
-} amx_config;
 
 /* The sums' rows o0 .. o0 + rows of y (image yimg) from t (rows of 16 nq
  * lanes, q from q0), plus the bias; lanes in the padding dropped */
@@ -135,12 +122,9 @@ static CT_AMX void item_fn(void *arg, size_t item, int thread)
     }
     float *yimg = p->y + (size_t)n * p->co * p->oh * p->w;
     _Alignas(64) float t[32 * 64];
-    _Alignas(64) amx_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.palette = 1;
-    for (int i = 0; i < 4; i++)
-        cfg.rows[i] = 16, cfg.colsb[i] = 64;
-    cfg.rows[4] = cfg.rows[5] = 16, cfg.colsb[4] = cfg.colsb[5] = (uint16_t)(4 * p->kb);
+    _Alignas(64) ct_amx_config cfg; /* A tiles of kb pairs, B tiles of kb pair rows */
+    ct_amx_config_full(&cfg);
+    cfg.colsb[4] = cfg.colsb[5] = (uint16_t)(4 * p->kb);
     cfg.rows[6] = cfg.rows[7] = (uint8_t)p->kb, cfg.colsb[6] = cfg.colsb[7] = 64;
     _tile_loadconfig(&cfg);
     __asm__ volatile("" ::: "memory"); /* the tile instructions' asm names no memory */
@@ -258,37 +242,45 @@ int ct_conv_amx_same(ct_context *ctx, const ct_conv2d_desc *d, int flip, float *
  * + j), dy' zero in the padding columns: a GEMM of M = output channels,
  * N = input channels, K = pixels. A tiles: dy' of 16 channels as pairs of
  * consecutive q (each image's dy' copied so, a row per channel); B tiles:
- * 16 pairs of consecutive padded pixels x 16 input channels, made once per
- * image in two copies, pairs starting at even (E) and at odd (O) pixels,
- * so that a tap's offset, even or odd, is a whole row offset into one of
- * them. An item is 16 output x 16 input channels x up to 4 taps (four
- * accumulator tiles sharing each A tile) over every image in order. */
+ * 16 pairs of consecutive padded pixels x 16 input channels, copied per
+ * image twice, pairs starting at even (E) and at odd (O) pixels, so that
+ * a tap's offset, even or odd, is a whole row offset into one of them. A
+ * block of sums is 16 output x 16 input channels x up to 4 taps (four
+ * accumulator tiles sharing each A tile). Items are DW_GROUPS fixed groups
+ * of images (fewer with fewer images): each copies an image into its
+ * thread's scratch, where it stays in cache while every block of sums
+ * takes the image's products (each block's partial sums loaded from and
+ * stored to the group's buffer around it); the groups' sums are then
+ * added to dw in group order, so the result does not depend on the thread
+ * count. */
+#define DW_GROUPS 16
+
 typedef struct adw {
     aconv g;
     size_t Q, R;     /* q per image (a multiple of 32); pair rows of E and O */
-    int cip, cob, cib, tgroups;
-    uint32_t *xe;    /* per image: E then O, each R rows of cip pairs */
-    uint32_t *dyp;   /* per image: cop rows of Q / 2 pairs */
+    int cip, cob, cib, tgroups, groups;
+    size_t blocks;   /* cob cib tgroups blocks of 4 x 256 sums */
+    float *part;     /* per group: blocks x 4 x 256 partial sums */
     const float *dy;
     float *dw;
 } adw;
 
-static CT_AVX512BF16 void dw_prepare(void *arg, size_t n, int thread)
+/* Image n's copies into the thread's scratch: E and O (R rows of cip
+ * pairs each), then dy' (cop rows of Q / 2 pairs); pl: a float scratch of
+ * 16 padded planes */
+static CT_AVX512BF16 void dw_copies(const adw *a, int n, uint32_t *e, float *pl)
 {
-    const adw *a = arg;
     const aconv *p = &a->g;
-    float *pl = p->hw->scratch[thread]; /* one padded plane: 2 R + 32 floats */
     size_t span = 2 * a->R + 32, hw = (size_t)p->h * p->w, P = (size_t)p->oh * p->w;
-    uint32_t *e = a->xe + n * 2 * a->R * a->cip, *o = e + a->R * a->cip;
+    uint32_t *o = e + a->R * a->cip;
     for (int c0 = 0; c0 < a->cip; c0 += 16) {
         /* 16 channels' padded planes, then 16 x 16 blocks of pairs transposed */
-        float *planes = pl;
         for (int c = 0; c < 16; c++) {
-            float *d = planes + (size_t)c * span;
+            float *d = pl + (size_t)c * span;
             memset(d, 0, span * sizeof *d);
             if (c0 + c >= p->ci)
                 continue;
-            const float *xc = p->x + (n * (size_t)p->ci + (size_t)(c0 + c)) * hw;
+            const float *xc = p->x + ((size_t)n * p->ci + (size_t)(c0 + c)) * hw;
             for (int r = 0; r < p->h; r++)
                 memcpy(d + (size_t)(r + p->ph) * p->wp + p->pw, xc + (size_t)r * p->w, (size_t)p->w * sizeof *d);
         }
@@ -296,22 +288,21 @@ static CT_AVX512BF16 void dw_prepare(void *arg, size_t n, int thread)
             for (int odd = 0; odd < 2; odd++) {
                 __m512 r[16];
                 for (int c = 0; c < 16; c++) {
-                    const float *src = planes + (size_t)c * span + 2 * j0 + (size_t)odd;
+                    const float *src = pl + (size_t)c * span + 2 * j0 + (size_t)odd;
                     __m512 lo = _mm512_loadu_ps(src), hi = _mm512_loadu_ps(src + 16);
                     r[c] = _mm512_castsi512_ps((__m512i)_mm512_cvtne2ps_pbh(hi, lo));
                 }
                 ct_tr16(r);
                 uint32_t *d = (odd ? o : e) + j0 * (size_t)a->cip + (size_t)c0;
-                for (size_t j = 0; j < 16 && j0 + j < a->R; j++)
+                for (size_t j = 0; j < 16; j++)
                     _mm512_storeu_ps((float *)(d + j * (size_t)a->cip), r[j]);
             }
     }
-    /* dy' as pairs of q, a row per output channel (zero rows past c_out) */
-    uint32_t *dp = a->dyp + n * (size_t)p->cop * (a->Q / 2);
+    uint32_t *dp = o + a->R * a->cip;
     for (int oc = 0; oc < p->cop; oc++, dp += a->Q / 2) {
         memset(pl, 0, a->Q * sizeof *pl);
         if (oc < p->co) {
-            const float *dyo = a->dy + (n * (size_t)p->co + (size_t)oc) * P;
+            const float *dyo = a->dy + ((size_t)n * p->co + (size_t)oc) * P;
             for (int r = 0; r < p->oh; r++)
                 memcpy(pl + (size_t)r * p->wp, dyo + (size_t)r * p->w, (size_t)p->w * sizeof *pl);
         }
@@ -321,72 +312,103 @@ static CT_AVX512BF16 void dw_prepare(void *arg, size_t n, int thread)
     }
 }
 
-static CT_AMX void dw_item(void *arg, size_t item, int thread)
+/* One image's products into block b's partial sums t (4 x 256 floats) */
+static CT_AMX void dw_block(const adw *a, size_t b, const uint32_t *e, float *t)
+{
+    const aconv *p = &a->g;
+    int tg = (int)(b % (size_t)a->tgroups), rest = (int)(b / (size_t)a->tgroups);
+    int cb = rest % a->cib, ob = rest / a->cib;
+    int t0 = 4 * tg, nt = p->taps - t0 < 4 ? p->taps - t0 : 4;
+    const uint32_t *eo[4];
+    for (int u = 0; u < 4; u++) {
+        size_t f = u < nt ? (size_t)((t0 + u) / p->kw) * p->wp + (size_t)((t0 + u) % p->kw) : 0;
+        eo[u] = e + (f & 1) * a->R * (size_t)a->cip + (f / 2) * (size_t)a->cip + (size_t)cb * 16;
+    }
+    size_t kp = a->Q / 2, sa = kp * 4, sb = (size_t)a->cip * 4;
+    const uint32_t *ar = e + 2 * a->R * (size_t)a->cip + (size_t)ob * 16 * kp;
+    _tile_loadd(0, t, 64);
+    _tile_loadd(1, t + 256, 64);
+    _tile_loadd(2, t + 512, 64);
+    _tile_loadd(3, t + 768, 64);
+    for (size_t j0 = 0; j0 < kp; j0 += 16) {
+        size_t jo = j0 * (size_t)a->cip;
+        _tile_loadd(4, ar + j0, sa);
+        _tile_loadd(6, eo[0] + jo, sb);
+        _tile_dpbf16ps(0, 4, 6);
+        if (nt > 1) {
+            _tile_loadd(7, eo[1] + jo, sb);
+            _tile_dpbf16ps(1, 4, 7);
+        }
+        if (nt > 2) {
+            _tile_loadd(6, eo[2] + jo, sb);
+            _tile_dpbf16ps(2, 4, 6);
+        }
+        if (nt > 3) {
+            _tile_loadd(7, eo[3] + jo, sb);
+            _tile_dpbf16ps(3, 4, 7);
+        }
+    }
+    _tile_stored(0, t, 64);
+    _tile_stored(1, t + 256, 64);
+    _tile_stored(2, t + 512, 64);
+    _tile_stored(3, t + 768, 64);
+    __asm__ volatile("" ::: "memory"); /* the tile instructions' asm names no memory */
+}
+
+static CT_AMX void dw_group(void *arg, size_t g, int thread)
+{
+    const adw *a = arg;
+    const aconv *p = &a->g;
+    size_t span = 2 * a->R + 32;
+    float *pl = p->hw->scratch[thread];
+    uint32_t *e = (uint32_t *)(void *)(pl + 16 * span);
+    float *part = a->part + g * a->blocks * 1024;
+    memset(part, 0, a->blocks * 1024 * sizeof *part);
+    int n0 = (int)(g * (size_t)p->n / (size_t)a->groups), n1 = (int)((g + 1) * (size_t)p->n / (size_t)a->groups);
+    _Alignas(64) ct_amx_config cfg;
+    ct_amx_config_full(&cfg);
+    for (int n = n0; n < n1; n++) {
+        dw_copies(a, n, e, pl);
+        _tile_loadconfig(&cfg);
+        __asm__ volatile("" ::: "memory"); /* the copies were written before */
+        for (size_t b = 0; b < a->blocks; b++)
+            dw_block(a, b, e, part + b * 1024);
+        _tile_release();
+    }
+}
+
+/* dw += the groups' sums, in group order; item: a block of sums */
+static void dw_add(void *arg, size_t b, int thread)
 {
     (void)thread;
     const adw *a = arg;
     const aconv *p = &a->g;
-    int tg = (int)(item % (size_t)a->tgroups), rest = (int)(item / (size_t)a->tgroups);
+    int tg = (int)(b % (size_t)a->tgroups), rest = (int)(b / (size_t)a->tgroups);
     int cb = rest % a->cib, ob = rest / a->cib;
     int t0 = 4 * tg, nt = p->taps - t0 < 4 ? p->taps - t0 : 4;
-    size_t off[4] = { 0, 0, 0, 0 };
-    int odd[4] = { 0, 0, 0, 0 };
-    for (int u = 0; u < nt; u++) {
-        size_t f = (size_t)((t0 + u) / p->kw) * p->wp + (size_t)((t0 + u) % p->kw);
-        odd[u] = (int)(f & 1), off[u] = f / 2;
-    }
-    _Alignas(64) amx_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.palette = 1;
-    for (int i = 0; i < 8; i++)
-        cfg.rows[i] = 16, cfg.colsb[i] = 64;
-    _tile_loadconfig(&cfg);
-    __asm__ volatile("" ::: "memory"); /* the copies were written before */
-    _tile_zero(0);
-    _tile_zero(1);
-    _tile_zero(2);
-    _tile_zero(3);
-    size_t kp = a->Q / 2, sa = kp * 4, sb = (size_t)a->cip * 4, img = 2 * a->R * (size_t)a->cip;
-    for (int n = 0; n < p->n; n++) {
-        const uint32_t *ar = a->dyp + ((size_t)n * p->cop + (size_t)ob * 16) * kp;
-        const uint32_t *eo[2] = { a->xe + (size_t)n * img + (size_t)cb * 16,
-                                  a->xe + (size_t)n * img + a->R * (size_t)a->cip + (size_t)cb * 16 };
-        for (size_t j0 = 0; j0 < kp; j0 += 16) {
-            _tile_loadd(4, ar + j0, sa);
-            _tile_loadd(6, eo[odd[0]] + (j0 + off[0]) * (size_t)a->cip, sb);
-            _tile_dpbf16ps(0, 4, 6);
-            if (nt > 1) {
-                _tile_loadd(7, eo[odd[1]] + (j0 + off[1]) * (size_t)a->cip, sb);
-                _tile_dpbf16ps(1, 4, 7);
-            }
-            if (nt > 2) {
-                _tile_loadd(6, eo[odd[2]] + (j0 + off[2]) * (size_t)a->cip, sb);
-                _tile_dpbf16ps(2, 4, 6);
-            }
-            if (nt > 3) {
-                _tile_loadd(7, eo[odd[3]] + (j0 + off[3]) * (size_t)a->cip, sb);
-                _tile_dpbf16ps(3, 4, 7);
-            }
-        }
-    }
-    _Alignas(64) float t[4][16 * 16];
-    _tile_stored(0, t[0], 64);
-    _tile_stored(1, t[1], 64);
-    _tile_stored(2, t[2], 64);
-    _tile_stored(3, t[3], 64);
-    __asm__ volatile("" ::: "memory");
-    _tile_release();
     for (int u = 0; u < nt; u++)
         for (int o = 0; o < 16 && ob * 16 + o < p->co; o++)
-            for (int c = 0; c < 16 && cb * 16 + c < p->ci; c++)
-                a->dw[((size_t)(ob * 16 + o) * p->ci + (size_t)(cb * 16 + c)) * p->taps + (size_t)(t0 + u)] +=
-                    t[u][o * 16 + c];
+            for (int c = 0; c < 16 && cb * 16 + c < p->ci; c++) {
+                float *d = a->dw + ((size_t)(ob * 16 + o) * p->ci + (size_t)(cb * 16 + c)) * p->taps + (size_t)(t0 + u);
+                for (int g = 0; g < a->groups; g++)
+                    *d += a->part[((size_t)g * a->blocks + b) * 1024 + (size_t)u * 256 + (size_t)o * 16 + (size_t)c];
+            }
+}
+
+/* Input channels from which the tiles pay: 16 (8 pairs, half a tile's
+ * depth); AlexNet-R's first layer (3 channels) ran 3x slower on the tiles
+ * than on the vector kernels, ResNet-56's 16-channel layers faster */
+#define AMX_LEAST_CHANNELS 16
+
+int ct_conv_amx_same_takes(const ct_conv2d_desc *d, int flip)
+{
+    return (flip ? d->c_out : d->c_in) >= AMX_LEAST_CHANNELS;
 }
 
 int ct_conv_amx_dw_takes(const ct_conv2d_desc *d)
 {
     return d->stride_h == 1 && d->stride_w == 1 && d->dil_h == 1 && d->dil_w == 1 && d->pad_h < d->kh &&
-           2 * d->pad_w == d->kw - 1;
+           2 * d->pad_w == d->kw - 1 && d->c_in >= AMX_LEAST_CHANNELS;
 }
 
 int ct_conv_amx_dw(ct_context *ctx, const ct_conv2d_desc *d, float *dw, const float *dy, const float *x)
@@ -403,26 +425,35 @@ int ct_conv_amx_dw(ct_context *ctx, const ct_conv2d_desc *d, float *dw, const fl
     a.cip = (p->ci + 15) / 16 * 16;
     a.cob = p->cop / 16, a.cib = a.cip / 16;
     a.tgroups = (p->taps + 3) / 4;
+    a.blocks = (size_t)a.cob * a.cib * a.tgroups;
+    a.groups = p->n < DW_GROUPS ? p->n : DW_GROUPS;
     a.Q = ((size_t)p->oh * p->wp + 31) / 32 * 32;
     size_t maxoff = (size_t)(p->kh - 1) * p->wp + (size_t)(p->kw - 1);
     a.R = (a.Q / 2 + maxoff / 2 + 1 + 15) / 16 * 16; /* whole blocks of 16 rows */
     if (2 * a.R + 32 < (size_t)(p->oh + p->kh - 1) * p->wp) /* the frame fits the planes */
         a.R = ((size_t)(p->oh + p->kh - 1) * p->wp / 2 + 16) / 16 * 16;
     ct_host_work *hw;
-    size_t span = 2 * a.R + 32, per = 16 * span > a.Q ? 16 * span : a.Q;
-    float *xe, *dyp;
+    /* per thread: 16 padded planes (or a dy' row), E, O and dy' */
+    size_t span = 2 * a.R + 32, planes = 16 * span > a.Q ? 16 * span : a.Q;
+    size_t per = planes + 2 * a.R * (size_t)a.cip + (size_t)p->cop * (a.Q / 2) + 16;
+    float *part;
     int st = ct_host_work_get(ctx, per, 16, 1, &hw);
-    if (st || (st = ct_host_work_big(ctx, hw, 0, (size_t)p->n * 2 * a.R * a.cip, &xe)) ||
-        (st = ct_host_work_big(ctx, hw, 1, (size_t)p->n * p->cop * (a.Q / 2), &dyp)))
+    if (st || (st = ct_host_work_big(ctx, hw, 0, (size_t)a.groups * a.blocks * 1024, &part)))
         return st;
     p->x = x, p->hw = hw;
-    a.dy = dy, a.dw = dw, a.xe = (uint32_t *)(void *)xe, a.dyp = (uint32_t *)(void *)dyp;
-    ct_pool_run(hw->pool, (size_t)p->n, dw_prepare, &a);
-    ct_pool_run(hw->pool, (size_t)a.cob * a.cib * a.tgroups, dw_item, &a);
+    a.dy = dy, a.dw = dw, a.part = part;
+    ct_pool_run(hw->pool, (size_t)a.groups, dw_group, &a);
+    ct_pool_run(hw->pool, a.blocks, dw_add, &a);
     return CT_OK;
 }
 
 #else
+
+int ct_conv_amx_same_takes(const ct_conv2d_desc *d, int flip)
+{
+    (void)d, (void)flip;
+    return 0;
+}
 
 int ct_conv_amx_same(ct_context *ctx, const ct_conv2d_desc *d, int flip, float *y, const float *x,
                      const float *w, const float *b)

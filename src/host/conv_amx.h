@@ -13,6 +13,10 @@
 #include "host/host_work.h"
 #include "ops/conv.h"
 
+/* Whether the tiles pay for d (the input channels of the convolution
+ * they compute: c_in, or with flip c_out) */
+int ct_conv_amx_same_takes(const ct_conv2d_desc *d, int flip);
+
 /* d as ct_conv512_same_forward's (stride 1, dilation 1, pad_h < kh,
  * pad_w < kw; the output as wide as the input), without tap ranges.
  * flip 0: y (n, c_out, oh, w) = x (n, c_in, h, w) * w + b (b may be NULL);
@@ -22,12 +26,13 @@ int ct_conv_amx_same(ct_context *ctx, const ct_conv2d_desc *d, int flip, float *
                      const float *w, const float *b);
 
 /* Whether ct_conv_amx_dw takes d: stride 1, dilation 1, pad_h < kh, the
- * output as wide as the input (2 pad_w = kw - 1). */
+ * output as wide as the input (2 pad_w = kw - 1), and the tiles pay (16
+ * input channels or more). */
 int ct_conv_amx_dw_takes(const ct_conv2d_desc *d);
 
 /* dw (c_out, c_in, kh, kw) += the weight gradient of d over the batch from
  * x (n, c_in, h, w) and dy (n, c_out, oh, w), bf16 operands on AMX tiles.
- * Uses the shared buffers 0 and 1 of the context's host work. */
+ * Uses the shared buffer 0 of the context's host work. */
 int ct_conv_amx_dw(ct_context *ctx, const ct_conv2d_desc *d, float *dw, const float *dy, const float *x);
 
 #endif /* CT_HOST_CONV_AMX_H */

@@ -467,7 +467,7 @@ static int *pair_ranges(const sconv *p, const int *rc)
 int ct_conv512_same_forward(ct_context *ctx, const ct_conv2d_desc *d, float *y, const float *x,
                             const float *w, const float *b, const int *rc)
 {
-    if (!rc && ct_gemm512_mode(ctx) == CT_GEMM512_BF16_AMX)
+    if (!rc && ct_gemm512_mode(ctx) == CT_GEMM512_BF16_AMX && ct_conv_amx_same_takes(d, 0))
         return ct_conv_amx_same(ctx, d, 0, y, x, w, b);
     sconv f;
     memset(&f, 0, sizeof f);
@@ -521,7 +521,7 @@ static size_t backward_ranges(const sconv *g, const int *rc, int *rng, size_t *w
 int ct_conv512_same_dx(ct_context *ctx, const ct_conv2d_desc *d, float *dx, const float *dy,
                        const float *w, const int *rc)
 {
-    if (!rc && ct_gemm512_mode(ctx) == CT_GEMM512_BF16_AMX)
+    if (!rc && ct_gemm512_mode(ctx) == CT_GEMM512_BF16_AMX && ct_conv_amx_same_takes(d, 1))
         return ct_conv_amx_same(ctx, d, 1, dx, dy, w, NULL);
     sconv f, g;
     memset(&f, 0, sizeof f);

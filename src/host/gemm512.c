@@ -62,6 +62,7 @@ int ct_gemm512(ct_context *ctx, ct_host_work *hw, int ta, int tb, size_t m, size
 }
 
 #ifdef CT_HOST_X86
+#include "host/amx.h"
 #include "host/vmath512.h"
 
 #define MR 12
@@ -500,15 +501,6 @@ static void amx_pack_item(void *arg, size_t item, int thread)
     }
 }
 
-/* The tile configuration: palette 1; tiles 0-3 the sums (16 rows of 16
- * floats), 4-5 two A tiles (16 rows of 16 pairs), 6-7 two B tiles (16
- * pair rows of 16 columns) */
-typedef struct amx_config {
-    uint8_t palette, start_row, reserved[14];
-    uint16_t colsb[16];
-    uint8_t rows[16];
-} amx_config;
-
 /* The AMX_MR x NR sums of the kp pairs of A panel qa (row stride kp) and B
  * panel qb (pair rows of NR) into t (AMX_MR rows of NR): per 16 pairs, two
  * A tiles, two B tiles and four TDPBF16PS (each sum of a lane adds 32
@@ -546,11 +538,10 @@ static CT_AMX void amx_compute_item(void *arg, size_t item, int thread)
     size_t ip0 = ib * MP, ip1 = ip0 + MP < g->a_panels ? ip0 + MP : g->a_panels;
     size_t jp0 = jb * NP, jp1 = jp0 + NP < g->b_panels ? jp0 + NP : g->b_panels;
     _Alignas(64) float t[AMX_MR * NR];
-    _Alignas(64) amx_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.palette = 1;
-    for (int i = 0; i < 8; i++)
-        cfg.rows[i] = 16, cfg.colsb[i] = 64;
+    /* tiles 0-3 the sums (16 rows of 16 floats), 4-5 two A tiles (16 rows
+     * of 16 pairs), 6-7 two B tiles (16 pair rows of 16 columns) */
+    _Alignas(64) ct_amx_config cfg;
+    ct_amx_config_full(&cfg);
     _tile_loadconfig(&cfg);
     __asm__ volatile("" ::: "memory"); /* the panels were written before */
     for (size_t jp = jp0; jp < jp1; jp++) {

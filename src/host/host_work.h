@@ -90,8 +90,8 @@ int ct_host_avx512_bf16(void);
  * state (arch_prctl ARCH_REQ_XCOMP_PERM, asked once; Linux 5.16 and later),
  * and CLTRAIN_HOST_ISA is not "avx512" or "avx512bf16" (which keep the
  * vector kernels). AMX is the default wherever it is granted: the GEMMs
- * it runs (gemm512.h) take it; the direct convolutions keep their vector
- * tiles. */
+ * (gemm512.h) and the same-width stride-1 convolutions (conv_amx.h) take
+ * it; the other direct convolutions keep their vector tiles. */
 int ct_host_amx(void);
 
 /* Multiply-adds per second of vdpbf16ps over those of the FMA on this
