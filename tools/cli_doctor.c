@@ -361,11 +361,14 @@ static void selected(doctor *d, const char *sel)
                ct_kernels_str(ct_context_kernels(ctx)), ct_gemm_path_str(ct_gemm_get_path(ctx)));
         if (host && !strcmp(ct_host_gemm_str(), "avx512"))
             printf("  host products: cltrain's AVX-512 SGEMM for %s (OpenBLAS's kernels: %s)\n"
-                   "  bf16 products: %s; direct convolutions: %s (AVX512_BF16 dot products at %.2fx the "
+                   "  bf16 products: %s; %s: %s (AVX512_BF16 dot products at %.2fx the "
                    "FMA's multiply-adds here)\n",
                    ct_host_gemm_all() ? "all of them" : "the larger ones, the host BLAS for the rest",
-                   ct_host_blas_core(), bf16_amx ? "AMX tiles" : bf16_dot ? "AVX512_BF16 dot products"
-                                                                         : "rounded operands on the FMAs",
+                   ct_host_blas_core(),
+                   bf16_amx   ? "AMX tiles (and the same-width stride-1 convolutions)"
+                   : bf16_dot ? "AVX512_BF16 dot products"
+                              : "rounded operands on the FMAs",
+                   bf16_amx ? "other direct convolutions" : "direct convolutions",
                    bf16_dot ? "AVX512_BF16 dot products" : "rounded operands on the FMAs", bf16_speed);
         else if (host)
             printf("  host products: the host BLAS (OpenBLAS's kernels: %s)\n", ct_host_blas_core());

@@ -74,8 +74,9 @@ CT_API int ct_host_bf16_dot(double *speed);
 
 /* Whether bf16 matrix products run on AMX tiles on this CPU (1): the CPU
  * has AMX-TILE and AMX-BF16, the kernel grants them, CLTRAIN_HOST_ISA
- * does not keep the vector kernels. The direct convolutions keep their
- * vector tiles (ct_host_bf16_dot's choice) either way. */
+ * does not keep the vector kernels. The same-width stride-1 direct
+ * convolutions take them too; the other direct convolutions keep their
+ * vector tiles (ct_host_bf16_dot's choice). */
 CT_API int ct_host_bf16_amx(void);
 
 #ifdef __cplusplus
