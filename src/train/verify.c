@@ -131,6 +131,10 @@ static void family_key(const ct_context *ctx, const uint8_t src[32], const char 
     ct_sha256_field(&s, ct_kernels_str(ctx->cls.kernels));
     ct_sha256_field(&s, ct_gemm_path_str(ct_gemm_get_path(ctx)));
     ct_sha256_field(&s, ct_precision_str(ct_context_precision(ctx)));
+    /* what runs the host's bf16 products on this CPU (AMX tiles, the dot
+     * products or the FMAs): the same device name covers CPUs with and
+     * without AMX */
+    ct_sha256_field(&s, ct_host_bf16_amx() ? "amx" : ct_host_bf16_dot(NULL) ? "dot" : "fma");
     for (size_t i = 0; i < CT_ARRAY_LEN(envs); i++) {
         const char *e = getenv(envs[i]);
         ct_sha256_field(&s, envs[i]);
