@@ -52,78 +52,22 @@ static double dense_loss_fn(void *user)
     return ck_dot(l->y, l->dy, (size_t)l->n * (size_t)l->out);
 }
 
-static void dense_case(ct_check *c, int n, int in, int out, int has_bias)
+/* One case: float32 activations (s16 0), or the products over 16-bit
+ * activations: x and dx in the storage where s16 has CT_DENSE_X16, y and
+ * dy where it has CT_DENSE_Y16 (bounds in the header); the forward with
+ * the fused bias and relu (relu), or neither. The float32, relu-free
+ * cases also check the reference's gradients by finite differences. */
+static void dense_case(ct_check *c, int n, int in, int out, int s16, int has_bias, int relu)
 {
     ct_context *ctx = ck_ctx(c);
-    ck_case(c, "dense n=%d in=%d out=%d bias=%d", n, in, out, has_bias);
-    size_t nx = (size_t)n * in, nw = (size_t)out * in, ny = (size_t)n * out, nb = (size_t)out;
-    double *x = ck_host(c, nx), *w = ck_host(c, nw), *b = ck_host(c, nb), *dy = ck_host(c, ny);
-    double *y = ck_host(c, ny), *dx = ck_host(c, nx), *gw = ck_host(c, nw), *gb = ck_host(c, nb);
-    double *dw = ck_host(c, nw), *db = ck_host(c, nb);
-    double *ay = ck_host(c, ny), *adx = ck_host(c, nx), *adw = ck_host(c, nw), *adb = ck_host(c, nb);
-    if (ck_failed(c))
-        return;
-    ck_fill(c, x, nx, -1, 1);
-    ck_fill(c, w, nw, -1, 1);
-    ck_fill(c, b, nb, -1, 1);
-    ck_fill(c, dy, ny, -1, 1);
-    ck_round_f32(x, nx);
-    ck_round_f32(w, nw);
-    ck_round_f32(b, nb);
-    ck_round_f32(dy, ny);
-    const double *bias = has_bias ? b : NULL;
-
-    /* pure gradients for the finite differences; dw, db start at 0.5 and
-     * 0.25 on the device to check that they accumulate */
-    ct_ref_dense_forward(y, x, w, bias, n, in, out);
-    ct_ref_dense_backward(dx, gw, gb, dy, x, w, n, in, out);
-    for (size_t i = 0; i < nw; i++)
-        dw[i] = 0.5 + gw[i], adw[i] = 0.5;
-    for (size_t i = 0; i < nb; i++)
-        db[i] = 0.25 + gb[i], adb[i] = 0.25;
-    double *ax = ck_abs(c, x, nx), *aw = ck_abs(c, w, nw), *ab = ck_abs(c, bias, nb);
-    double *ady = ck_abs(c, dy, ny);
-    if (ck_failed(c))
-        return;
-    ct_ref_dense_forward(ay, ax, aw, ab, n, in, out);
-    ct_ref_dense_backward(adx, adw, adb, ady, ax, aw, n, in, out);
-
-    ct_buf d_x = ck_dev_in(c, x, nx), d_w = ck_dev_in(c, w, nw), d_dy = ck_dev_in(c, dy, ny);
-    ct_buf d_b = has_bias ? ck_dev_in(c, b, nb) : (ct_buf){ NULL, 0 };
-    ct_buf d_y = ck_dev_out(c, ny), d_dx = ck_dev_out(c, nx);
-    ct_buf d_dw = ck_dev_const(c, nw, 0.5), d_db = ck_dev_const(c, nb, 0.25);
-    if (ck_failed(c))
-        return;
-    if (ck_status(c, ct_dense_forward(ctx, d_y, d_x, d_w, d_b, n, in, out), "dense forward"))
-        return;
-    ck_expect(c, "forward y", d_y, ny, y, ck_prod_atol(c, (size_t)in, ay, ny), 0);
-    if (ck_status(c, ct_dense_backward(ctx, d_dx, d_dw, has_bias ? d_db : (ct_buf){ NULL, 0 },
-                                       d_dy, d_x, d_w, n, in, out), "dense backward"))
-        return;
-    ck_expect(c, "backward dx", d_dx, nx, dx, ck_prod_atol(c, (size_t)out, adx, nx), 0);
-    ck_expect(c, "backward dw", d_dw, nw, dw, ck_prod_atol(c, (size_t)n, adw, nw), 0);
-    if (has_bias)
-        ck_expect(c, "backward db", d_db, nb, db, ck_sum_atol((size_t)n, adb, nb), 0);
-
-    dense_loss l = { x, w, bias, dy, ck_host(c, ny), n, in, out };
-    if (ck_failed(c))
-        return;
-    ck_gradcheck(c, "reference dx", dense_loss_fn, &l, x, nx, dx, 24);
-    ck_gradcheck(c, "reference dw", dense_loss_fn, &l, w, nw, gw, 24);
-    if (has_bias)
-        ck_gradcheck(c, "reference db", dense_loss_fn, &l, b, nb, gb, 24);
-}
-
-/* The products over 16-bit activations: x and dx in the storage where
- * s16 has CT_DENSE_X16, y and dy where it has CT_DENSE_Y16 (bounds in the
- * header); the forward with the fused bias and relu, or neither. */
-static void dense16_case(ct_check *c, int n, int in, int out, int s16, int has_bias, int relu)
-{
-    ct_context *ctx = ck_ctx(c);
-    const int f = ck_act16(c), x16 = s16 & CT_DENSE_X16, y16 = s16 & CT_DENSE_Y16;
-    ck_case(c, "dense n=%d in=%d out=%d bias=%d relu=%d, 16-bit%s%s", n, in, out, has_bias, relu,
-            x16 ? " x" : "", y16 ? " y" : "");
-    const double u = ck_prec_u((ct_precision)f), sub = ck_prec_sub((ct_precision)f);
+    const int x16 = s16 & CT_DENSE_X16, y16 = s16 & CT_DENSE_Y16, plain = !s16 && !relu;
+    if (s16)
+        ck_case(c, "dense n=%d in=%d out=%d bias=%d relu=%d, 16-bit%s%s", n, in, out, has_bias, relu,
+                x16 ? " x" : "", y16 ? " y" : "");
+    else
+        ck_case(c, "dense n=%d in=%d out=%d bias=%d relu=%d", n, in, out, has_bias, relu);
+    const double u = s16 ? ck_prec_u((ct_precision)ck_act16(c)) : 0;
+    const double sub = s16 ? ck_prec_sub((ct_precision)ck_act16(c)) : 0;
     size_t nx = (size_t)n * in, nw = (size_t)out * in, ny = (size_t)n * out, nb = (size_t)out;
     double *x = ck_host(c, nx), *w = ck_host(c, nw), *b = ck_host(c, nb), *dy = ck_host(c, ny);
     double *y = ck_host(c, ny), *dx = ck_host(c, nx), *dw = ck_host(c, nw), *db = ck_host(c, nb);
@@ -149,18 +93,16 @@ static void dense16_case(ct_check *c, int n, int in, int out, int s16, int has_b
     if (relu)
         for (size_t i = 0; i < ny; i++)
             y[i] = y[i] > 0 ? y[i] : 0;
+    /* dw and db start at 0.5 and 0.25 on the device, to check that they
+     * accumulate */
     for (size_t i = 0; i < nw; i++)
-        dw[i] = 0.5;
+        dw[i] = 0.5, adw[i] = 0.5;
     for (size_t i = 0; i < nb; i++)
-        db[i] = 0.25;
+        db[i] = 0.25, adb[i] = 0.25;
     ct_ref_dense_backward(dx, dw, db, dy, x, w, n, in, out);
     double *ax = ck_abs(c, x, nx), *aw = ck_abs(c, w, nw), *ab = ck_abs(c, bias, nb), *ady = ck_abs(c, dy, ny);
     if (ck_failed(c))
         return;
-    for (size_t i = 0; i < nw; i++)
-        adw[i] = 0.5;
-    for (size_t i = 0; i < nb; i++)
-        adb[i] = 0.25;
     ct_ref_dense_forward(ay, ax, aw, ab, n, in, out);
     ct_ref_dense_backward(adx, adw, adb, ady, ax, aw, n, in, out);
 
@@ -169,21 +111,39 @@ static void dense16_case(ct_check *c, int n, int in, int out, int s16, int has_b
     ct_buf d_b = has_bias ? ck_dev_in(c, b, nb) : (ct_buf){ NULL, 0 };
     ct_buf d_y = y16 ? ck_act_out(c, ny) : ck_dev_out(c, ny), d_dx = x16 ? ck_act_out(c, nx) : ck_dev_out(c, nx);
     ct_buf d_dw = ck_dev_const(c, nw, 0.5), d_db = ck_dev_const(c, nb, 0.25);
+    ct_buf d_dbo = has_bias ? d_db : (ct_buf){ NULL, 0 };
     if (ck_failed(c))
         return;
-    if (ck_status(c, ct_dense_forward_s(ctx, d_y, d_x, d_w, d_b, n, in, out, relu ? CT_ACT_RELU : CT_ACT_NONE,
-                                        s16), "dense forward (16-bit)"))
+    /* the float32 entry points where they serve, the storage ones else */
+    if (ck_status(c, plain ? ct_dense_forward(ctx, d_y, d_x, d_w, d_b, n, in, out)
+                           : ct_dense_forward_s(ctx, d_y, d_x, d_w, d_b, n, in, out,
+                                                relu ? CT_ACT_RELU : CT_ACT_NONE, s16),
+                  "dense forward"))
         return;
     double ey = ck_prod_atol(c, (size_t)in, ay, ny);
     ck_expect(c, "forward y", d_y, ny, y, y16 ? ey * (1 + u) + sub : ey, y16 ? u : 0);
-    if (ck_status(c, ct_dense_backward_s(ctx, d_dx, d_dw, has_bias ? d_db : (ct_buf){ NULL, 0 }, d_dy, d_x, d_w,
-                                         n, in, out, 0, 0, s16), "dense backward (16-bit)"))
+    if (ck_status(c, plain ? ct_dense_backward(ctx, d_dx, d_dw, d_dbo, d_dy, d_x, d_w, n, in, out)
+                           : ct_dense_backward_s(ctx, d_dx, d_dw, d_dbo, d_dy, d_x, d_w, n, in, out, 0, 0, s16),
+                  "dense backward"))
         return;
     double ex = ck_prod_atol(c, (size_t)out, adx, nx);
     ck_expect(c, "backward dx", d_dx, nx, dx, x16 ? ex * (1 + u) + sub : ex, x16 ? u : 0);
     ck_expect(c, "backward dw", d_dw, nw, dw, ck_prod_atol(c, (size_t)n, adw, nw), 0);
     if (has_bias)
         ck_expect(c, "backward db", d_db, nb, db, ck_sum_atol((size_t)n, adb, nb), 0);
+    if (!plain)
+        return;
+
+    /* the reference's own gradients, from zero, by finite differences */
+    double *gx = ck_host(c, nx), *gw = ck_host(c, nw), *gb = ck_host(c, nb);
+    dense_loss l = { x, w, bias, dy, ck_host(c, ny), n, in, out };
+    if (ck_failed(c))
+        return;
+    ct_ref_dense_backward(gx, gw, gb, dy, x, w, n, in, out);
+    ck_gradcheck(c, "reference dx", dense_loss_fn, &l, x, nx, gx, 24);
+    ck_gradcheck(c, "reference dw", dense_loss_fn, &l, w, nw, gw, 24);
+    if (has_bias)
+        ck_gradcheck(c, "reference db", dense_loss_fn, &l, b, nb, gb, 24);
 }
 
 /* Reruns of random shapes in 16-bit storage (at bf16 or fp16 precision):
@@ -194,7 +154,7 @@ static void dense16_cases(ct_check *c)
         ck_act16_state st;
         if (!ck_act16_begin(c, &st))
             return;
-        dense16_case(c, ck_dim(c, 33), ck_dim(c, 129), ck_dim(c, 65), s16, ck_int(c, 0, 1), ck_int(c, 0, 1));
+        dense_case(c, ck_dim(c, 33), ck_dim(c, 129), ck_dim(c, 65), s16, ck_int(c, 0, 1), ck_int(c, 0, 1));
         ck_case_end(c);
         ck_act16_end(c, &st);
     }
@@ -399,11 +359,11 @@ void ct_check_dense(ct_check *c)
     /* size-1 edges: single sample, single input, single output */
     static const int edges[][4] = { { 1, 1, 1, 1 }, { 1, 7, 1, 0 }, { 5, 1, 3, 1 }, { 3, 4, 1, 1 } };
     for (size_t e = 0; e < CT_ARRAY_LEN(edges) && !ck_failed(c); e++) {
-        dense_case(c, edges[e][0], edges[e][1], edges[e][2], edges[e][3]);
+        dense_case(c, edges[e][0], edges[e][1], edges[e][2], 0, edges[e][3], 0);
         ck_case_end(c);
     }
     for (int it = 0; it < ck_iterations(c) && !ck_failed(c); it++) {
-        dense_case(c, ck_dim(c, 33), ck_dim(c, 129), ck_dim(c, 65), ck_int(c, 0, 1));
+        dense_case(c, ck_dim(c, 33), ck_dim(c, 129), ck_dim(c, 65), 0, ck_int(c, 0, 1), 0);
         ck_case_end(c);
     }
     dense16_cases(c);
