@@ -30,13 +30,14 @@
 #include <string.h>
 
 #ifdef CT_HOST_X86
-#include "core/half.h"
 #include "host/amx.h"
+#include "host/conv_same512.h"
 #include "host/vmath512.h"
 
 typedef struct aconv {
-    int n, ci, h, w, co, kh, kw, ph, pw, oh, flip;
+    int n, ci, h, w, co, kh, kw, ph, pw, oh;
     int wp, cu, kb, cup, ncpb, cop, taps, mo; /* mo: 16-channel tiles per block of sums (1 or 2) */
+    int qstep;                                /* q tiles per block of sums: 32 mo q in all */
     size_t plane;                             /* uint32 per padded pair plane */
     size_t nq;                                /* q tiles of 16 */
     int items_per_img, oblocks;
@@ -47,26 +48,14 @@ typedef struct aconv {
     ct_host_work *hw;
 } aconv;
 
-/* The weight of the convolution the tiles compute: forward w(o, c, i, j),
- * or (flip) the input gradient's w(c, o, kh-1-i, kw-1-j); zero outside. */
-static float wt(const aconv *p, const float *w, int o, int c, int i, int j)
-{
-    if (o >= p->co || c >= p->ci)
-        return 0.0f;
-    if (!p->flip)
-        return w[((size_t)o * p->ci + c) * p->kh * p->kw + (size_t)i * p->kw + j];
-    return w[((size_t)c * p->co + o) * p->kh * p->kw + (size_t)(p->kh - 1 - i) * p->kw + (p->kw - 1 - j)];
-}
-
-static void pack_weights(const aconv *p, const float *w, uint32_t *d)
+/* The weights as A tiles: (tap, pair block, p->cop channels, kb pairs) */
+static void pack_weights(const aconv *p, const ct_conv512_wsrc *ws, uint32_t *d)
 {
     for (int t = 0; t < p->taps; t++)
         for (int b = 0; b < p->ncpb; b++)
             for (int o = 0; o < p->cop; o++)
-                for (int k = 0; k < p->kb; k++) {
-                    int c = 2 * (b * p->kb + k), i = t / p->kw, j = t % p->kw;
-                    *d++ = ct_bf16_from_f32(wt(p, w, o, c, i, j)) | (uint32_t)ct_bf16_from_f32(wt(p, w, o, c + 1, i, j)) << 16;
-                }
+                for (int k = 0; k < p->kb; k++)
+                    *d++ = ct_conv512_weight_pair(ws, o, 2 * (b * p->kb + k), t / p->kw, t % p->kw);
 }
 
 /* Image n as padded pair planes in d (p->cup planes of p->plane) */
@@ -83,9 +72,7 @@ static CT_AVX512BF16 void pair_image(const aconv *p, int n, uint32_t *d)
                 __mmask16 m = ct_tail16((size_t)(p->w - e));
                 __m512 a = _mm512_maskz_loadu_ps(m, lo + (size_t)r * p->w + e);
                 __m512 b = hi ? _mm512_maskz_loadu_ps(m, hi + (size_t)r * p->w + e) : _mm512_setzero_ps();
-                __m512i l16 = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(a));
-                __m512i h16 = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(b));
-                _mm512_mask_storeu_epi32(row + e, m, _mm512_or_si512(l16, _mm512_slli_epi32(h16, 16)));
+                _mm512_mask_storeu_epi32(row + e, m, ct_v_bf16_pairs(a, b));
             }
         }
     }
@@ -100,7 +87,7 @@ static CT_AVX512 void store(const aconv *p, const float *t, int ld, float *yimg,
     for (int o = 0; o < rows && o0 + o < p->co; o++) {
         __m512 b = _mm512_set1_ps(p->bias ? p->bias[o0 + o] : 0.0f);
         float *yo = yimg + (size_t)(o0 + o) * P;
-        for (int s = 0; s < nq && q0 + 16 * (size_t)s < p->nq * 16; s++) {
+        for (int s = 0; s < nq; s++) {
             __m512i idx = _mm512_loadu_si512(p->dst + q0 + 16 * (size_t)s);
             __mmask16 m = _mm512_cmpge_epi32_mask(idx, _mm512_setzero_si512());
             __m512 v = _mm512_add_ps(_mm512_loadu_ps(t + (size_t)o * ld + 16 * s), b);
@@ -129,10 +116,9 @@ static CT_AMX void item_fn(void *arg, size_t item, int thread)
     _tile_loadconfig(&cfg);
     __asm__ volatile("" ::: "memory"); /* the tile instructions' asm names no memory */
     size_t sa = (size_t)4 * p->kb, sb = p->plane * 4, ablk = (size_t)p->cop * p->kb;
-    int qstep = p->mo == 2 ? 2 : 4;
     for (int ob = ob0; ob < ob1; ob++) {
         int o0 = ob * 16 * p->mo;
-        for (size_t qt = 0; qt < p->nq; qt += (size_t)qstep) {
+        for (size_t qt = 0; qt < p->nq; qt += (size_t)p->qstep) {
             size_t q0 = qt * 16;
             _tile_zero(0);
             _tile_zero(1);
@@ -193,7 +179,7 @@ int ct_conv_amx_same(ct_context *ctx, const ct_conv2d_desc *d, int flip, float *
     /* the convolution the tiles compute: flip runs the input gradient, dy
      * (n, c_out, oh, w) into dx (n, c_in, h, w) with the padding mirrored */
     int oh = d->h + 2 * d->pad_h - d->kh + 1;
-    p.n = d->n, p.kh = d->kh, p.kw = d->kw, p.w = d->w, p.flip = flip;
+    p.n = d->n, p.kh = d->kh, p.kw = d->kw, p.w = d->w;
     if (!flip) {
         p.ci = d->c_in, p.co = d->c_out, p.h = d->h, p.ph = d->pad_h, p.pw = d->pad_w;
     } else {
@@ -209,9 +195,9 @@ int ct_conv_amx_same(ct_context *ctx, const ct_conv2d_desc *d, int flip, float *
     p.mo = p.co > 16 ? 2 : 1;
     p.cop = (p.co + 16 * p.mo - 1) / (16 * p.mo) * 16 * p.mo;
     p.oblocks = p.cop / (16 * p.mo);
-    int qstep = p.mo == 2 ? 2 : 4;
+    p.qstep = p.mo == 2 ? 2 : 4;
     size_t nq = ((size_t)p.oh * p.wp + 15) / 16;
-    p.nq = (nq + (size_t)qstep - 1) / (size_t)qstep * (size_t)qstep; /* whole blocks of sums */
+    p.nq = (nq + (size_t)p.qstep - 1) / (size_t)p.qstep * (size_t)p.qstep; /* whole blocks of sums */
     /* the last block's B tiles read up to q 16 nq - 1 + (kh - 1) Wp + kw - 1 */
     p.plane = (p.nq * 16 + (size_t)(p.kh - 1) * p.wp + (size_t)p.kw + 15) / 16 * 16;
     if ((size_t)(p.oh + p.kh - 1) * p.wp > p.plane)
@@ -227,7 +213,8 @@ int ct_conv_amx_same(ct_context *ctx, const ct_conv2d_desc *d, int flip, float *
     size_t wn = (size_t)p.taps * p.cup * p.cop;
     int st = ct_host_work_get(ctx, (size_t)p.cup * p.plane + 16, wn, 1, &hw);
     if (!st) {
-        pack_weights(&p, w, (uint32_t *)(void *)hw->wpack);
+        ct_conv512_wsrc ws = { w, d->c_out, d->c_in, d->kh, d->kw, flip };
+        pack_weights(&p, &ws, (uint32_t *)(void *)hw->wpack);
         p.x = x, p.y = y, p.bias = b, p.wa = (const uint32_t *)(const void *)hw->wpack, p.dst = dst, p.hw = hw;
         p.items_per_img = p.n >= 2 * hw->threads ? 1 : p.oblocks;
         ct_pool_run(hw->pool, (size_t)p.n * p.items_per_img, item_fn, &p);
@@ -434,8 +421,8 @@ int ct_conv_amx_dw(ct_context *ctx, const ct_conv2d_desc *d, float *dw, const fl
         a.R = ((size_t)(p->oh + p->kh - 1) * p->wp / 2 + 16) / 16 * 16;
     ct_host_work *hw;
     /* per thread: 16 padded planes (or a dy' row), E, O and dy' */
-    size_t span = 2 * a.R + 32, planes = 16 * span > a.Q ? 16 * span : a.Q;
-    size_t per = planes + 2 * a.R * (size_t)a.cip + (size_t)p->cop * (a.Q / 2) + 16;
+    size_t span = 2 * a.R + 32; /* > Q: a plane's room holds a dy' row too */
+    size_t per = 16 * span + 2 * a.R * (size_t)a.cip + (size_t)p->cop * (a.Q / 2) + 16;
     float *part;
     int st = ct_host_work_get(ctx, per, 16, 1, &hw);
     if (st || (st = ct_host_work_big(ctx, hw, 0, (size_t)a.groups * a.blocks * 1024, &part)))

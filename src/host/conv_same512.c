@@ -35,6 +35,7 @@
  * float32 (in another order than the pairs).
  */
 #include "host/conv_same512.h"
+#include "core/half.h"
 #include "host/conv_amx.h"
 #include "host/gemm512.h"
 
@@ -119,26 +120,7 @@ static inline const int *tap_range(const sconv *p, int cb, int c, const int *ful
     return !p->rng ? full : p->rng + 4 * (p->rng_by_block ? cb : c);
 }
 
-/* v's bf16 bits, rounded to nearest even (a NaN stays a quiet NaN) */
-static uint32_t bf16_bits(float v)
-{
-    uint32_t u;
-    memcpy(&u, &v, sizeof u);
-    if ((u & 0x7fffffffu) > 0x7f800000u)
-        return (u >> 16) | 0x40u;
-    return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-}
-
-/* The packed weight of output lane q of a tile for tap (i, j) of channel
- * unit c: in the float32 modes weight (o, c), in the pair mode the bf16
- * pair of channels 2c (low half) and 2c + 1. wt(o, c) reads the weight of
- * the convolution the tiles compute (forward or flipped), zero outside. */
-typedef struct wsrc {
-    const float *w;
-    int co, ci, kh, kw, flip; /* flip: the input gradient's w(c, o, kh-1-i, kw-1-j) */
-} wsrc;
-
-static float wt(const wsrc *s, int o, int c, int i, int j)
+float ct_conv512_weight(const ct_conv512_wsrc *s, int o, int c, int i, int j)
 {
     if (!s->flip)
         return o < s->co && c < s->ci ? s->w[((size_t)o * s->ci + c) * s->kh * s->kw + (size_t)i * s->kw + j]
@@ -149,10 +131,16 @@ static float wt(const wsrc *s, int o, int c, int i, int j)
                : 0.0f;
 }
 
+uint32_t ct_conv512_weight_pair(const ct_conv512_wsrc *s, int o, int c, int i, int j)
+{
+    return ct_bf16_from_f32(ct_conv512_weight(s, o, c, i, j)) |
+           (uint32_t)ct_bf16_from_f32(ct_conv512_weight(s, o, c + 1, i, j)) << 16;
+}
+
 /* The tiles' weights as (blocks of 8 output lanes, channel units, the taps
  * in p's ranges, 8), floats or (pair mode) bf16 pairs, rounded in the
  * rounding modes. */
-static void pack_weights(const sconv *p, const wsrc *s, float *out)
+static void pack_weights(const sconv *p, const ct_conv512_wsrc *s, float *out)
 {
     int full[4] = { 0, p->kh, 0, p->kw }, pairs = p->mode == CT_GEMM512_BF16_DOT;
     uint32_t *q32 = (uint32_t *)out;
@@ -164,11 +152,10 @@ static void pack_weights(const sconv *p, const wsrc *s, float *out)
                     for (int q = 0; q < 8; q++) {
                         int o = 8 * cb + q;
                         if (pairs) {
-                            *q32++ = bf16_bits(wt(s, o, 2 * c, i, j)) |
-                                     bf16_bits(wt(s, o, 2 * c + 1, i, j)) << 16;
+                            *q32++ = ct_conv512_weight_pair(s, o, 2 * c, i, j);
                             continue;
                         }
-                        *out++ = wt(s, o, c, i, j);
+                        *out++ = ct_conv512_weight(s, o, c, i, j);
                     }
         }
 }
@@ -184,9 +171,7 @@ static CT_AVX512BF16 void pair_image(const float *x, int ci, size_t hw, uint32_t
             __mmask16 m = ct_tail16(hw - e < 16 ? hw - e : 16);
             __m512 a = _mm512_maskz_loadu_ps(m, lo + e);
             __m512 b = hi ? _mm512_maskz_loadu_ps(m, hi + e) : _mm512_setzero_ps();
-            __m512i l16 = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(a));
-            __m512i h16 = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(b));
-            _mm512_mask_storeu_epi32(d + e, m, _mm512_or_si512(l16, _mm512_slli_epi32(h16, 16)));
+            _mm512_mask_storeu_epi32(d + e, m, ct_v_bf16_pairs(a, b));
         }
     }
 }
@@ -482,7 +467,7 @@ int ct_conv512_same_forward(ct_context *ctx, const ct_conv2d_desc *d, float *y, 
     uint16_t *fm = NULL;
     int st = ct_host_work_get(ctx, scratch_floats(&f), (size_t)f.ncb * f.wblock, 1, &hw);
     if (!st && !(st = masks_for(ctx, &f, &fm))) {
-        wsrc ws = { w, d->c_out, d->c_in, d->kh, d->kw, 0 };
+        ct_conv512_wsrc ws = { w, d->c_out, d->c_in, d->kh, d->kw, 0 };
         pack_weights(&f, &ws, hw->wpack);
         if (f.mode == CT_GEMM512_BF16_ROUND || f.mode == CT_GEMM512_FP16_ROUND)
             ct_round16_copy(hw->wpack, hw->wpack, (size_t)f.ncb * f.wblock, f.mode == CT_GEMM512_FP16_ROUND);
@@ -548,7 +533,7 @@ int ct_conv512_same_dx(ct_context *ctx, const ct_conv2d_desc *d, float *dx, cons
     uint16_t *gm = NULL;
     int st = ct_host_work_get(ctx, scratch_floats(&g), npack, 1, &hw);
     if (!st && !(st = masks_for(ctx, &g, &gm))) {
-        wsrc ws = { w, d->c_out, d->c_in, d->kh, d->kw, 1 };
+        ct_conv512_wsrc ws = { w, d->c_out, d->c_in, d->kh, d->kw, 1 };
         pack_weights(&g, &ws, hw->wpack);
         if (g.mode == CT_GEMM512_BF16_ROUND || g.mode == CT_GEMM512_FP16_ROUND)
             ct_round16_copy(hw->wpack, hw->wpack, npack, g.mode == CT_GEMM512_FP16_ROUND);

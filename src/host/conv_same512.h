@@ -11,8 +11,26 @@
 #ifndef CT_HOST_CONV_SAME512_H
 #define CT_HOST_CONV_SAME512_H
 
+#include <stdint.h>
+
 #include "host/host_work.h"
 #include "ops/conv.h"
+
+/* The weights a tile computes with: w (c_out, c_in, kh, kw) of the forward,
+ * or (flip) the input gradient's w(c, o, kh-1-i, kw-1-j), the tiles' output
+ * channel o being the forward's input channel */
+typedef struct ct_conv512_wsrc {
+    const float *w;
+    int co, ci, kh, kw, flip; /* the forward's c_out and c_in */
+} ct_conv512_wsrc;
+
+/* The weight of tile output channel o, input channel c at tap (i, j);
+ * zero outside the channels */
+float ct_conv512_weight(const ct_conv512_wsrc *s, int o, int c, int i, int j);
+
+/* Channels c (low half) and c + 1 of the same as a pair of bf16, rounded
+ * to nearest even */
+uint32_t ct_conv512_weight_pair(const ct_conv512_wsrc *s, int o, int c, int i, int j);
 
 /* d: stride 1, dilation 1, pad_h < kh, pad_w < kw, kh and kw <= 16. The
  * output is computed as wide as the input (w columns): the convolution's

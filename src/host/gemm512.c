@@ -201,9 +201,7 @@ static CT_AVX512BF16 void pairs_kmajor(const float *s, size_t ld, size_t kc, siz
             __mmask16 sm = ct_tail16(width - h < 16 ? width - h : 16);
             __m512 lo = _mm512_maskz_loadu_ps(m, s + 2 * r * ld + h);
             __m512 hi = 2 * r + 1 < kc ? _mm512_maskz_loadu_ps(m, s + (2 * r + 1) * ld + h) : _mm512_setzero_ps();
-            __m512i l16 = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(lo));
-            __m512i h16 = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(hi));
-            _mm512_mask_storeu_epi32(d + h, sm, _mm512_or_si512(l16, _mm512_slli_epi32(h16, 16)));
+            _mm512_mask_storeu_epi32(d + h, sm, ct_v_bf16_pairs(lo, hi));
         }
 }
 
@@ -463,9 +461,7 @@ static CT_AVX512BF16 void amx_pairs_a(const gemm *g, size_t ip, size_t kp)
                 size_t k0 = 2 * (p0 + q);
                 __m512 lo = k0 < kc ? _mm512_maskz_loadu_ps(wm, s + k0 * g->lda) : _mm512_setzero_ps();
                 __m512 hi = k0 + 1 < kc ? _mm512_maskz_loadu_ps(wm, s + (k0 + 1) * g->lda) : _mm512_setzero_ps();
-                __m512i l16 = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(lo));
-                __m512i h16 = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(hi));
-                r[q] = _mm512_castsi512_ps(_mm512_or_si512(l16, _mm512_slli_epi32(h16, 16)));
+                r[q] = _mm512_castsi512_ps(ct_v_bf16_pairs(lo, hi));
             }
             ct_tr16(r);
             for (size_t i = 0; i < 16; i++)

@@ -1,6 +1,7 @@
 /*
  * vmath512.h - exp, sigmoid, tanh and erfc on 16 floats at a time for the
- * host ops, the mask of a vector's first lanes and a 16 x 16 transpose (AVX-512; include only
+ * host ops, the mask of a vector's first lanes, a 16 x 16 transpose and bf16
+ * pairs (AVX-512; include only
  * where CT_HOST_X86 is defined, call only where ct_host_avx512() says so).
  *
  * exp: x = n ln2 + r with |r| <= ln2 / 2 (ln2 in two parts, so r is exact
@@ -49,6 +50,15 @@ static CT_AVX512 inline void ct_tr16(__m512 *r)
             r[i + b] = _mm512_permutex2var_ps(x, ih, y);
         }
     }
+}
+
+/* lo and hi rounded to bf16 (to nearest even) as pairs, lane l holding
+ * lo[l] in its low half and hi[l] in its high half */
+static CT_AVX512BF16 inline __m512i ct_v_bf16_pairs(__m512 lo, __m512 hi)
+{
+    __m512i l16 = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(lo));
+    __m512i h16 = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(hi));
+    return _mm512_or_si512(l16, _mm512_slli_epi32(h16, 16));
 }
 
 /* v rounded to bf16's 8 significant bits, to nearest even (NaNs kept) */
