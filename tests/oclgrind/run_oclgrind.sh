@@ -60,24 +60,27 @@ reports+='Unaligned address|Oclgrind - OpenCL runtime error|OCLGRIND FATAL ERROR
 # idle 2-core machine (conv 42 s; the small cases skip what exists only for
 # the host paths, which the simulator never runs)
 limit=${OCLGRIND_FAMILY_LIMIT:-480}
-failed=0
-start_all=$SECONDS
-for f in "${families[@]}"; do
-    out=$logs/$f.out err=$logs/$f.err
-    t0=$SECONDS
+# The simulator runs a kernel on one thread, so the families run side by
+# side, one per core (OCLGRIND_JOBS, default nproc); each family's lines are
+# printed in checkcl --list order once all are done.
+jobs=${OCLGRIND_JOBS:-$(nproc)}
+
+# one family: its verdict lines into $logs/$f.res, "ok" or "fail" into $logs/$f.rc
+run_family() {
+    local f=$1 out=$logs/$1.out err=$logs/$1.err t0=$SECONDS rc nrep verdict kernels reason
+    local why=()
     timeout "$limit" oclgrind --data-races --uninitialized --check-api \
         "$checkcl" --device oclgrind --filter "$f" --iterations 1 --no-finite-diff --small "${prec[@]}" \
         --build-options -cl-opt-disable > "$out" 2> "$err"
     rc=$?
-    dt=$((SECONDS - t0))
+    local dt=$((SECONDS - t0))
     nrep=$(grep -cE "$reports" "$err")
     verdict=$(grep -E "^(ok|FAIL) " "$out" | head -1)
     if [ $rc -eq 0 ] && [ "$nrep" -eq 0 ] && [ ! -s "$err" ] && [ -n "$verdict" ]; then
-        printf 'ok    %-10s %4d s  %s\n' "$f" "$dt" "$(sed -E 's/^ok +[^ ]+ +//' <<< "$verdict")"
-        continue
+        printf 'ok    %-10s %4d s  %s\n' "$f" "$dt" "$(sed -E 's/^ok +[^ ]+ +//' <<< "$verdict")" > "$logs/$f.res"
+        echo ok > "$logs/$f.rc"
+        return
     fi
-    failed=$((failed + 1))
-    why=()
     if [ $rc -eq 124 ]; then why+=("timed out after $limit s")
     elif [ $rc -gt 128 ]; then why+=("killed by signal $((rc - 128))")
     elif [ $rc -ne 0 ]; then why+=("exit status $rc")
@@ -88,13 +91,35 @@ for f in "${families[@]}"; do
     kernels=$(grep -E '^[[:space:]]*Kernel:' "$err" | awk '{print $2}' | sort | uniq -c |
               awk '{printf "%s%s x%s", sep, $2, $1; sep=", "}')
     reason=$(IFS=';'; echo "${why[*]}")
-    printf 'FAIL  %-10s %4d s  %s%s\n' "$f" "$dt" "${reason//;/, }" \
-        "${kernels:+ (kernels: $kernels)}"
     [ -z "$verdict" ] && verdict=$(tail -1 "$out")
-    echo "      checkcl: $verdict"
-    echo "      first lines of $err:"
-    head -12 "$err" | sed 's/^/      | /'
-    keep=1
+    {
+        printf 'FAIL  %-10s %4d s  %s%s\n' "$f" "$dt" "${reason//;/, }" "${kernels:+ (kernels: $kernels)}"
+        echo "      checkcl: $verdict"
+        echo "      first lines of $err:"
+        head -12 "$err" | sed 's/^/      | /'
+    } > "$logs/$f.res"
+    echo fail > "$logs/$f.rc"
+}
+
+failed=0
+start_all=$SECONDS
+for f in "${families[@]}"; do
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do
+        wait -n
+    done
+    run_family "$f" &
+done
+wait
+for f in "${families[@]}"; do
+    if [ -f "$logs/$f.res" ]; then
+        cat "$logs/$f.res"
+    else
+        printf 'FAIL  %-10s no result (the family\x27s job died)\n' "$f"
+    fi
+    if [ "$(cat "$logs/$f.rc" 2> /dev/null)" != ok ]; then
+        failed=$((failed + 1))
+        keep=1
+    fi
 done
 echo "oclgrind: ${#families[@]} families, $failed failed, $((SECONDS - start_all)) s"
 if [ $keep -eq 1 ]; then
