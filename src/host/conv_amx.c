@@ -171,6 +171,16 @@ static CT_AMX void item_fn(void *arg, size_t item, int thread)
     _tile_release();
 }
 
+/* The frame both directions share: an (n, ci, h, w) input padded by ph, pw
+ * against (co, ci, kh, kw) weights, oh output rows, wp padded columns */
+static void frame(aconv *p, int n, int ci, int co, int h, int w, int kh, int kw, int ph, int pw)
+{
+    p->n = n, p->ci = ci, p->co = co, p->h = h, p->w = w, p->kh = kh, p->kw = kw, p->ph = ph, p->pw = pw;
+    p->oh = h + 2 * ph - kh + 1;
+    p->wp = w + kw - 1;
+    p->taps = kh * kw;
+}
+
 int ct_conv_amx_same(ct_context *ctx, const ct_conv2d_desc *d, int flip, float *y, const float *x,
                      const float *w, const float *b)
 {
@@ -178,16 +188,11 @@ int ct_conv_amx_same(ct_context *ctx, const ct_conv2d_desc *d, int flip, float *
     memset(&p, 0, sizeof p);
     /* the convolution the tiles compute: flip runs the input gradient, dy
      * (n, c_out, oh, w) into dx (n, c_in, h, w) with the padding mirrored */
-    int oh = d->h + 2 * d->pad_h - d->kh + 1;
-    p.n = d->n, p.kh = d->kh, p.kw = d->kw, p.w = d->w;
-    if (!flip) {
-        p.ci = d->c_in, p.co = d->c_out, p.h = d->h, p.ph = d->pad_h, p.pw = d->pad_w;
-    } else {
-        p.ci = d->c_out, p.co = d->c_in, p.h = oh, p.ph = d->kh - 1 - d->pad_h, p.pw = d->kw - 1 - d->pad_w;
-    }
-    p.oh = p.h + 2 * p.ph - p.kh + 1;
-    p.wp = p.w + p.kw - 1;
-    p.taps = p.kh * p.kw;
+    if (!flip)
+        frame(&p, d->n, d->c_in, d->c_out, d->h, d->w, d->kh, d->kw, d->pad_h, d->pad_w);
+    else
+        frame(&p, d->n, d->c_out, d->c_in, d->h + 2 * d->pad_h - d->kh + 1, d->w, d->kh, d->kw,
+              d->kh - 1 - d->pad_h, d->kw - 1 - d->pad_w);
     p.cu = (p.ci + 1) / 2;
     p.kb = p.cu < 16 ? p.cu : 16;
     p.cup = (p.cu + p.kb - 1) / p.kb * p.kb;
@@ -403,11 +408,7 @@ int ct_conv_amx_dw(ct_context *ctx, const ct_conv2d_desc *d, float *dw, const fl
     adw a;
     memset(&a, 0, sizeof a);
     aconv *p = &a.g;
-    p->n = d->n, p->ci = d->c_in, p->co = d->c_out, p->h = d->h, p->w = d->w, p->kh = d->kh, p->kw = d->kw;
-    p->ph = d->pad_h, p->pw = d->pad_w;
-    p->oh = p->h + 2 * p->ph - p->kh + 1;
-    p->wp = p->w + p->kw - 1;
-    p->taps = p->kh * p->kw;
+    frame(p, d->n, d->c_in, d->c_out, d->h, d->w, d->kh, d->kw, d->pad_h, d->pad_w);
     p->cop = (p->co + 15) / 16 * 16;
     a.cip = (p->ci + 15) / 16 * 16;
     a.cob = p->cop / 16, a.cib = a.cip / 16;
@@ -440,6 +441,16 @@ int ct_conv_amx_same_takes(const ct_conv2d_desc *d, int flip)
 {
     (void)d, (void)flip;
     return 0;
+}
+
+/* The frame both directions share: an (n, ci, h, w) input padded by ph, pw
+ * against (co, ci, kh, kw) weights, oh output rows, wp padded columns */
+static void frame(aconv *p, int n, int ci, int co, int h, int w, int kh, int kw, int ph, int pw)
+{
+    p->n = n, p->ci = ci, p->co = co, p->h = h, p->w = w, p->kh = kh, p->kw = kw, p->ph = ph, p->pw = pw;
+    p->oh = h + 2 * ph - kh + 1;
+    p->wp = w + kw - 1;
+    p->taps = kh * kw;
 }
 
 int ct_conv_amx_same(ct_context *ctx, const ct_conv2d_desc *d, int flip, float *y, const float *x,
