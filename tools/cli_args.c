@@ -159,6 +159,8 @@ static int parse_selftest(int argc, char **argv, cli_args *a, char *err, size_t 
             i++;
         } else if (!strcmp(f, "--bench")) {
             so->bench = 1;
+        } else if (!strcmp(f, "--no-finite-diff")) {
+            so->finite_diff = 0;
         } else if (!strcmp(f, "--precision")) {
             if (parse_precision(f, val, &so->precision, err, errlen))
                 return 2;

@@ -257,10 +257,11 @@ static int cmd_selftest(const cli_args *a)
         return 1;
     }
     const ct_device_info *d = ct_context_device(ctx);
-    printf("selftest on %u:%u %s (%s, driver %s), kernels %s, GEMM %s, %s, seed %llu\n", d->platform_index,
+    printf("selftest on %u:%u %s (%s, driver %s), kernels %s, GEMM %s, %s, seed %llu%s\n", d->platform_index,
            d->device_index, d->name, d->platform_name, d->driver_version,
            ct_kernels_str(ct_context_kernels(ctx)), ct_gemm_path_str(ct_gemm_get_path(ctx)),
-           ct_precision_str((ct_precision)so.precision), (unsigned long long)so.seed);
+           ct_precision_str((ct_precision)so.precision), (unsigned long long)so.seed,
+           so.finite_diff ? "" : ", no finite differences");
     int st = ct_selftest_run(ctx, &so, selftest_line, NULL);
     if (st == CT_ERR_CORRUPT)
         printf("FAILED: this device computes wrong numbers in the ops marked FAIL; do not train "

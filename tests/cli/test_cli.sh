@@ -29,6 +29,7 @@ expect "malformed device selector" 1 "malformed device selector term '0:x'" -- "
 CLTRAIN_DEVICE=no-such-gpu expect "bad CLTRAIN_DEVICE" 1 "CLTRAIN_DEVICE 'no-such-gpu'" -- "$cltrain" kernels
 
 expect "selftest passes" 0 "^ok +act .*all ops passed|all ops passed" -- "$cltrain" selftest --filter act --iterations 2
+expect "selftest --no-finite-diff passes, and says so" 0 "seed [0-9]+, no finite differences" -- "$cltrain" selftest --filter act --iterations 2 --no-finite-diff
 expect "selftest bad filter" 1 "no op matches 'nonesuch'" -- "$cltrain" selftest --filter nonesuch
 expect "selftest bad iterations" 2 "--iterations needs an integer" -- "$cltrain" selftest --iterations many
 
