@@ -488,13 +488,16 @@ static void amx_pack_item(void *arg, size_t item, int thread)
     (void)thread;
     const gemm *g = arg;
     size_t kp = amx_kp(g->kc);
-    size_t p = item < g->b_items ? item : item - g->b_items, e = (p + 1) * PACK_PANELS;
-    for (size_t q = p * PACK_PANELS; q < e; q++) {
-        if (item < g->b_items && q < g->b_panels)
-            amx_pairs_b(g, q, kp);
-        else if (item >= g->b_items && q < g->a_panels)
-            amx_pairs_a(g, q, kp);
+    if (item < g->b_items) {
+        size_t e = (item + 1) * PACK_PANELS;
+        for (size_t jp = item * PACK_PANELS; jp < e && jp < g->b_panels; jp++)
+            amx_pairs_b(g, jp, kp);
+        return;
     }
+    item -= g->b_items;
+    size_t e = (item + 1) * PACK_PANELS;
+    for (size_t ip = item * PACK_PANELS; ip < e && ip < g->a_panels; ip++)
+        amx_pairs_a(g, ip, kp);
 }
 
 /* The AMX_MR x NR sums of the kp pairs of A panel qa (row stride kp) and B
