@@ -428,8 +428,11 @@ void ct_check_loss(ct_check *c)
      * the LSTM benchmark's vocabulary), many rows of a few lanes each;
      * not in simulator-sized runs (host_dims take the same paths) */
     static const size_t long_dims[][2] = { { 3, 10000 }, { 4099, 3 }, { 70, 1025 } };
+    /* (simulator-sized runs keep the first, whose rows of whole vectors and
+     * a tail the kernels see too, and leave the host pool's row runs out) */
+    size_t nhost = ck_small(c) ? 1 : CT_ARRAY_LEN(host_dims);
     for (int cpu = 0; cpu < 2; cpu++)
-        for (size_t d = 0; d < CT_ARRAY_LEN(host_dims); d++)
+        for (size_t d = 0; d < nhost; d++)
             for (int kind = 0; kind < 5; kind++) {
                 if (!ck_failed(c))
                     xent_case(c, host_dims[d][0], host_dims[d][1], kind, kind % 2 ? 1.0 : 2.5, cpu);
